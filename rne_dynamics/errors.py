@@ -1,0 +1,25 @@
+"""Errors and warnings raised by rne_dynamics; every message names the element, joint or value at fault."""
+
+
+class ModelError(ValueError):
+    """A robot description that cannot be turned into a dynamics model."""
+
+
+class URDFError(ModelError):
+    """A URDF that is not a valid, physically possible robot; the message names the element at fault."""
+
+
+class DHError(ModelError):
+    """A Denavit-Hartenberg table that is incomplete or inconsistent; the message names the row and field."""
+
+
+class StateError(ValueError):
+    """Arguments of a dynamics call (joint state, wrenches, gravity) of the wrong shape or not finite."""
+
+
+class SingularMassMatrixError(ValueError):
+    """Forward dynamics is undefined: a movable joint drives no mass and no rotor inertia."""
+
+
+class ModelWarning(UserWarning):
+    """A model that loads but is probably not what its author meant (CAD inertia, massless subtree)."""

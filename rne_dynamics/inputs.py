@@ -1,0 +1,67 @@
+"""Checking and shaping the arguments of the dynamics calls: one state ``(dof,)`` or a batch ``(N, dof)``."""
+import numpy as np
+
+from .errors import StateError
+
+DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
+
+
+def states(robot, **arrays):
+    """The named joint-space arrays as float64, all ``(dof,)`` or all ``(N, dof)``, finite.
+
+    Returns the arrays in the order given; a mismatch names the argument and the shapes.
+    """
+    out = []
+    shape = None
+    for name, value in arrays.items():
+        x = np.ascontiguousarray(value, dtype=np.float64)
+        if x.ndim not in (1, 2) or x.shape[-1] != robot.dof:
+            raise StateError(f"{name} has shape {x.shape}; robot '{robot.name}' needs ({robot.dof},) or "
+                             f"(N, {robot.dof}) (joints {', '.join(robot.joint_names)})")
+        if shape is not None and x.shape != shape:
+            raise StateError(f"{name} has shape {x.shape} but {next(iter(arrays))} has {shape}")
+        if not np.isfinite(x).all():
+            bad = np.argwhere(~np.isfinite(x))[0]
+            raise StateError(f"{name} is not finite at joint '{robot.joint_names[bad[-1]]}'"
+                             + (f" (state {bad[0]})" if x.ndim == 2 else "") + f": {x[tuple(bad)]}")
+        shape = x.shape
+        out.append(x)
+    return out
+
+
+def gravity_vector(gravity):
+    """The gravity argument as a finite 3-vector (root-link frame, m/s^2)."""
+    g = np.asarray(DEFAULT_GRAVITY if gravity is None else gravity, dtype=np.float64)
+    if g.shape != (3,) or not np.isfinite(g).all():
+        raise StateError(f"gravity must be 3 finite numbers (m/s^2, root-link frame), got {gravity!r}")
+    return g
+
+
+NO_WRENCHES = np.zeros((1, 0, 6))  # one empty row set, shared by every state
+
+
+def body_wrenches(robot, external_wrenches, batch):
+    """External wrenches ``{link: [f; n]}`` (link frame, about the link origin) as body-frame wrenches.
+
+    Returns ``(batch, nb, 6)`` (``batch`` 1 for a single state), or :data:`NO_WRENCHES` when there are none.
+    A wrench on a link fixed to the root acts on the fixed base and changes no joint load.
+    """
+    if not external_wrenches:
+        return NO_WRENCHES
+    if not hasattr(external_wrenches, "items"):
+        raise StateError("external_wrenches must be a mapping {link_name: [fx, fy, fz, tx, ty, tz]}")
+    out = np.zeros((batch, len(robot.bodies), 6))
+    for link, wrench in external_wrenches.items():
+        if link not in robot.link_frames:
+            raise StateError(f"external_wrenches: robot '{robot.name}' has no link '{link}'")
+        w = np.asarray(wrench, dtype=np.float64)
+        if w.shape not in ((6,), (batch, 6)) or not np.isfinite(w).all():
+            raise StateError(f"external_wrenches['{link}'] must be 6 finite numbers [fx fy fz tx ty tz] "
+                             f"(or ({batch}, 6) for a batch), got shape {w.shape}")
+        body, R, p = robot.link_frames[link]
+        if body < 0:
+            continue
+        f = w[..., :3] @ R.T
+        out[:, body, :3] += f
+        out[:, body, 3:] += w[..., 3:] @ R.T + np.cross(p, f)
+    return out

@@ -1,0 +1,108 @@
+"""Inverse dynamics by the recursive Newton-Euler algorithm (Featherstone, RBDA Table 5.1), in body coordinates.
+
+Gravity enters as a fictitious acceleration of the fixed base, ``a_0 = -g`` (RBDA Sec. 5.3). The forward pass
+propagates velocities ``v`` and accelerations ``a``; the backward pass accumulates the joint wrenches ``f``, each
+the wrench exerted on a body by its parent across its joint, in the body (joint) frame about the joint origin.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._jit import batch_kernel, batch_range, kernel
+from .inputs import body_wrenches, gravity_vector, states
+from .joints import X_up
+from .model import model_view
+from .spatial import (add_scaled, cross_force_add, cross_motion_add, dot6, force_to_parent_add, inertia_times,
+                      motion_to_child)
+
+
+@kernel
+def joint_coordinate(m, i, x):
+    """The coordinate of body ``i`` from the independent ones: a mimic joint follows ``q_mult * x + q_offset``."""
+    return m.q_mult[i] * x[m.q_index[i]]
+
+
+@kernel
+def drive_torques_add(m, qd, qdd, tau):
+    """Rotor inertia and friction of each drive: ``armature qdd + damping qd + friction sign(qd)``."""
+    for k in range(m.dof):
+        tau[k] += m.armature[k] * qdd[k] + m.damping[k] * qd[k] + m.friction[k] * np.sign(qd[k])
+
+
+@kernel
+def rnea(fdata, idata, q, qd, qdd, gravity, f_ext, tau, f):
+    """RNEA (RBDA Table 5.1) for one state; writes ``tau`` (dof) and ``f`` (nb + 1, 6).
+
+    ``f[-1]`` collects the base's share, so a parent index of -1 needs no special case (RBDA eq. 5.10-5.12):
+        v_i = X_i v_λ + S_i qd_i
+        a_i = X_i a_λ + S_i qdd_i + v_i x S_i qd_i
+        f_i = I_i a_i + v_i x* I_i v_i - f_ext_i
+        tau_i = S_i^T f_i,   f_λ += X_i^T f_i
+    """
+    m = model_view(fdata, idata)
+    R = np.empty((m.nb, 3, 3))
+    p = np.empty((m.nb, 3))
+    v = np.zeros((m.nb + 1, 6))
+    a = np.zeros((m.nb + 1, 6))
+    Iv = np.empty(6)
+    a[-1, 0:3] = -gravity
+    f[-1] = 0.0
+    for i in range(m.nb):
+        λ = m.parent[i]
+        qd_i = joint_coordinate(m, i, qd)
+        X_up(m.jtype[i], m.axis[i], m.R_tree[i], m.p_tree[i], joint_coordinate(m, i, q) + m.q_offset[i], R[i], p[i])
+        motion_to_child(R[i], p[i], v[λ], v[i])
+        add_scaled(v[i], qd_i, m.S[i])
+        motion_to_child(R[i], p[i], a[λ], a[i])
+        add_scaled(a[i], joint_coordinate(m, i, qdd), m.S[i])
+        cross_motion_add(v[i], m.S[i], qd_i, a[i])
+        inertia_times(m.mass[i], m.h[i], m.I[i], a[i], f[i])
+        inertia_times(m.mass[i], m.h[i], m.I[i], v[i], Iv)
+        cross_force_add(v[i], Iv, f[i])
+        if f_ext.shape[0] > 0:  # external wrenches given
+            add_scaled(f[i], -1.0, f_ext[i])
+    tau[:] = 0.0
+    for i in range(m.nb - 1, -1, -1):
+        tau[m.q_index[i]] += m.q_mult[i] * dot6(m.S[i], f[i])  # a mimic's load reaches its source by virtual work
+        force_to_parent_add(R[i], p[i], f[i], f[m.parent[i]])
+    drive_torques_add(m, qd, qdd, tau)
+
+
+@batch_kernel
+def rnea_batch(fdata, idata, q, qd, qdd, gravity, f_ext, tau, f):
+    """:func:`rnea` for each row of a batch (``f_ext`` has one row of body wrenches per state)."""
+    for n in batch_range(q.shape[0]):
+        rnea(fdata, idata, q[n], qd[n], qdd[n], gravity, f_ext[n], tau[n], f[n])
+
+
+@dataclass(frozen=True)
+class InverseDynamicsResult:
+    """``torques`` ``(…, dof)``: the joint torques (N·m) or forces (N) that produce the motion.
+
+    ``joint_wrenches`` ``(…, dof, 6)``: per movable joint, ``[f; tau]`` exerted on its child link by its parent link,
+    child-link frame, about the joint origin. ``base_wrench`` ``(…, 6)``: the wrench the fixed base (root link and the
+    links fixed to it) exerts on the moving bodies, in the root frame.
+    """
+    torques: np.ndarray
+    joint_wrenches: np.ndarray
+    base_wrench: np.ndarray
+
+
+def inverse_dynamics(robot, q, qd, qdd, *, gravity=None, external_wrenches=None):
+    """Joint torques and joint reaction wrenches for positions ``q``, velocities ``qd``, accelerations ``qdd``.
+
+    ``gravity``: 3-vector in the root-link frame, default ``(0, 0, -9.81)``. ``external_wrenches``:
+    ``{link: [fx, fy, fz, tx, ty, tz]}`` applied on the link by the environment, link frame, about its origin.
+    One state ``(dof,)`` or a batch ``(N, dof)``.
+    """
+    q, qd, qdd = states(robot, q=q, qd=qd, qdd=qdd)
+    g = gravity_vector(gravity)
+    batch = q.shape[:-1]
+    f_ext = body_wrenches(robot, external_wrenches, q.shape[0] if batch else 1)
+    tau = np.empty(q.shape)
+    f = np.empty(batch + (len(robot.bodies) + 1, 6))
+    if batch:
+        rnea_batch(robot.fdata, robot.idata, q, qd, qdd, g, np.broadcast_to(f_ext, (len(q),) + f_ext.shape[1:]), tau, f)
+    else:
+        rnea(robot.fdata, robot.idata, q, qd, qdd, g, f_ext[0], tau, f)
+    return InverseDynamicsResult(tau, f[..., robot.dof_body, :], f[..., -1, :])

@@ -1,0 +1,34 @@
+"""ament_python package: ``ros2 run rne_dynamics <node>`` finds the console scripts in lib/rne_dynamics."""
+from glob import glob
+
+from setuptools import find_packages, setup
+
+PACKAGE = "rne_dynamics"
+
+setup(
+    name=PACKAGE,
+    version="0.1.0",
+    packages=find_packages(exclude=["test", "test.*"]),
+    package_data={PACKAGE: ["data/*.urdf", "data/*.yaml", "data/*.csv"]},
+    data_files=[
+        ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
+        (f"share/{PACKAGE}", ["package.xml"]),
+        (f"share/{PACKAGE}/launch", glob("launch/*.launch.py")),
+        (f"share/{PACKAGE}/config", glob("config/*.yaml") + glob("config/*.rviz")),
+        (f"share/{PACKAGE}/urdf", glob(f"{PACKAGE}/data/*.urdf")),
+    ],
+    install_requires=["setuptools", "numpy", "numba", "pyyaml"],
+    zip_safe=True,
+    maintainer="rne_dynamics maintainers",
+    maintainer_email="maintainers@rne-dynamics.invalid",
+    description="Recursive Newton-Euler rigid-body dynamics of URDF robots for ROS 2 and Python",
+    license="BSD-3-Clause",
+    tests_require=["pytest"],
+    entry_points={
+        "console_scripts": [
+            "inverse_dynamics_node = rne_dynamics.nodes.inverse_dynamics_node:main",
+            "forward_dynamics_node = rne_dynamics.nodes.forward_dynamics_node:main",
+            "rne-dynamics = rne_dynamics.cli:main",
+        ],
+    },
+)
