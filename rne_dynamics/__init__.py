@@ -2,6 +2,7 @@
 
 Conventions (SI units, ``[f; tau]`` wrenches, frames and signs) are those of the package's contract; see README.
 """
+from .dh import load_dh
 from .errors import DHError, ModelError, ModelWarning, SingularMassMatrixError, StateError, URDFError
 from .model import JointInfo, Robot
 from .rnea import InverseDynamicsResult, inverse_dynamics
@@ -9,6 +10,6 @@ from .urdf import load_urdf
 
 __all__ = [
     "DHError", "InverseDynamicsResult", "JointInfo", "ModelError", "ModelWarning", "Robot",
-    "SingularMassMatrixError", "StateError", "URDFError", "inverse_dynamics", "load_urdf",
+    "SingularMassMatrixError", "StateError", "URDFError", "inverse_dynamics", "load_dh", "load_urdf",
 ]
 __version__ = "0.1.0"

@@ -1,11 +1,52 @@
 """Compile the dynamics kernels with numba when it is installed; otherwise they run as plain Python.
 
-Kernels are cached on disk (``cache=True``), so only the first process on a machine pays the compile time.
+Kernels are cached on disk (``cache=True``), so only the first process on a machine pays the compile time. numba
+stamps a cached kernel with its own file only, so a kernel would keep stale machine code of a helper changed in
+another file; ours are stamped with a hash of every kernel module of the package instead.
 """
+import hashlib
+import os
+
 try:
     import numba
+    from numba.core import caching
 except ImportError:  # the same code, uncompiled: slow but exact
     numba = None
+
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _sources_hash():
+    """Hash of the modules that define kernels (those importing this one)."""
+    digest = hashlib.sha256()
+    for name in sorted(os.listdir(PACKAGE_DIR)):
+        if name.endswith(".py"):
+            with open(os.path.join(PACKAGE_DIR, name), "rb") as source:
+                text = source.read()
+            if b"_jit import" in text or name == "_jit.py":
+                digest.update(name.encode() + text)
+    return digest.hexdigest()
+
+
+if numba is not None:
+    # numba >= 0.61 names these without the leading underscore
+    _InTree = getattr(caching, "InTreeCacheLocator", None) or getattr(caching, "_InTreeCacheLocator", None)
+    _CacheImpl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)
+    if _InTree is not None and _CacheImpl is not None:
+        class _PackageLocator(_InTree):
+            """Caches our kernels in the package's __pycache__, stamped with the hash of all package sources."""
+            stamp = _sources_hash()
+
+            def get_source_stamp(self):
+                return self.stamp
+
+            @classmethod
+            def from_function(cls, py_func, py_file):
+                if os.path.dirname(os.path.abspath(py_file)) != PACKAGE_DIR:
+                    return None
+                return super().from_function(py_func, py_file)
+
+        _CacheImpl._locator_classes.insert(0, _PackageLocator)
 
 
 def kernel(function):

@@ -6,6 +6,14 @@ from .errors import StateError
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 
 
+def _floats(value, name):
+    """``value`` as a float64 array; text, ragged lists and other non-numbers raise a :class:`StateError`."""
+    try:
+        return np.ascontiguousarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise StateError(f"{name} is not an array of numbers ({exc})") from None
+
+
 def states(robot, **arrays):
     """The named joint-space arrays as float64, all ``(dof,)`` or all ``(N, dof)``, finite.
 
@@ -14,7 +22,7 @@ def states(robot, **arrays):
     out = []
     shape = None
     for name, value in arrays.items():
-        x = np.ascontiguousarray(value, dtype=np.float64)
+        x = _floats(value, name)
         if x.ndim not in (1, 2) or x.shape[-1] != robot.dof:
             raise StateError(f"{name} has shape {x.shape}; robot '{robot.name}' needs ({robot.dof},) or "
                              f"(N, {robot.dof}) (joints {', '.join(robot.joint_names)})")
@@ -31,7 +39,7 @@ def states(robot, **arrays):
 
 def gravity_vector(gravity):
     """The gravity argument as a finite 3-vector (root-link frame, m/s^2)."""
-    g = np.asarray(DEFAULT_GRAVITY if gravity is None else gravity, dtype=np.float64)
+    g = _floats(DEFAULT_GRAVITY if gravity is None else gravity, "gravity")
     if g.shape != (3,) or not np.isfinite(g).all():
         raise StateError(f"gravity must be 3 finite numbers (m/s^2, root-link frame), got {gravity!r}")
     return g
@@ -54,7 +62,7 @@ def body_wrenches(robot, external_wrenches, batch):
     for link, wrench in external_wrenches.items():
         if link not in robot.link_frames:
             raise StateError(f"external_wrenches: robot '{robot.name}' has no link '{link}'")
-        w = np.asarray(wrench, dtype=np.float64)
+        w = _floats(wrench, f"external_wrenches['{link}']")
         if w.shape not in ((6,), (batch, 6)) or not np.isfinite(w).all():
             raise StateError(f"external_wrenches['{link}'] must be 6 finite numbers [fx fy fz tx ty tz] "
                              f"(or ({batch}, 6) for a batch), got shape {w.shape}")

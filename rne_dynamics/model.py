@@ -12,6 +12,7 @@ from functools import cached_property
 import numpy as np
 
 from ._jit import kernel
+from .errors import ModelError
 
 #: Fields of the model seen by the kernels; per body unless noted.
 ModelView = namedtuple("ModelView", [
@@ -36,34 +37,26 @@ ModelView = namedtuple("ModelView", [
 ])
 
 
+#: Rows of a body's (12, 3) block in ``fdata``: S (2 rows), axis, R_tree (3), p_tree, h, I (3), mass|q_mult|q_offset.
+BODY_ROWS = 12
+
+
 @kernel
 def model_view(fdata, idata):
-    """Named views into the flat model buffers (no copies)."""
+    """Named views into the flat model buffers: slices only, and three reshapes (reshapes cost, slices do not)."""
     nb = idata[0]
     dof = idata[1]
-    o = 2
-    parent = idata[o:o + nb]
-    jtype = idata[o + nb:o + 2 * nb]
-    q_index = idata[o + 2 * nb:o + 3 * nb]
-    dof_body = idata[o + 3 * nb:o + 3 * nb + dof]
-    sizes = (6 * nb, 3 * nb, 9 * nb, 3 * nb, nb, 3 * nb, 9 * nb, nb, nb, dof, dof, dof)
-    starts = [0] * 13
-    for k in range(12):
-        starts[k + 1] = starts[k] + sizes[k]
-    S = fdata[starts[0]:starts[1]].reshape((nb, 6))
-    axis = fdata[starts[1]:starts[2]].reshape((nb, 3))
-    R_tree = fdata[starts[2]:starts[3]].reshape((nb, 3, 3))
-    p_tree = fdata[starts[3]:starts[4]].reshape((nb, 3))
-    mass = fdata[starts[4]:starts[5]]
-    h = fdata[starts[5]:starts[6]].reshape((nb, 3))
-    I = fdata[starts[6]:starts[7]].reshape((nb, 3, 3))
-    q_mult = fdata[starts[7]:starts[8]]
-    q_offset = fdata[starts[8]:starts[9]]
-    armature = fdata[starts[9]:starts[10]]
-    damping = fdata[starts[10]:starts[11]]
-    friction = fdata[starts[11]:starts[12]]
-    return ModelView(nb, dof, parent, jtype, q_index, dof_body, S, axis, R_tree, p_tree, mass, h, I,
-                     q_mult, q_offset, armature, damping, friction)
+    parent = idata[2:2 + nb]
+    jtype = idata[2 + nb:2 + 2 * nb]
+    q_index = idata[2 + 2 * nb:2 + 3 * nb]
+    dof_body = idata[2 + 3 * nb:2 + 3 * nb + dof]
+    size = 3 * BODY_ROWS * nb
+    block = fdata[:size].reshape((nb, BODY_ROWS, 3))
+    row = fdata[:size].reshape((nb, 3 * BODY_ROWS))
+    drive = fdata[size:size + 3 * dof].reshape((dof, 3))
+    return ModelView(nb, dof, parent, jtype, q_index, dof_body, row[:, 0:6], row[:, 6:9], block[:, 3:6],
+                     row[:, 18:21], row[:, 33], row[:, 21:24], block[:, 8:11], row[:, 34], row[:, 35],
+                     drive[:, 0], drive[:, 1], drive[:, 2])
 
 
 def pack(bodies, dof_body, armature, damping, friction):
@@ -72,11 +65,12 @@ def pack(bodies, dof_body, armature, damping, friction):
     idata = np.concatenate([[nb, len(dof_body)],
                             [b.parent for b in bodies], [b.code for b in bodies], [b.q_index for b in bodies],
                             dof_body]).astype(np.int64)
-    per_body = [np.reshape([getattr(b, name) for b in bodies], -1) if bodies else np.zeros(0)
-                for name in ("S", "axis", "R_tree", "p_tree", "mass", "h", "I", "q_mult", "q_offset")]
-    fdata = np.concatenate(per_body + [np.asarray(armature, float), np.asarray(damping, float),
-                                       np.asarray(friction, float)]).astype(np.float64)
-    return fdata, idata
+    block = np.zeros((nb, BODY_ROWS, 3))
+    for i, b in enumerate(bodies):
+        block[i] = np.vstack([np.reshape(b.S, (2, 3)), b.axis, b.R_tree, b.p_tree, b.h, b.I,
+                              [b.mass, b.q_mult, b.q_offset]])
+    drive = np.column_stack([armature, damping, friction]).astype(np.float64)
+    return np.concatenate([block.ravel(), drive.ravel()]), idata
 
 
 @dataclass(frozen=True)
@@ -184,6 +178,60 @@ class Robot:
     def total_mass(self):
         """Mass of all moving bodies (the fixed base is not counted)."""
         return float(sum(b.mass for b in self.bodies))
+
+    def with_payload(self, link, mass, com=(0.0, 0.0, 0.0), inertia=(0.0,) * 6):
+        """A new robot carrying a rigid payload on ``link``: ``mass`` (kg), ``com`` (m, link frame) and ``inertia``
+        ``(ixx, ixy, ixz, iyy, iyz, izz)`` about the payload's COM, link axes (kg m^2). This robot is unchanged."""
+        from .tree import inertia_problem
+        if link not in self.link_frames:
+            raise ModelError(f"payload: robot '{self.name}' has no link '{link}'")
+        com = np.asarray(com, float)
+        if not np.isfinite(mass) or mass < 0:
+            raise ModelError(f"payload on '{link}': mass must be finite and >= 0, got {mass}")
+        if com.shape != (3,) or not np.all(np.isfinite(com)):
+            raise ModelError(f"payload on '{link}': com must be 3 finite numbers, got {com.tolist()}")
+        i = np.asarray(inertia, float)
+        if i.shape != (6,):
+            raise ModelError(f"payload on '{link}': inertia must be 6 numbers ixx ixy ixz iyy iyz izz")
+        I = np.array([[i[0], i[1], i[2]], [i[1], i[3], i[4]], [i[2], i[4], i[5]]])
+        problem = inertia_problem(I)
+        if problem:
+            raise ModelError(f"payload on '{link}': inertia is {problem}")
+        body, R, p = self.link_frames[link]
+        if body < 0:  # carried by the fixed base: no joint feels it
+            return self
+        bodies = list(self.bodies)
+        bodies[body] = bodies[body].with_mass_added(mass, R @ com + p, R @ I @ R.T)
+        return replace(self, bodies=tuple(bodies))
+
+    def with_drive(self, armature=None, damping=None, friction=None):
+        """A new robot with other drive parameters per joint: ``armature`` (rotor inertia, kg m^2 or kg),
+        ``damping`` (viscous, N m s/rad) and ``friction`` (Coulomb, N m). Each is an array in ``joint_names`` order
+        or a mapping ``{joint: value}`` that changes only the joints it names; ``None`` keeps the current values."""
+        values = {}
+        for label, given, current in (("armature", armature, self.armature), ("damping", damping, self.damping),
+                                      ("friction", friction, self.friction)):
+            values[label] = current if given is None else self._per_joint(label, given, current)
+        return replace(self, **values)
+
+    def _per_joint(self, label, given, current):
+        out = np.array(current, float)
+        if hasattr(given, "items"):
+            for name, value in given.items():
+                if name not in self.joint_names:
+                    raise ModelError(f"{label}: robot '{self.name}' has no movable joint '{name}'")
+                out[self.joint_names.index(name)] = value
+        else:
+            given = np.asarray(given, float)
+            if given.shape != (self.dof,):
+                raise ModelError(f"{label}: expected {self.dof} values ({', '.join(self.joint_names)}), "
+                                 f"got shape {given.shape}")
+            out = given.copy()
+        bad = np.flatnonzero(~np.isfinite(out) | (out < 0))
+        if bad.size:
+            raise ModelError(f"{label} of joint '{self.joint_names[bad[0]]}' must be finite and >= 0, "
+                             f"got {out[bad[0]]}")
+        return out
 
     def joint_index(self, name):
         """Position of joint ``name`` in ``q``; a clear error for a joint that is not a coordinate."""

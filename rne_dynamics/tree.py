@@ -88,12 +88,15 @@ def build_robot(name, links, joints, origins, *, error, source="<robot>"):
         body, R, p = frame[link.name]
         problem = inertia_problem(link.I_com)
         if problem and body >= 0:
-            fail(f"link '{link.name}': <inertia> is {problem}")
+            fail(f"link '{link.name}': inertia is {problem}")
         if problem:
-            notes.append(f"link '{link.name}': <inertia> is {problem}; ignored, the link is fixed to the world")
+            notes.append(f"link '{link.name}': inertia is {problem}; ignored, the link is fixed to the world")
         if link.mass > 0 or np.any(link.I_com):
             if body >= 0:
                 bodies[body] = bodies[body].with_mass_added(link.mass, R @ link.com + p, R @ link.I_com @ R.T)
+                if not (np.isfinite(bodies[body].I).all() and np.isfinite(bodies[body].h).all()):
+                    fail(f"link '{link.name}': mass {link.mass:g} kg at {link.com.tolist()} m overflows its body's "
+                         "inertia (not finite)")
 
     bodies, joint_names = _resolve_coordinates(bodies, body_joints, fail)
     robot_body_index = {b.joint: i for i, b in enumerate(bodies)}
@@ -152,6 +155,8 @@ def _plausibility_warnings(links, bodies, body_joints):
     """Inertias that break the triangle inequality (typical of CAD exports) and joints that move no mass."""
     messages = []
     for link in links:
+        if inertia_problem(link.I_com):
+            continue  # refused or reported already
         moments = np.linalg.eigvalsh(link.I_com)
         if np.any(moments > 0) and moments[2] > moments[0] + moments[1] + 1e-9 * max(moments[2], 1.0):
             messages.append(f"link '{link.name}': principal inertias {np.round(moments, 9).tolist()} break the "

@@ -40,9 +40,16 @@ def _read(source):
         raise URDFError("the URDF is empty")
     try:
         with open(text, encoding="utf-8") as stream:
-            return stream.read(), text
+            content = stream.read()
     except OSError as exc:
         raise URDFError(f"{text}: cannot read the URDF ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise URDFError(f"{text}: not UTF-8 text (byte {exc.start})") from None
+    except ValueError:  # open() refuses a path with a NUL character
+        raise URDFError(f"{text!r} is neither URDF text (it does not start with '<') nor a file path") from None
+    if not content.strip():
+        raise URDFError(f"{text}: the file is empty")
+    return content, text
 
 
 def rpy_to_matrix(roll, pitch, yaw):
@@ -121,6 +128,8 @@ class _Reader:
         kind = element.get("type")
         if kind in UNSUPPORTED_TYPES:
             self.fail(owner, f"type '{kind}' is not supported yet (revolute, continuous, prismatic and fixed are)")
+        if kind is None:
+            self.fail(owner, "has no type attribute (revolute, continuous, prismatic or fixed)")
         if kind not in TYPE_CODES and kind != "fixed":
             self.fail(owner, f"unknown type '{kind}' (expected revolute, continuous, prismatic or fixed)")
         links = {}
@@ -131,10 +140,11 @@ class _Reader:
             links[role] = tag.get("link")
         axis = self.numbers(element.find("axis"), "xyz", owner, 3, [1, 0, 0])
         if kind != "fixed":
-            norm = np.linalg.norm(axis)
-            if norm < 1e-12:
+            largest = np.abs(axis).max()
+            if largest < 1e-12:
                 self.fail(owner, f"<axis xyz=\"{element.find('axis').get('xyz')}\"> is zero")
-            axis = axis / norm
+            axis = axis / largest  # first, so that the norm of components like 1e200 cannot overflow
+            axis = axis / np.linalg.norm(axis)
         limit = element.find("limit")
         bounded = kind in ("revolute", "prismatic") and limit is not None
         lower = self.number(limit, "lower", owner, 0.0) if bounded else -math.inf

@@ -96,7 +96,7 @@ class Mapping:
 
     def joint_wrenches(self, data):
         """``data.f`` of the movable joints as ``(dof, 6)`` ``[f; tau]`` (Pinocchio's ``[linear; angular]``)."""
-        return np.array([data.f[j].vector for j in self.joint_ids])
+        return np.array([data.f[int(j)].vector for j in self.joint_ids]).reshape(-1, 6)  # pin wants a Python int
 
     def drive_torques(self, qd):
         """The URDF ``<dynamics>`` friction Pinocchio stores but its algorithms leave out."""

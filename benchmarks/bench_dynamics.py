@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Time rne_dynamics against Pinocchio in the same process, same states; print medians and ratios.
+
+    python benchmarks/bench_dynamics.py [--quick] [--robots UR5,Panda,Talos]
+
+Ratios are ours / Pinocchio's Python call (below 1: we are faster). Single-state rows time one call; the batch row
+compares our per-state cost on a batch of 10,000 states with a Python loop of ``pinocchio.rnea``. Talos is
+talos_full_v2 (44 moving bodies in both libraries; Pinocchio loads its 12 gripper mimic joints as independent joints,
+the same work).
+"""
+import argparse
+import os
+import platform
+import subprocess
+import sys
+import time
+import warnings
+
+import numpy as np
+import pinocchio as pin
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test"))
+import oracle  # noqa: E402  (the Pinocchio oracle of the tests: paths and state mapping)
+
+import rne_dynamics as rd  # noqa: E402
+
+ROBOTS = {
+    "UR5": ("ur_description/urdf/ur5_robot.urdf", True),
+    "Panda": ("panda_description/urdf/panda.urdf", True),
+    "Talos": ("talos_data/robots/talos_full_v2.urdf", False),
+}
+BATCH = 10_000
+
+
+def median_time(call, repeats, inner):
+    """Median over ``repeats`` of the mean time of ``inner`` calls, in microseconds."""
+    call()
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(inner):
+            call()
+        samples.append((time.perf_counter() - start) / inner)
+    return 1e6 * float(np.median(samples))
+
+
+class Case:
+    """One robot in both libraries, with a random state in each one's coordinates."""
+
+    def __init__(self, label, fragment, mimic):
+        path = oracle.robot_path(fragment)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.robot = rd.load_urdf(path)
+        self.path = path
+        self.model = pin.buildModelFromUrdf(path, mimic=mimic)
+        self.data = self.model.createData()
+        self.label = label
+        rng = np.random.default_rng(1)
+        self.q, self.qd, self.qdd = (rng.uniform(-1, 1, self.robot.dof) for _ in range(3))
+        self.pq = pin.randomConfiguration(self.model, -np.ones(self.model.nq), np.ones(self.model.nq))
+        self.pv, self.pa = (rng.uniform(-1, 1, self.model.nv) for _ in range(2))
+        self.tau = rd.inverse_dynamics(self.robot, self.q, self.qd, self.qdd).torques
+        self.batch = [rng.uniform(-1, 1, (BATCH, self.robot.dof)) for _ in range(3)]
+        self.pbatch = [(pin.randomConfiguration(self.model, -np.ones(self.model.nq), np.ones(self.model.nq)),
+                        rng.uniform(-1, 1, self.model.nv), rng.uniform(-1, 1, self.model.nv)) for _ in range(BATCH)]
+
+
+def single_rows(case):
+    """(call name, ours, Pinocchio's name, Pinocchio) for every function both libraries have."""
+    r, m, d = case.robot, case.model, case.data
+    q, qd, qdd, tau = case.q, case.qd, case.qdd, case.tau
+    pq, pv, pa = case.pq, case.pv, case.pa
+    rows = [("inverse_dynamics", lambda: rd.inverse_dynamics(r, q, qd, qdd), "rnea", lambda: pin.rnea(m, d, pq, pv, pa))]
+    optional = [
+        ("gravity_torques", lambda: rd.gravity_torques(r, q), "computeGeneralizedGravity",
+         lambda: pin.computeGeneralizedGravity(m, d, pq)),
+        ("bias_torques", lambda: rd.bias_torques(r, q, qd), "nonLinearEffects", lambda: pin.nonLinearEffects(m, d, pq, pv)),
+        ("mass_matrix", lambda: rd.mass_matrix(r, q), "crba", lambda: pin.crba(m, d, pq)),
+        ("forward_dynamics", lambda: rd.forward_dynamics(r, q, qd, tau), "aba", lambda: pin.aba(m, d, pq, pv, pa)),
+        ("coriolis_matrix", lambda: rd.coriolis_matrix(r, q, qd), "computeCoriolisMatrix",
+         lambda: pin.computeCoriolisMatrix(m, d, pq, pv)),
+        ("inverse_dynamics_derivatives", lambda: rd.inverse_dynamics_derivatives(r, q, qd, qdd),
+         "computeRNEADerivatives", lambda: pin.computeRNEADerivatives(m, d, pq, pv, pa)),
+        ("forward_dynamics_derivatives", lambda: rd.forward_dynamics_derivatives(r, q, qd, tau),
+         "computeABADerivatives", lambda: pin.computeABADerivatives(m, d, pq, pv, pa)),
+        ("joint_torque_regressor", lambda: rd.joint_torque_regressor(r, q, qd, qdd), "computeJointTorqueRegressor",
+         lambda: pin.computeJointTorqueRegressor(m, d, pq, pv, pa)),
+    ]
+    return rows + [row for row in optional if hasattr(rd, row[0])]
+
+
+def batch_row(case, quick):
+    n = 1000 if quick else BATCH
+    q, qd, qdd = (x[:n] for x in case.batch)
+    ours = median_time(lambda: rd.inverse_dynamics(case.robot, q, qd, qdd), 3 if quick else 5, 1) / n
+    m, d, states = case.model, case.data, case.pbatch[:n]
+
+    def loop():
+        for pq, pv, pa in states:
+            pin.rnea(m, d, pq, pv, pa)
+    return ours, median_time(loop, 3 if quick else 5, 1) / n
+
+
+def load_time_ms(path, repeats=5):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return 1e3 * min(_timed(lambda: rd.load_urdf(path)) for _ in range(repeats))
+
+
+def _timed(call):
+    start = time.perf_counter()
+    call()
+    return time.perf_counter() - start
+
+
+def cold_start_s(path):
+    """Seconds from a fresh interpreter to the first inverse_dynamics result (import, load, first call)."""
+    code = ("import time; t = time.perf_counter(); import numpy as np, rne_dynamics as rd; "
+            f"r = rd.load_urdf({path!r}); z = np.zeros(r.dof); rd.inverse_dynamics(r, z, z, z); "
+            "print(time.perf_counter() - t)")
+    out = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True, check=True)
+    return float(out.stdout.strip())
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats and a 1,000-state batch")
+    parser.add_argument("--robots", default=",".join(ROBOTS), help="comma-separated subset of " + ", ".join(ROBOTS))
+    args = parser.parse_args(argv)
+    repeats, inner = (5, 200) if args.quick else (15, 1000)
+    print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
+          f"{platform.python_version()}, numpy {np.__version__}, pinocchio {pin.__version__}, "
+          f"rne_dynamics {rd.__version__}")
+    print(f"{'robot':<7}{'call':<30}{'ours [us]':>11}{'pinocchio [us]':>16}{'ratio':>8}   pinocchio call")
+    for label in args.robots.split(","):
+        case = Case(label, *ROBOTS[label])
+        for name, ours, pin_name, theirs in single_rows(case):
+            t_ours, t_pin = median_time(ours, repeats, inner), median_time(theirs, repeats, inner)
+            print(f"{label:<7}{name:<30}{t_ours:>11.2f}{t_pin:>16.2f}{t_ours / t_pin:>8.2f}   {pin_name}")
+        t_ours, t_pin = batch_row(case, args.quick)
+        print(f"{label:<7}{'inverse_dynamics batch/state':<30}{t_ours:>11.2f}{t_pin:>16.2f}{t_ours / t_pin:>8.2f}"
+              "   python loop of rnea")
+    talos = oracle.robot_path(ROBOTS["Talos"][0])
+    print(f"load_urdf Talos: {load_time_ms(talos):.1f} ms (after the first import); "
+          f"cold start to first torques: {cold_start_s(talos):.2f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
