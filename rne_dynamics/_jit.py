@@ -56,6 +56,13 @@ def kernel(function):
     return numba.njit(cache=True, nogil=True)(function)
 
 
+def helper(function):
+    """A small kernel called from other kernels, inlined into them (calls would cost more than the arithmetic)."""
+    if numba is None:
+        return function
+    return numba.njit(cache=True, nogil=True, inline="always")(function)
+
+
 def batch_kernel(function):
     """Like :func:`kernel`, for loops over a batch of states that may run on all cores."""
     if numba is None:
@@ -63,5 +70,20 @@ def batch_kernel(function):
     return numba.njit(cache=True, nogil=True, parallel=True)(function)
 
 
-#: ``range`` over the states of a batch: numba's parallel range where compiled.
+#: ``range`` over the chunks of a batch: numba's parallel range where compiled.
 batch_range = range if numba is None else numba.prange
+
+#: States per chunk of a batch: each chunk allocates its workspace once.
+CHUNK = 64
+
+
+@kernel
+def chunk_count(n):
+    """Number of chunks of :data:`CHUNK` states in a batch of ``n``."""
+    return (n + CHUNK - 1) // CHUNK
+
+
+@kernel
+def chunk_rows(chunk, n):
+    """The states of chunk ``chunk``."""
+    return range(chunk * CHUNK, min(n, (chunk + 1) * CHUNK))

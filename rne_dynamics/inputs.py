@@ -1,6 +1,9 @@
 """Checking and shaping the arguments of the dynamics calls: one state ``(dof,)`` or a batch ``(N, dof)``."""
+import math
+
 import numpy as np
 
+from ._jit import kernel
 from .errors import StateError
 
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
@@ -14,12 +17,34 @@ def _floats(value, name):
         raise StateError(f"{name} is not an array of numbers ({exc})") from None
 
 
-def states(robot, **arrays):
+def states(robot, finite=True, **arrays):
     """The named joint-space arrays as float64, all ``(dof,)`` or all ``(N, dof)``, finite.
 
-    Returns the arrays in the order given; a mismatch names the argument and the shapes.
+    Returns the arrays in the order given; a mismatch names the argument and the shapes. This runs on every call,
+    so the common case costs a conversion and one compiled pass per array; the detailed checks run only on failure.
+    ``finite=False`` leaves finiteness to a kernel that reports it (NaN and inf in any input reach the output).
     """
     out = []
+    for name, value in arrays.items():
+        x = _floats(value, name)
+        if (x.ndim not in (1, 2) or x.shape[-1] != robot.dof or (out and x.shape != out[0].shape)
+                or (finite and not all_finite(x.reshape(-1)))):
+            _explain(robot, arrays)
+        out.append(x)
+    return out
+
+
+@kernel
+def all_finite(x):
+    """No NaN and no inf in ``x`` (1-D); numpy's checks cost microseconds on a few numbers, this does not."""
+    for value in x:
+        if not math.isfinite(value):
+            return False
+    return True
+
+
+def _explain(robot, arrays):
+    """Raise the StateError that names the argument, joint and state at fault; return if there is none."""
     shape = None
     for name, value in arrays.items():
         x = _floats(value, name)
@@ -33,13 +58,17 @@ def states(robot, **arrays):
             raise StateError(f"{name} is not finite at joint '{robot.joint_names[bad[-1]]}'"
                              + (f" (state {bad[0]})" if x.ndim == 2 else "") + f": {x[tuple(bad)]}")
         shape = x.shape
-        out.append(x)
-    return out
+
+
+_DEFAULT_GRAVITY = np.array(DEFAULT_GRAVITY)
+_DEFAULT_GRAVITY.setflags(write=False)
 
 
 def gravity_vector(gravity):
     """The gravity argument as a finite 3-vector (root-link frame, m/s^2)."""
-    g = _floats(DEFAULT_GRAVITY if gravity is None else gravity, "gravity")
+    if gravity is None:
+        return _DEFAULT_GRAVITY
+    g = _floats(gravity, "gravity")
     if g.shape != (3,) or not np.isfinite(g).all():
         raise StateError(f"gravity must be 3 finite numbers (m/s^2, root-link frame), got {gravity!r}")
     return g

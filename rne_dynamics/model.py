@@ -145,14 +145,27 @@ class Robot:
         object.__setattr__(self, "fdata", fdata)
         object.__setattr__(self, "idata", idata)
 
-    @property
+    @cached_property
     def dof(self):
+        """Number of independent joint coordinates (the length of ``q``)."""
         return len(self.joint_names)
+
+    @cached_property
+    def nb(self):
+        """Number of moving bodies (movable joints, mimic joints included)."""
+        return len(self.bodies)
 
     @cached_property
     def arrays(self):
         """The kernels' view of the model (:class:`ModelView`), as read-only numpy arrays."""
         return model_view(self.fdata, self.idata)
+
+    @cached_property
+    def joint_body_rows(self):
+        """Index of each coordinate's body among the bodies: a slice (a view, no copy) when there is no mimic."""
+        if self.dof_body == tuple(range(len(self.bodies))):
+            return slice(0, len(self.bodies))
+        return np.array(self.dof_body)
 
     @cached_property
     def body_joint_names(self):

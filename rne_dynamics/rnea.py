@@ -4,12 +4,13 @@ Gravity enters as a fictitious acceleration of the fixed base, ``a_0 = -g`` (RBD
 propagates velocities ``v`` and accelerations ``a``; the backward pass accumulates the joint wrenches ``f``, each
 the wrench exerted on a body by its parent across its joint, in the body (joint) frame about the joint origin.
 """
-from dataclasses import dataclass
+from collections import namedtuple
+from typing import NamedTuple
 
 import numpy as np
 
-from ._jit import batch_kernel, batch_range, kernel
-from .inputs import body_wrenches, gravity_vector, states
+from ._jit import batch_kernel, batch_range, chunk_count, chunk_rows, kernel
+from .inputs import all_finite, body_wrenches, gravity_vector, states
 from .joints import X_up
 from .model import model_view
 from .spatial import (add_scaled, cross_force_add, cross_motion_add, dot6, force_to_parent_add, inertia_times,
@@ -29,22 +30,27 @@ def drive_torques_add(m, qd, qdd, tau):
         tau[k] += m.armature[k] * qdd[k] + m.damping[k] * qd[k] + m.friction[k] * np.sign(qd[k])
 
 
+RneaWorkspace = namedtuple("RneaWorkspace", "R p v a Iv")
+
+
 @kernel
-def rnea(fdata, idata, q, qd, qdd, gravity, f_ext, tau, f):
+def rnea_workspace(nb):
+    """Per-call arrays of RNEA: body poses ``X_up`` as ``(R, p)``, ``v`` and ``a`` with a base row, ``I v``."""
+    return RneaWorkspace(np.empty((nb, 3, 3)), np.empty((nb, 3)), np.zeros((nb + 1, 6)), np.zeros((nb + 1, 6)),
+                         np.empty(6))
+
+
+@kernel
+def newton_euler(m, w, q, qd, qdd, gravity, f_ext, tau, f):
     """RNEA (RBDA Table 5.1) for one state; writes ``tau`` (dof) and ``f`` (nb + 1, 6).
 
-    ``f[-1]`` collects the base's share, so a parent index of -1 needs no special case (RBDA eq. 5.10-5.12):
+    Row ``-1`` of ``v``, ``a`` and ``f`` is the fixed base, so a parent index of -1 needs no special case:
         v_i = X_i v_λ + S_i qd_i
-        a_i = X_i a_λ + S_i qdd_i + v_i x S_i qd_i
+        a_i = X_i a_λ + S_i qdd_i + v_i x S_i qd_i          (a_base = -g: gravity as a base acceleration)
         f_i = I_i a_i + v_i x* I_i v_i - f_ext_i
         tau_i = S_i^T f_i,   f_λ += X_i^T f_i
     """
-    m = model_view(fdata, idata)
-    R = np.empty((m.nb, 3, 3))
-    p = np.empty((m.nb, 3))
-    v = np.zeros((m.nb + 1, 6))
-    a = np.zeros((m.nb + 1, 6))
-    Iv = np.empty(6)
+    R, p, v, a = w.R, w.p, w.v, w.a
     a[-1, 0:3] = -gravity
     f[-1] = 0.0
     for i in range(m.nb):
@@ -57,8 +63,8 @@ def rnea(fdata, idata, q, qd, qdd, gravity, f_ext, tau, f):
         add_scaled(a[i], joint_coordinate(m, i, qdd), m.S[i])
         cross_motion_add(v[i], m.S[i], qd_i, a[i])
         inertia_times(m.mass[i], m.h[i], m.I[i], a[i], f[i])
-        inertia_times(m.mass[i], m.h[i], m.I[i], v[i], Iv)
-        cross_force_add(v[i], Iv, f[i])
+        inertia_times(m.mass[i], m.h[i], m.I[i], v[i], w.Iv)
+        cross_force_add(v[i], w.Iv, f[i])
         if f_ext.shape[0] > 0:  # external wrenches given
             add_scaled(f[i], -1.0, f_ext[i])
     tau[:] = 0.0
@@ -68,15 +74,26 @@ def rnea(fdata, idata, q, qd, qdd, gravity, f_ext, tau, f):
     drive_torques_add(m, qd, qdd, tau)
 
 
+@kernel
+def rnea(fdata, idata, q, qd, qdd, gravity, f_ext, tau, f):
+    """:func:`newton_euler` for one state, with its own workspace; False if a torque is not finite."""
+    m = model_view(fdata, idata)
+    newton_euler(m, rnea_workspace(m.nb), q, qd, qdd, gravity, f_ext, tau, f)
+    return all_finite(tau)
+
+
 @batch_kernel
 def rnea_batch(fdata, idata, q, qd, qdd, gravity, f_ext, tau, f):
-    """:func:`rnea` for each row of a batch (``f_ext`` has one row of body wrenches per state)."""
-    for n in batch_range(q.shape[0]):
-        rnea(fdata, idata, q[n], qd[n], qdd[n], gravity, f_ext[n], tau[n], f[n])
+    """:func:`newton_euler` for each row of a batch (``f_ext`` has one row of body wrenches per state); chunks of
+    states run in parallel, each with one workspace."""
+    for chunk in batch_range(chunk_count(q.shape[0])):
+        m = model_view(fdata, idata)  # per chunk: numba's parallel loops cannot take a named tuple from outside
+        w = rnea_workspace(m.nb)
+        for n in chunk_rows(chunk, q.shape[0]):
+            newton_euler(m, w, q[n], qd[n], qdd[n], gravity, f_ext[n], tau[n], f[n])
 
 
-@dataclass(frozen=True)
-class InverseDynamicsResult:
+class InverseDynamicsResult(NamedTuple):
     """``torques`` ``(…, dof)``: the joint torques (N·m) or forces (N) that produce the motion.
 
     ``joint_wrenches`` ``(…, dof, 6)``: per movable joint, ``[f; tau]`` exerted on its child link by its parent link,
@@ -95,14 +112,16 @@ def inverse_dynamics(robot, q, qd, qdd, *, gravity=None, external_wrenches=None)
     ``{link: [fx, fy, fz, tx, ty, tz]}`` applied on the link by the environment, link frame, about its origin.
     One state ``(dof,)`` or a batch ``(N, dof)``.
     """
-    q, qd, qdd = states(robot, q=q, qd=qd, qdd=qdd)
+    q, qd, qdd = states(robot, finite=False, q=q, qd=qd, qdd=qdd)
     g = gravity_vector(gravity)
-    batch = q.shape[:-1]
-    f_ext = body_wrenches(robot, external_wrenches, q.shape[0] if batch else 1)
+    f_ext = body_wrenches(robot, external_wrenches, len(q) if q.ndim == 2 else 1)
     tau = np.empty(q.shape)
-    f = np.empty(batch + (len(robot.bodies) + 1, 6))
-    if batch:
+    f = np.empty(q.shape[:-1] + (robot.nb + 1, 6))
+    if q.ndim == 2:
         rnea_batch(robot.fdata, robot.idata, q, qd, qdd, g, np.broadcast_to(f_ext, (len(q),) + f_ext.shape[1:]), tau, f)
+        finite = all_finite(tau.reshape(-1))
     else:
-        rnea(robot.fdata, robot.idata, q, qd, qdd, g, f_ext[0], tau, f)
-    return InverseDynamicsResult(tau, f[..., robot.dof_body, :], f[..., -1, :])
+        finite = rnea(robot.fdata, robot.idata, q, qd, qdd, g, f_ext[0], tau, f)
+    if not finite:
+        states(robot, q=q, qd=qd, qdd=qdd)  # names the argument and joint that is not finite
+    return InverseDynamicsResult(tau, f[..., robot.joint_body_rows, :], f[..., -1, :])

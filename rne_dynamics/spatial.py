@@ -9,16 +9,16 @@ The helpers write into preallocated rows instead of returning arrays, so compile
 """
 import math
 
-from ._jit import kernel
+from ._jit import helper
 
 
-@kernel
+@helper
 def cross(a0, a1, a2, b0, b1, b2):
     """The 3-vector cross product ``a x b`` on components."""
     return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
 
 
-@kernel
+@helper
 def rotation_about_axis(u, angle):
     """Rows of the rotation by ``angle`` about the unit axis ``u`` (Rodrigues' formula; RBDA eq. 2.49 gives its
     transpose, the coordinate transform)."""
@@ -31,7 +31,7 @@ def rotation_about_axis(u, angle):
             (t * x * z - s * y, t * y * z + s * x, t * z * z + c))
 
 
-@kernel
+@helper
 def motion_to_child(R, p, m, out):
     """``out = X m``: a parent-frame motion vector seen in the child frame (RBDA eq. 2.24).
 
@@ -45,7 +45,7 @@ def motion_to_child(R, p, m, out):
         out[3 + k] = R[0, k] * w0 + R[1, k] * w1 + R[2, k] * w2
 
 
-@kernel
+@helper
 def force_to_parent_add(R, p, f, out):
     """``out += X^T f``: a child-frame force vector added to a parent-frame one (RBDA eq. 2.25)."""
     f0 = R[0, 0] * f[0] + R[0, 1] * f[1] + R[0, 2] * f[2]
@@ -62,7 +62,7 @@ def force_to_parent_add(R, p, f, out):
     out[5] += c2
 
 
-@kernel
+@helper
 def cross_motion_add(v, m, scale, out):
     """``out += scale * (v x m)``, the spatial cross product of motion vectors (RBDA eq. 2.31)."""
     a0, a1, a2 = cross(v[3], v[4], v[5], m[0], m[1], m[2])
@@ -76,7 +76,7 @@ def cross_motion_add(v, m, scale, out):
     out[5] += scale * c2
 
 
-@kernel
+@helper
 def cross_force_add(v, f, out):
     """``out += v x* f``, the spatial cross product of a motion and a force vector (RBDA eq. 2.32)."""
     a0, a1, a2 = cross(v[3], v[4], v[5], f[0], f[1], f[2])
@@ -90,7 +90,7 @@ def cross_force_add(v, f, out):
     out[5] += b2 + c2
 
 
-@kernel
+@helper
 def inertia_times(mass, h, I, m, out):
     """``out = I m`` for the spatial inertia of mass ``mass``, first moment ``h = mass * com`` and rotational
     inertia ``I`` about the frame origin (RBDA eq. 2.63): ``[mass v - h x w; I w + h x v]``."""
@@ -106,14 +106,97 @@ def inertia_times(mass, h, I, m, out):
     out[5] += b2
 
 
-@kernel
+@helper
 def dot6(a, b):
     """The scalar product of two 6-vectors (a motion and a force vector: power)."""
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
 
 
-@kernel
+@helper
 def add_scaled(out, scale, x):
     """``out += scale * x`` for 6-vectors."""
     for k in range(6):
         out[k] += scale * x[k]
+
+
+@helper
+def matrix_times(A, x, out):
+    """``out = A x`` for a 6x6 matrix (an articulated inertia: motion in, force out)."""
+    for r in range(6):
+        out[r] = (A[r, 0] * x[0] + A[r, 1] * x[1] + A[r, 2] * x[2]
+                  + A[r, 3] * x[3] + A[r, 4] * x[4] + A[r, 5] * x[5])
+
+
+@helper
+def rigid_inertia_matrix(mass, h, I, out):
+    """``out`` = the 6x6 spatial inertia ``[[mass 1, -h x], [h x, I]]`` (RBDA eq. 2.63, ``[linear; angular]``)."""
+    out[:] = 0.0
+    for k in range(3):
+        out[k, k] = mass
+        for c in range(3):
+            out[3 + k, 3 + c] = I[k, c]
+    out[0, 4], out[0, 5], out[1, 5] = h[2], -h[1], h[0]
+    out[1, 3], out[2, 3], out[2, 4] = -h[2], h[1], -h[0]
+    for r in range(3):  # symmetric
+        for c in range(3):
+            out[3 + c, r] = out[r, 3 + c]
+
+
+@helper
+def rigid_inertia_to_parent_add(R, p, mass, h, I, h_out, I_out):
+    """``h_out, I_out += X^T (mass, h, I) X``: a rigid inertia moved to the parent frame (RBDA eq. 2.66), the
+    caller adds ``mass``. With ``hr = R h``: ``h' = hr + mass p``,
+    ``I' = R I R^T + mass ((p.p) 1 - p p^T) + 2 (p.hr) 1 - hr p^T - p hr^T`` (parallel axes)."""
+    hr0 = R[0, 0] * h[0] + R[0, 1] * h[1] + R[0, 2] * h[2]
+    hr1 = R[1, 0] * h[0] + R[1, 1] * h[1] + R[1, 2] * h[2]
+    hr2 = R[2, 0] * h[0] + R[2, 1] * h[1] + R[2, 2] * h[2]
+    hr = (hr0, hr1, hr2)
+    diagonal = mass * (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]) + 2.0 * (p[0] * hr0 + p[1] * hr1 + p[2] * hr2)
+    for r in range(3):
+        h_out[r] += hr[r] + mass * p[r]
+        for c in range(3):
+            RIRt = 0.0
+            for s in range(3):
+                RIRt += R[r, s] * (I[s, 0] * R[c, 0] + I[s, 1] * R[c, 1] + I[s, 2] * R[c, 2])
+            I_out[r, c] += RIRt - mass * p[r] * p[c] - hr[r] * p[c] - p[r] * hr[c]
+        I_out[r, r] += diagonal
+
+
+@helper
+def congruence_to_parent_add(R, p, A, out, work):
+    """``out += X^T A X``: a 6x6 force-from-motion matrix (articulated inertia, RBDA eq. 7.23) moved to the parent
+    frame. ``work`` is ``(2, 6, 6)`` scratch.
+
+    With ``X = diag(R^T, R^T) [[1, -p x], [0, 1]]``: ``B = diag(R, R) A diag(R^T, R^T)``, then
+    ``out += [[B11, B12 - B11 px], [B21 + px B11, B22 + px (B12 - B11 px) - B21 px]]``.
+    """
+    T = work[0]
+    B = work[1]
+    for r in range(6):  # T = A diag(R^T, R^T)
+        for b in range(0, 6, 3):
+            for c in range(3):
+                T[r, b + c] = A[r, b] * R[c, 0] + A[r, b + 1] * R[c, 1] + A[r, b + 2] * R[c, 2]
+    for a in range(0, 6, 3):  # B = diag(R, R) T
+        for r in range(3):
+            for c in range(6):
+                B[a + r, c] = R[r, 0] * T[a, c] + R[r, 1] * T[a + 1, c] + R[r, 2] * T[a + 2, c]
+    for r in range(3):  # rows of B11 px and B21 px: row x p
+        for a in range(0, 6, 3):
+            c0, c1, c2 = cross(B[a + r, 0], B[a + r, 1], B[a + r, 2], p[0], p[1], p[2])
+            T[a + r, 0], T[a + r, 1], T[a + r, 2] = c0, c1, c2
+    for r in range(3):
+        for c in range(3):
+            out[r, c] += B[r, c]
+            out[3 + r, c] += B[3 + r, c]
+            B[r, 3 + c] -= T[r, c]  # B12 - B11 px
+            out[r, 3 + c] += B[r, 3 + c]
+            out[3 + r, 3 + c] += B[3 + r, 3 + c] - T[3 + r, c]
+    for c in range(3):  # columns of px B11 and px (B12 - B11 px): p x column
+        c0, c1, c2 = cross(p[0], p[1], p[2], B[0, c], B[1, c], B[2, c])
+        out[3, c] += c0
+        out[4, c] += c1
+        out[5, c] += c2
+        c0, c1, c2 = cross(p[0], p[1], p[2], B[0, 3 + c], B[1, 3 + c], B[2, 3 + c])
+        out[3, 3 + c] += c0
+        out[4, 3 + c] += c1
+        out[5, 3 + c] += c2
