@@ -1,0 +1,134 @@
+"""``rne-dynamics inspect``: is this URDF's mass model sane? The tree, every body's inertia, the warnings, and the
+gravity torque each joint must hold at worst (sampled over its range) against its effort limit."""
+import math
+import warnings
+
+import numpy as np
+
+from .errors import ModelWarning
+from .gravity import gravity_torques
+from .urdf import load_urdf
+
+ENVELOPE_SAMPLES = 20_000
+
+
+def load_robot(path):
+    """:func:`load_urdf` without printing the model warnings: the commands report ``robot.warnings`` themselves."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ModelWarning)
+        return load_urdf(path)
+
+
+def position_unit(joint_type):
+    return "m" if joint_type == "prismatic" else "rad"
+
+
+def effort_unit(joint_type):
+    return "N" if joint_type == "prismatic" else "N m"
+
+
+def tree_lines(robot):
+    """The kinematic tree from the root link, one joint per line (type, axis, limits, effort, child link)."""
+    children = {}
+    for joint in robot.joints.values():
+        children.setdefault(joint.parent, []).append(joint)
+    lines = [robot.root_link]
+
+    def visit(link, indent):
+        for joint in children.get(link, []):
+            details = [joint.type]
+            if joint.type != "fixed":
+                details.append("axis (" + " ".join(f"{x:g}" for x in joint.axis) + ")")
+                if math.isfinite(joint.lower):
+                    details.append(f"limits [{joint.lower:g}, {joint.upper:g}] {position_unit(joint.type)}")
+                details.append(f"effort {joint.effort:g} {effort_unit(joint.type)}" if math.isfinite(joint.effort)
+                               else "no effort limit")
+            if joint.mimic:
+                details.append(f"mimics {joint.mimic[0]} (x{joint.mimic[1]:g} {joint.mimic[2]:+g})")
+            lines.append(f"{indent}`-- {joint.name} ({', '.join(details)}) -> {joint.child}")
+            visit(joint.child, indent + "    ")
+
+    visit(robot.root_link, "")
+    return lines
+
+
+def body_properties(body):
+    """``(com, principal inertias about the com)`` of a body, in its joint frame (RBDA eq. 2.63 reversed)."""
+    com = body.h / body.mass if body.mass > 0 else np.zeros(3)
+    I_com = body.I - body.mass * (com @ com * np.eye(3) - np.outer(com, com))
+    return com, np.linalg.eigvalsh(I_com)
+
+
+def body_lines(robot):
+    """Per body (a joint's child link with the links fixed to it): mass, COM and principal inertias."""
+    links = {}
+    for link, (body, _, _) in robot.link_frames.items():
+        links.setdefault(body, []).append(link)
+    lines = [f"{'moved by joint':<24}{'links':<28}{'mass [kg]':>10}   {'COM in joint frame [m]':<26}"
+             "principal inertias about COM [kg m^2]"]
+    for i, body in enumerate(robot.bodies):
+        com, principal = body_properties(body)
+        lines.append(f"{body.joint[:23]:<24}{'+'.join(links.get(i, []))[:27]:<28}{body.mass:10.3f}   "
+                     f"({com[0]:7.3f} {com[1]:7.3f} {com[2]:7.3f})   " + "".join(f"{m:11.4g}" for m in principal))
+    lines.append(f"total moving mass {robot.total_mass:.3f} kg (fixed to the world, not counted: "
+                 f"{', '.join(links.get(-1, []))})")
+    return lines
+
+
+def model_warnings(robot):
+    """The loader's warnings (triangle inequality, massless subtrees, ...) and the missing effort limits."""
+    missing = [name for name, limit in zip(robot.joint_names, robot.effort_limits) if not 0 < limit < math.inf]
+    extra = [f"joint '{name}' has no effort limit (<limit effort> absent or 0)" for name in missing]
+    return list(robot.warnings) + extra
+
+
+def sample_configurations(robot, samples, seed=0):
+    """``(samples, dof)`` configurations uniform within the position limits; an unbounded revolute joint
+    (continuous) over one turn, an unbounded prismatic joint held at 0."""
+    lower, upper = robot.position_limits.T.copy()
+    unbounded = ~(np.isfinite(lower) & np.isfinite(upper))
+    prismatic = np.array([robot.joints[n].type == "prismatic" for n in robot.joint_names], bool)
+    lower[unbounded] = np.where(prismatic[unbounded], 0.0, -np.pi)
+    upper[unbounded] = np.where(prismatic[unbounded], 0.0, np.pi)
+    return np.random.default_rng(seed).uniform(lower, upper, size=(samples, robot.dof))
+
+
+def gravity_envelope(robot, samples=ENVELOPE_SAMPLES):
+    """Per joint, the largest ``|gravity torque|`` over sampled configurations (a lower bound of the true one)."""
+    return np.abs(gravity_torques(robot, sample_configurations(robot, samples))).max(axis=0)
+
+
+def envelope_lines(robot, envelope, samples):
+    lines = [f"gravity torque envelope: largest |gravity torque| over {samples} configurations sampled within the "
+             "limits (g = 9.81 m/s^2 along -z of the root link)",
+             f"{'joint':<24}{'peak |g|':>12}{'effort limit':>16}{'% of limit':>12}"]
+    for name, peak, limit in zip(robot.joint_names, envelope, robot.effort_limits):
+        unit = effort_unit(robot.joints[name].type)
+        if limit > 0 and math.isfinite(limit):
+            share = 100 * peak / limit
+            verdict = "  EXCEEDS: cannot hold itself" if share > 100 else ""
+            lines.append(f"{name[:23]:<24}{peak:8.2f} {unit:<3}{limit:12.1f} {unit:<3}{share:11.0f}%{verdict}")
+        else:
+            lines.append(f"{name[:23]:<24}{peak:8.2f} {unit:<3}{'none':>16}{'-':>12}")
+    return lines
+
+
+def run(path, samples=ENVELOPE_SAMPLES, print_=print):
+    """The ``inspect`` command: print the model summary of the URDF at ``path``."""
+    robot = load_robot(path)
+    kinds = [robot.joints[n].type for n in robot.joint_names]
+    counts = ", ".join(f"{kinds.count(k)} {k}" for k in sorted(set(kinds)))
+    print_(f"robot '{robot.name}' from {path}")
+    print_(f"root link {robot.root_link}; {len(robot.link_names)} links, {len(robot.joints)} joints, "
+           f"{robot.dof} joint coordinates ({counts or 'none'}); moving mass {robot.total_mass:.3f} kg\n")
+    print_("kinematic tree (joint axes in the joint frame)")
+    print_("\n".join(tree_lines(robot)) + "\n")
+    print_("bodies (a movable joint's child link and the links fixed to it)")
+    print_("\n".join(body_lines(robot)) + "\n")
+    found = model_warnings(robot)
+    print_(f"warnings ({len(found)})")
+    print_("\n".join(f"  - {message}" for message in found) if found else "  none")
+    if robot.dof:
+        print_("")
+        print_("\n".join(envelope_lines(robot, gravity_envelope(robot, samples), samples)))
+    return 0

@@ -1,0 +1,411 @@
+"""``rne-dynamics loads``: joint torques, gravity torques and joint reaction loads along a recorded or planned motion.
+
+MOTION is a CSV or a rosbag2.
+
+CSV: a header row, then one row per sample. Columns: ``time`` (s); per joint of the robot, its position ``<joint>``
+(or ``<joint>.position``; rad or m), optionally ``<joint>.velocity`` and ``<joint>.acceleration``. Columns may come in
+any order; every movable joint needs a position column, a column naming anything else is an error.
+
+rosbag2 (a bag directory, or a ``.mcap`` / ``.db3`` file): ``sensor_msgs/msg/JointState`` messages on ``--topic``
+(``/joint_states``), timed by their header stamp (the recording time when stamps are zero). Names that are not
+movable joints of the robot (another robot's joints, mimic joints) are ignored; every message must hold every joint.
+Velocities are used when every message has them.
+
+Missing velocities and accelerations are derivatives of local cubic fits over ``--window`` seconds (0.1 s by default;
+longer for noisy recordings), :func:`smooth_derivatives`; accelerations come from the velocities where those are given.
+Outputs in DIR: ``loads.csv`` (per sample: time, the positions, velocities and accelerations used, then per joint the
+torque, the gravity torque, and the norms of the joint wrench's force and moment), ``torques.png`` and
+``wrenches.png``; a summary table on the terminal.
+"""
+import csv
+import math
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .gravity import gravity_torques
+from .inspect_robot import effort_unit, load_robot
+from .rnea import inverse_dynamics
+
+DEFAULT_TOPIC = "/joint_states"
+DEFAULT_WINDOW = 0.1         # s, the time span of each local fit of smooth_derivatives
+LONG_INPUT = 20_000          # samples (or messages) from which a progress bar is shown
+CHUNK = 2_000                # states per batch call between progress updates
+POSITION, VELOCITY, ACCELERATION = "position", "velocity", "acceleration"
+
+
+class MotionError(ValueError):
+    """A motion file that cannot be read as a motion of the robot; the message names the file and what is wrong."""
+
+
+@dataclass(frozen=True)
+class Motion:
+    """Samples of a motion in ``robot.joint_names`` order; ``derived``: the quantities that were differentiated."""
+    time: np.ndarray           # (N,) s
+    q: np.ndarray              # (N, dof)
+    qd: np.ndarray
+    qdd: np.ndarray
+    derived: tuple             # e.g. ("velocity", "acceleration")
+
+
+@dataclass(frozen=True)
+class Loads:
+    """Per sample and joint: torque and gravity torque (N m or N), joint wrench force (N) and moment (N m) norms."""
+    torques: np.ndarray
+    gravity_torques: np.ndarray
+    force_norms: np.ndarray
+    moment_norms: np.ndarray
+
+
+class Progress:
+    """A one-line progress bar on stderr, shown only for inputs of at least :data:`LONG_INPUT` items."""
+
+    def __init__(self, label, total):
+        self.label, self.total = label, total
+        self.shown = total >= LONG_INPUT
+
+    def update(self, done):
+        if self.shown:
+            filled = int(30 * done / self.total)
+            bar = "#" * filled + " " * (30 - filled)
+            sys.stderr.write(f"\r{self.label:<24}[{bar}] {100 * done / self.total:3.0f}%")
+            if done >= self.total:
+                sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+def window_samples(t, window):
+    """The odd number of samples (at least 5) that spans about ``window`` seconds at the median sampling step."""
+    return max(5, 2 * round(window / float(np.median(np.diff(t))) / 2) + 1)
+
+
+def smooth_derivatives(t, y, samples):
+    """First and second time derivatives of ``y`` ``(N, m)`` sampled at increasing times ``t`` ``(N,)``.
+
+    A Savitzky-Golay filter for uneven sampling: at each sample, a cubic in time is fitted by least squares to the
+    ``samples`` nearest samples (shifted inwards at the ends, so the ends are not forced flat); its derivatives at
+    that sample are the estimates. Exact for cubic motions; noise is averaged over the window.
+    """
+    n = len(t)
+    start = np.clip(np.arange(n) - samples // 2, 0, n - samples)
+    neighbours = start[:, None] + np.arange(samples)                      # (N, samples)
+    half_span = 0.5 * (t[neighbours[:, -1]] - t[neighbours[:, 0]])
+    x = (t[neighbours] - t[:, None]) / half_span[:, None]                 # local time, about [-1, 1]
+    V = x[..., None] ** np.arange(4)                                      # (N, samples, 4) Vandermonde
+    VT = V.transpose(0, 2, 1)
+    fit = np.linalg.solve(np.einsum("nkw,nwl->nkl", VT, V), VT)[:, 1:3]  # slope and curvature rows of (V^T V)^-1 V^T
+    windows = y[neighbours]
+    return (np.einsum("nw,nwm->nm", fit[:, 0], windows) / half_span[:, None],
+            2 * np.einsum("nw,nwm->nm", fit[:, 1], windows) / half_span[:, None] ** 2)
+
+
+def read_motion(robot, path, *, topic=DEFAULT_TOPIC, window=DEFAULT_WINDOW):
+    """The motion in ``path`` (CSV or rosbag2) as a :class:`Motion` of ``robot``, derivatives filled in."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise MotionError(f"{path}: no such file or directory")
+    if os.path.isdir(path) and not os.path.isfile(os.path.join(path, "metadata.yaml")):
+        raise MotionError(f"{path}: a directory but not a rosbag2 (it has no metadata.yaml)")
+    if os.path.isdir(path) or path.endswith((".mcap", ".db3")):
+        time, columns = _read_bag(robot, path, topic)
+    else:
+        time, columns = _read_csv(robot, path)
+    return _complete(robot, path, time, columns, window)
+
+
+def _read_csv(robot, path):
+    """``time`` and ``{(joint, quantity): values}`` from a CSV, every value checked."""
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as stream:  # -sig: spreadsheets write a byte-order mark
+            rows = [row for row in csv.reader(stream) if row]
+    except UnicodeDecodeError:
+        raise MotionError(f"{path}: not a text CSV file (expected a CSV or a rosbag2 .mcap/.db3/directory)") from None
+    if not rows:
+        raise MotionError(f"{path}: the file is empty; expected a header row 'time,<joint>,...'")
+    header = [name.strip() for name in rows[0]]
+    if "time" not in header:
+        raise MotionError(f"{path}: the header row {','.join(header)[:80]!r} has no 'time' column")
+    keys = {}
+    for name in header:
+        if name == "time":
+            continue
+        joint, _, quantity = name.rpartition(".") if name.endswith((".position", ".velocity", ".acceleration")) \
+            else (name, "", POSITION)
+        if joint not in robot.joint_names:
+            raise MotionError(f"{path}: column '{name}' names no movable joint of robot '{robot.name}' "
+                              f"(its joints: {', '.join(robot.joint_names)})")
+        if (joint, quantity) in keys.values():
+            raise MotionError(f"{path}: two columns give the {quantity} of joint '{joint}'")
+        keys[name] = (joint, quantity)
+    if len(set(header)) != len(header):
+        raise MotionError(f"{path}: the header row repeats a column name")
+    values = np.empty((len(rows) - 1, len(header)))
+    for r, row in enumerate(rows[1:]):
+        if len(row) != len(header):
+            raise MotionError(f"{path}: line {r + 2} has {len(row)} fields, the header {len(header)}")
+        for c, text in enumerate(row):
+            try:
+                values[r, c] = float(text)
+            except ValueError:
+                raise MotionError(f"{path}: line {r + 2}, column '{header[c]}': {text!r} is not a number") from None
+            if not math.isfinite(values[r, c]):
+                raise MotionError(f"{path}: line {r + 2}, column '{header[c]}': {text!r} is not finite")
+    columns = {key: values[:, header.index(name)] for name, key in keys.items()}
+    return values[:, header.index("time")], columns
+
+
+def _read_bag(robot, path, topic):
+    """``time`` (s from the first message) and ``{(joint, quantity): values}`` from the JointState messages."""
+    from rosbags.highlevel import AnyReader, AnyReaderError
+    from rosbags.rosbag2 import ReaderError
+    from rosbags.typesys import Stores, get_typestore
+
+    try:
+        with AnyReader([Path(path)], default_typestore=get_typestore(Stores.LATEST)) as reader:
+            connections = [c for c in reader.connections if c.topic == topic]
+            if not connections:
+                topics = ", ".join(sorted({c.topic for c in reader.connections})) or "none"
+                raise MotionError(f"{path}: no topic '{topic}' in the bag (its topics: {topics}); choose one with "
+                                  "--topic")
+            kinds = {c.msgtype for c in connections}
+            if kinds != {"sensor_msgs/msg/JointState"}:
+                raise MotionError(f"{path}: topic '{topic}' carries {', '.join(sorted(kinds))}, not "
+                                  "sensor_msgs/msg/JointState")
+            total = sum(c.msgcount for c in connections)
+            progress = Progress(f"reading {topic}", total)
+            stamps, positions, velocities = [], [], []
+            for k, (connection, recorded, raw) in enumerate(reader.messages(connections=connections)):
+                msg = reader.deserialize(raw, connection.msgtype)
+                index = {name: i for i, name in enumerate(msg.name)}
+                missing = [name for name in robot.joint_names if name not in index]
+                if missing or len(msg.position) != len(msg.name):
+                    what = f"no position for joint '{missing[0]}'" if missing else "fewer positions than names"
+                    raise MotionError(f"{path}: message {k} on '{topic}' has {what}")
+                order = [index[name] for name in robot.joint_names]
+                stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+                stamps.append((stamp, recorded))
+                positions.append(np.asarray(msg.position)[order])
+                velocities.append(np.asarray(msg.velocity)[order] if len(msg.velocity) == len(msg.name) else None)
+                if k % 1000 == 0:
+                    progress.update(k)
+            progress.update(total)
+    except (AnyReaderError, ReaderError) as exc:
+        raise MotionError(f"{path}: cannot read the rosbag2 ({exc})") from None
+    if not stamps:
+        raise MotionError(f"{path}: topic '{topic}' has no messages")
+    stamps = np.array(stamps, dtype=np.int64)
+    ns = stamps[:, 0] if np.all(stamps[:, 0] > 0) else stamps[:, 1]
+    order = np.argsort(ns, kind="stable")  # a bag keeps arrival order; the stamps say when each state was measured
+    columns = {(joint, POSITION): column for joint, column in zip(robot.joint_names, np.array(positions)[order].T)}
+    if all(v is not None for v in velocities):
+        columns.update({(joint, VELOCITY): column
+                        for joint, column in zip(robot.joint_names, np.array(velocities)[order].T)})
+    return (ns[order] - ns[order[0]]) * 1e-9, columns
+
+
+def _complete(robot, path, time, columns, window):
+    """Check the samples and fill in missing velocities and accelerations."""
+    missing = [joint for joint in robot.joint_names if (joint, POSITION) not in columns]
+    if missing:
+        raise MotionError(f"{path}: no position for joint(s) {', '.join(missing)} of robot '{robot.name}'")
+    for (joint, quantity), values in columns.items():
+        if not np.all(np.isfinite(values)):
+            raise MotionError(f"{path}: the {quantity} of joint '{joint}' is not finite at sample "
+                              f"{np.flatnonzero(~np.isfinite(values))[0]}")
+    if len(time) < 2:
+        raise MotionError(f"{path}: {len(time)} sample(s); a motion needs at least 2")
+    if not np.all(np.isfinite(time)):
+        raise MotionError(f"{path}: a time is not finite")
+    steps = np.diff(time)
+    if np.any(steps <= 0):
+        k = int(np.flatnonzero(steps <= 0)[0])
+        raise MotionError(f"{path}: time does not increase at sample {k + 1} ({time[k]!r} then {time[k + 1]!r})")
+    derived = []
+    arrays = {}
+    for quantity in (POSITION, VELOCITY, ACCELERATION):
+        given = [(joint, quantity) in columns for joint in robot.joint_names]
+        arrays[quantity] = np.array([columns.get((joint, quantity), np.zeros(len(time)))
+                                     for joint in robot.joint_names]).T.reshape(len(time), robot.dof)
+        if not all(given):
+            derived.append(quantity)
+    if derived and len(time) < 5:
+        raise MotionError(f"{path}: {len(time)} samples; differentiating needs at least 5 "
+                          "(or give every <joint>.velocity and <joint>.acceleration column)")
+    if derived:
+        samples = min(window_samples(time, window), len(time) - 1 + len(time) % 2)
+        qd, qdd_from_q = smooth_derivatives(time, arrays[POSITION], samples)
+        has_velocities = any((joint, VELOCITY) in columns for joint in robot.joint_names)
+        qdd_from_qd = smooth_derivatives(time, arrays[VELOCITY], samples)[0] if has_velocities else None
+        for j, joint in enumerate(robot.joint_names):
+            has_qd = (joint, VELOCITY) in columns
+            if not has_qd:
+                arrays[VELOCITY][:, j] = qd[:, j]
+            if (joint, ACCELERATION) not in columns:
+                arrays[ACCELERATION][:, j] = qdd_from_qd[:, j] if has_qd else qdd_from_q[:, j]
+    return Motion(time, arrays[POSITION], arrays[VELOCITY], arrays[ACCELERATION], tuple(derived))
+
+
+def compute_loads(robot, motion):
+    """Inverse dynamics along the motion in batches of :data:`CHUNK` states (with a progress bar when long)."""
+    n = len(motion.time)
+    torques, gravity = np.empty((n, robot.dof)), np.empty((n, robot.dof))
+    wrenches = np.empty((n, robot.dof, 6))
+    progress = Progress("inverse dynamics", n)
+    for start in range(0, n, CHUNK):
+        part = slice(start, min(start + CHUNK, n))
+        result = inverse_dynamics(robot, motion.q[part], motion.qd[part], motion.qdd[part])
+        torques[part], wrenches[part] = result.torques, result.joint_wrenches
+        gravity[part] = gravity_torques(robot, motion.q[part])
+        progress.update(part.stop)
+    return Loads(torques, gravity, np.linalg.norm(wrenches[..., :3], axis=-1),
+                 np.linalg.norm(wrenches[..., 3:], axis=-1))
+
+
+def write_csv(path, robot, motion, loads):
+    """``loads.csv``: ``time``, then per quantity one column per joint, ``<joint>.<quantity>``."""
+    groups = [(POSITION, motion.q), (VELOCITY, motion.qd), (ACCELERATION, motion.qdd), ("torque", loads.torques),
+              ("gravity_torque", loads.gravity_torques), ("force_norm", loads.force_norms),
+              ("moment_norm", loads.moment_norms)]
+    header = ["time"] + [f"{joint}.{quantity}" for quantity, _ in groups for joint in robot.joint_names]
+    table = np.column_stack([motion.time] + [values for _, values in groups])
+    with open(path, "w", newline="", encoding="utf-8") as stream:
+        stream.write(",".join(header) + "\n")
+        np.savetxt(stream, table, delimiter=",", fmt="%.10g")
+
+
+def summary(robot, motion, loads):
+    """The terminal table: per joint peak and RMS torque, the effort limit, peak % of it, time above it."""
+    limits = robot.effort_limits
+    peak = np.abs(loads.torques).max(axis=0)
+    rms = np.sqrt(np.mean(loads.torques ** 2, axis=0))
+    over = _over_limit(loads.torques, limits)
+    dt = np.gradient(motion.time) if len(motion.time) > 1 else np.zeros(1)
+    lines = [f"{'joint':<24}{'peak |tau|':>12}{'RMS tau':>10}{'limit':>9}{'peak/limit':>12}{'time over':>11}"
+             f"{'peak |F|':>10}{'peak |M|':>10}",
+             f"{'':<24}{'(N m | N)':>12}{'':>10}{'':>9}{'(%)':>12}{'limit (s)':>11}{'(N)':>10}{'(N m)':>10}"]
+    for j, joint in enumerate(robot.joint_names):
+        limit = f"{limits[j]:9.1f}" if np.isfinite(limits[j]) else f"{'none':>9}"
+        share = f"{100 * peak[j] / limits[j]:11.0f}%" if np.isfinite(limits[j]) and limits[j] > 0 else f"{'-':>12}"
+        flag = "  OVER" if over[:, j].any() else ""
+        lines.append(f"{joint[:23]:<24}{peak[j]:12.2f}{rms[j]:10.2f}{limit}{share}{dt[over[:, j]].sum():11.2f}"
+                     f"{loads.force_norms[:, j].max():10.1f}{loads.moment_norms[:, j].max():10.1f}{flag}")
+    return "\n".join(lines)
+
+
+def _over_limit(torques, limits):
+    return np.abs(torques) > np.where(limits > 0, limits, np.inf)
+
+
+# Figures: fixed pixel sizes (tests check them); drawn on Agg canvases without pyplot's global state.
+DPI = 100
+TORQUES_WIDTH_IN, TORQUES_TOP_IN, TORQUES_ROW_IN = 12.0, 0.8, 2.6
+WRENCHES_SIZE_IN = (12.0, 7.0)
+OFF_SCALE = 0.25   # a torque panel whose peak is below this share of the limit is scaled to the torque
+
+
+def torques_figure_size(dof):
+    """``(width, height)`` in pixels of ``torques.png``: two panels per row."""
+    rows = (dof + 1) // 2
+    return int(TORQUES_WIDTH_IN * DPI), int(round((TORQUES_TOP_IN + TORQUES_ROW_IN * rows) * DPI))
+
+
+def plot_torques(path, robot, motion, loads, title):
+    """One panel per joint: torque and gravity torque against time, the effort limit, exceedances shaded."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    width, height = torques_figure_size(robot.dof)
+    figure = Figure(figsize=(width / DPI, height / DPI), dpi=DPI, layout="constrained")
+    FigureCanvasAgg(figure)
+    rows = (robot.dof + 1) // 2
+    axes = figure.subplots(rows, 2, sharex=True, squeeze=False).ravel()
+    limits = robot.effort_limits
+    over = _over_limit(loads.torques, limits)
+    t = motion.time
+    for j, (ax, joint) in enumerate(zip(axes, robot.joint_names)):
+        unit = effort_unit(robot.joints[joint].type)
+        ax.plot(t, loads.torques[:, j], color="tab:blue", lw=1.4, label="torque")
+        ax.plot(t, loads.gravity_torques[:, j], color="tab:green", lw=1.2, ls="--", label="gravity torque")
+        peak = np.abs(loads.torques[:, j]).max()
+        if np.isfinite(limits[j]) and limits[j] > 0:
+            bottom, top = ax.get_ylim()
+            off_scale = peak < OFF_SCALE * limits[j]
+            for sign in (1, -1):
+                ax.axhline(sign * limits[j], color="tab:red", lw=1.2, ls=":",
+                           label=None if off_scale else "effort limit (±)")
+            if over[:, j].any():  # the excess itself, and a band over its times to catch the eye
+                clipped = np.clip(loads.torques[:, j], -limits[j], limits[j])
+                ax.fill_between(t, loads.torques[:, j], clipped, where=over[:, j], interpolate=True,
+                                color="tab:red", alpha=0.6, lw=0, label="above the effort limit")
+                ax.fill_between(t, 0, 1, where=over[:, j], transform=ax.get_xaxis_transform(), color="tab:red",
+                                alpha=0.12, lw=0)
+            if off_scale:  # keep the torque readable: the limit stays off the axis
+                ax.set_ylim(bottom, top)
+            ax.set_title(f"{joint}: peak {peak:.3g} {unit} = {100 * peak / limits[j]:.0f}% of the "
+                         f"{limits[j]:g} {unit} limit{' (off scale)' if off_scale else ''}", fontsize=10)
+        else:
+            ax.set_title(f"{joint}: peak {peak:.3g} {unit} (no effort limit)", fontsize=10)
+        ax.set_ylabel(f"{'force' if unit == 'N' else 'torque'} [{unit}]")
+        ax.grid(True, alpha=0.3)
+    for ax in axes[robot.dof:]:
+        ax.set_visible(False)
+    for ax in axes[max(0, robot.dof - 2):robot.dof]:  # the lowest visible panel of each column
+        ax.set_xlabel("time [s]")
+        ax.xaxis.set_tick_params(labelbottom=True)
+    entries = {}
+    for ax in axes[:robot.dof]:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            entries.setdefault(label, handle)
+    figure.legend(entries.values(), entries.keys(), loc="outside lower center", ncols=len(entries), fontsize=9)
+    figure.suptitle(title, fontsize=12)
+    figure.savefig(path, dpi=DPI)
+
+
+def plot_wrenches(path, robot, motion, loads, title):
+    """Joint reaction force and moment norms against time, one line per joint."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=WRENCHES_SIZE_IN, dpi=DPI, layout="constrained")
+    FigureCanvasAgg(figure)
+    force_ax, moment_ax = figure.subplots(2, 1, sharex=True)
+    for j, joint in enumerate(robot.joint_names):
+        force_ax.plot(motion.time, loads.force_norms[:, j], lw=1.3, label=joint)
+        moment_ax.plot(motion.time, loads.moment_norms[:, j], lw=1.3, label=joint)
+    force_ax.set_title("reaction force across each joint, |f| (on the child link, by its parent)", fontsize=10)
+    force_ax.set_ylabel("force norm [N]")
+    moment_ax.set_title("reaction moment about each joint origin, |n| (includes the joint torque)", fontsize=10)
+    moment_ax.set_ylabel("moment norm [N m]")
+    moment_ax.set_xlabel("time [s]")
+    for ax in (force_ax, moment_ax):
+        ax.grid(True, alpha=0.3)
+        ax.set_ylim(bottom=0)
+    figure.legend(*force_ax.get_legend_handles_labels(), loc="outside right center", fontsize=9, title="joint")
+    figure.suptitle(title, fontsize=12)
+    figure.savefig(path, dpi=DPI)
+
+
+def run(robot_path, motion_path, output="rne_loads", topic=DEFAULT_TOPIC, window=DEFAULT_WINDOW, print_=print):
+    """The ``loads`` command: read, compute, write ``loads.csv`` and the two figures, print the summary."""
+    robot = load_robot(robot_path)
+    if robot.dof == 0:
+        raise MotionError(f"{robot_path}: robot '{robot.name}' has no movable joint, so no joint loads")
+    for message in robot.warnings:
+        print(f"rne-dynamics loads: warning: {message}", file=sys.stderr)
+    motion = read_motion(robot, motion_path, topic=topic, window=window)
+    loads = compute_loads(robot, motion)
+    os.makedirs(output, exist_ok=True)
+    write_csv(os.path.join(output, "loads.csv"), robot, motion, loads)
+    title = f"{robot.name} along {os.path.basename(os.path.normpath(motion_path))}"
+    plot_torques(os.path.join(output, "torques.png"), robot, motion, loads, title)
+    plot_wrenches(os.path.join(output, "wrenches.png"), robot, motion, loads, title)
+    derived = f"; {' and '.join(motion.derived)} differentiated (cubic fits over {window:g} s)" if motion.derived \
+        else ""
+    print_(f"{robot.name}: {len(motion.time)} samples over {motion.time[-1] - motion.time[0]:.3f} s from "
+           f"{motion_path}{derived}")
+    print_(summary(robot, motion, loads))
+    print_(f"wrote {', '.join(os.path.join(output, f) for f in ('loads.csv', 'torques.png', 'wrenches.png'))}")
+    return 0
