@@ -5,6 +5,7 @@ import numpy as np
 
 from ._jit import kernel
 from .errors import StateError
+from .model import Robot
 
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 
@@ -24,6 +25,9 @@ def states(robot, finite=True, **arrays):
     so the common case costs a conversion and one compiled pass per array; the detailed checks run only on failure.
     ``finite=False`` leaves finiteness to a kernel that reports it (NaN and inf in any input reach the output).
     """
+    if not isinstance(robot, Robot):
+        raise StateError(f"the first argument must be an rne_dynamics Robot (from rd.load_urdf or rd.load_dh), "
+                         f"got {type(robot).__name__}")
     out = []
     for name, value in arrays.items():
         x = _floats(value, name)

@@ -5,3 +5,15 @@ import sys
 os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
 os.environ.setdefault("ROS_DOMAIN_ID", str(40 + os.getpid() % 50))
 sys.path.insert(0, os.path.dirname(__file__))
+
+# Hypothesis budgets (test_fuzz.py): "ci", the default, runs in about a minute and draws the same examples on every
+# run (derandomize: CI never flakes on a new example); "long" is a local hunt: pytest --hypothesis-profile=long.
+from hypothesis import settings  # noqa: E402
+
+settings.register_profile("ci", max_examples=500, deadline=None, derandomize=True, print_blob=True)
+settings.register_profile("long", max_examples=5000, deadline=None, print_blob=True)
+
+
+def pytest_configure(config):
+    if not config.getoption("--hypothesis-profile", None):
+        settings.load_profile("ci")

@@ -68,10 +68,10 @@ class Mapping:
     def __init__(self, robot, model):
         self.robot, self.model = robot, model
         joints = [model.joints[model.getJointId(n)] for n in robot.joint_names]
-        self.idx_q = np.array([j.idx_q for j in joints])
-        self.idx_v = np.array([j.idx_v for j in joints])
+        self.idx_q = np.array([j.idx_q for j in joints], dtype=int)
+        self.idx_v = np.array([j.idx_v for j in joints], dtype=int)
         self.unbounded = np.array([j.nq == 2 for j in joints])
-        self.joint_ids = np.array([model.getJointId(n) for n in robot.joint_names])
+        self.joint_ids = np.array([model.getJointId(n) for n in robot.joint_names], dtype=int)
 
     def q(self, q):
         """Pinocchio configuration for our ``q`` (one state)."""
