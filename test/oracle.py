@@ -105,11 +105,12 @@ class Mapping:
 
 
 def random_states(robot, n, seed=0, scale=1.0):
-    """``n`` random ``(q, qd, qdd)`` triples within the joint limits (or ±scale where unbounded)."""
+    """``n`` random ``(q, qd, qdd)`` triples within the joint limits, or within ±pi where a joint is unbounded or
+    its limits are placeholders (some URDFs write ±1e16)."""
     rng = np.random.default_rng(seed)
     lo, hi = robot.position_limits.T
-    lo = np.where(np.isfinite(lo), lo, -np.pi)
-    hi = np.where(np.isfinite(hi), hi, np.pi)
+    lo = np.where(lo > -2 * np.pi, lo, -np.pi)
+    hi = np.where(hi < 2 * np.pi, hi, np.pi)
     q = rng.uniform(lo, hi, size=(n, robot.dof))
     qd = rng.uniform(-scale, scale, size=(n, robot.dof))
     qdd = rng.uniform(-scale, scale, size=(n, robot.dof))

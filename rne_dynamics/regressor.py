@@ -1,0 +1,188 @@
+"""Identification: the joint torque regressor ``Y(q, qd, qdd)`` with ``tau_rigid = Y pi``, and the base parameters.
+
+Each body has 10 inertial parameters, in Pinocchio's order (``Inertia.toDynamicParameters``)::
+
+    pi_i = [m, m c_x, m c_y, m c_z, I_xx, I_xy, I_yy, I_xz, I_yz, I_zz]
+
+in the body (joint) frame, the rotational inertia ``I`` about the body origin (not the centre of mass), so that the
+spatial inertia (RBDA eq. 2.63) and hence the body's RNEA wrench ``f_i = I_i a_i + v_i x* I_i v_i`` are linear in
+``pi_i``: ``I_i m = K(m) pi_i`` and ``f_i = (K(a_i) + v_i x* K(v_i)) pi_i``. The wrench reaches joint ``j`` through
+the ancestors' force transforms, ``tau_j = S_j^T X^T ... f_i``, so column block ``i`` of ``Y`` collects
+``q_mult_j S_j^T (X_j^T ... X_i^T) (K(a_i) + v_i x* K(v_i))`` over body ``i`` and its ancestors ``j``.
+
+``Y pi`` is the rigid-body torque only: the drive terms (armature, viscous and Coulomb friction) are not inertial
+parameters of a body and are left out (``inverse_dynamics(...).torques - Y pi`` is exactly those terms).
+"""
+from collections import namedtuple
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+
+from ._jit import batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
+from .inputs import gravity_vector, states
+from .joints import X_up
+from .model import model_view
+from .rnea import joint_coordinate
+from .spatial import add_scaled, cross_force_add, cross_motion_add, dot6, force_to_parent_add, motion_to_child
+
+#: Names of the 10 parameters of a body, in the order of ``pi``.
+PARAMETER_NAMES = ("m", "mc_x", "mc_y", "mc_z", "I_xx", "I_xy", "I_yy", "I_xz", "I_yz", "I_zz")
+
+
+@helper
+def inertia_regressor(m, out):
+    """``out[c]`` = column ``c`` of ``K(m)``, the ``6 x 10`` matrix with ``I m = K(m) pi`` for the spatial inertia
+    ``I`` of parameters ``pi`` acting on the motion vector ``m = [v; w]``: ``I m = [mass v + w x h; I_o w + h x v]``
+    (RBDA eq. 2.63 with ``h = mass c``)."""
+    out[:] = 0.0
+    v0, v1, v2, w0, w1, w2 = m[0], m[1], m[2], m[3], m[4], m[5]
+    out[0, 0], out[0, 1], out[0, 2] = v0, v1, v2                              # m
+    out[1, 1], out[1, 2], out[1, 4], out[1, 5] = w2, -w1, -v2, v1             # m c_x: w x e_x, e_x x v
+    out[2, 0], out[2, 2], out[2, 3], out[2, 5] = -w2, w0, v2, -v0             # m c_y
+    out[3, 0], out[3, 1], out[3, 3], out[3, 4] = w1, -w0, -v1, v0             # m c_z
+    out[4, 3] = w0                     # I_xx
+    out[5, 3], out[5, 4] = w1, w0      # I_xy
+    out[6, 4] = w1                     # I_yy
+    out[7, 3], out[7, 5] = w2, w0      # I_xz
+    out[8, 4], out[8, 5] = w2, w1      # I_yz
+    out[9, 5] = w2                     # I_zz
+
+
+RegressorWorkspace = namedtuple("RegressorWorkspace", "R p v a F F_up Kv")
+
+
+@kernel
+def regressor_workspace(nb):
+    """Per-call arrays: body poses, ``v`` and ``a`` with a base row, a body's 10 wrench columns ``F`` (and ``F_up``,
+    moved to the parent) and ``K(v)``."""
+    return RegressorWorkspace(np.empty((nb, 3, 3)), np.empty((nb, 3)), np.zeros((nb + 1, 6)), np.zeros((nb + 1, 6)),
+                              np.empty((10, 6)), np.empty((10, 6)), np.empty((10, 6)))
+
+
+@kernel
+def torque_regressor_rows(m, w, q, qd, qdd, gravity, Y):
+    """``Y`` ``(dof, 10 nb)`` for one state (module docstring)."""
+    R, p, v, a, F, F_up, Kv = w
+    a[-1, 0:3] = -gravity
+    Y[:] = 0.0
+    for i in range(m.nb):
+        λ = m.parent[i]
+        qd_i = joint_coordinate(m, i, qd)
+        X_up(m.jtype[i], m.axis[i], m.R_tree[i], m.p_tree[i], joint_coordinate(m, i, q) + m.q_offset[i], R[i], p[i])
+        motion_to_child(R[i], p[i], v[λ], v[i])
+        add_scaled(v[i], qd_i, m.S[i])
+        motion_to_child(R[i], p[i], a[λ], a[i])
+        add_scaled(a[i], joint_coordinate(m, i, qdd), m.S[i])
+        cross_motion_add(v[i], m.S[i], qd_i, a[i])
+        inertia_regressor(a[i], F)
+        inertia_regressor(v[i], Kv)
+        for c in range(10):
+            cross_force_add(v[i], Kv[c], F[c])
+        j = i
+        while j >= 0:
+            for c in range(10):
+                Y[m.q_index[j], 10 * i + c] += m.q_mult[j] * dot6(m.S[j], F[c])
+            if m.parent[j] >= 0:
+                F_up[:] = 0.0
+                for c in range(10):
+                    force_to_parent_add(R[j], p[j], F[c], F_up[c])
+                F[:] = F_up
+            j = m.parent[j]
+
+
+@kernel
+def torque_regressor(fdata, idata, q, qd, qdd, gravity, Y):
+    """:func:`torque_regressor_rows` for one state, with its own workspace."""
+    m = model_view(fdata, idata)
+    torque_regressor_rows(m, regressor_workspace(m.nb), q, qd, qdd, gravity, Y)
+
+
+@batch_kernel
+def torque_regressor_batch(fdata, idata, q, qd, qdd, gravity, Y):
+    """:func:`torque_regressor_rows` for each row of a batch; chunks of states in parallel, one workspace each."""
+    for chunk in batch_range(chunk_count(q.shape[0])):
+        m = model_view(fdata, idata)  # per chunk: numba's parallel loops cannot take a named tuple from outside
+        w = regressor_workspace(m.nb)
+        for n in chunk_rows(chunk, q.shape[0]):
+            torque_regressor_rows(m, w, q[n], qd[n], qdd[n], gravity, Y[n])
+
+
+def joint_torque_regressor(robot, q, qd, qdd, *, gravity=None):
+    """``Y`` ``(…, dof, 10 nb)`` with ``tau_rigid = Y @ inertial_parameters(robot)`` (module docstring), ``nb`` the
+    bodies of ``robot.body_joint_names`` (mimic bodies included), 10 columns each. The columns of Pinocchio's
+    ``computeJointTorqueRegressor``, up to the body order. One state ``(dof,)`` or a batch ``(N, dof)``."""
+    q, qd, qdd = states(robot, q=q, qd=qd, qdd=qdd)
+    g = gravity_vector(gravity)
+    Y = np.empty(q.shape + (10 * len(robot.bodies),))
+    if q.ndim == 2:
+        torque_regressor_batch(robot.fdata, robot.idata, q, qd, qdd, g, Y)
+    else:
+        torque_regressor(robot.fdata, robot.idata, q, qd, qdd, g, Y)
+    return Y
+
+
+def inertial_parameters(robot):
+    """``pi`` ``(10 nb,)``: the 10 parameters of each body (module docstring), bodies in ``robot.bodies`` order.
+    A body is every link moved by one joint (links joined by fixed joints are lumped)."""
+    return np.concatenate([[b.mass, *b.h, b.I[0, 0], b.I[0, 1], b.I[1, 1], b.I[0, 2], b.I[1, 2], b.I[2, 2]]
+                           for b in robot.bodies]) if robot.bodies else np.zeros(0)
+
+
+def parameter_names(robot):
+    """``'<joint>.<parameter>'`` for each entry of ``pi``, the body named by the joint that moves it."""
+    return tuple(f"{joint}.{name}" for joint in robot.body_joint_names for name in PARAMETER_NAMES)
+
+
+@dataclass(frozen=True)
+class BaseParameters:
+    """The identifiable combinations of the inertial parameters (Gautier's numerical QR method).
+
+    ``indices``: the columns of ``Y`` kept (the base columns); ``combination`` ``(r, 10 nb)``: ``pi_base =
+    combination @ pi`` for any parameters ``pi``; ``values``: ``pi_base`` of the robot; ``names``: the parameter
+    name of each base column (each base parameter is that parameter plus the ``combination`` row's others).
+    ``tau_rigid = regressor(Y) @ pi_base`` for every state.
+    """
+    indices: np.ndarray
+    combination: np.ndarray
+    values: np.ndarray
+    names: tuple
+
+    def regressor(self, Y):
+        """The base regressor: the base columns of a full regressor ``Y`` ``(…, dof, 10 nb)``."""
+        return np.asarray(Y)[..., self.indices]
+
+
+def base_parameters(robot, *, samples=None, seed=0, gravity=None, tolerance=None):
+    """The base parameters of ``robot`` (:class:`BaseParameters`), from ``Y`` stacked over random states.
+
+    Gautier's method: QR with column pivoting of ``W = [Y(x_1); ...; Y(x_n)]`` (``samples`` states, default enough
+    for four times as many rows as parameters; positions within the joint limits), rank ``r`` where ``|R_kk|``
+    drops below ``tolerance`` (default ``max(W.shape) * eps * |R_00|``). With ``W P = Q [R1 R2]``, the first ``r``
+    pivoted columns are independent and the others are ``W_2 = W_1 R1^-1 R2``, so ``W pi = W_1 (pi_1 + R1^-1 R2
+    pi_2)``. Gravity matters: a different direction can make other combinations identifiable.
+    """
+    n_params = 10 * len(robot.bodies)
+    if robot.dof == 0:
+        return BaseParameters(np.zeros(0, int), np.zeros((0, n_params)), np.zeros(0), ())
+    if samples is None:
+        samples = max(20, -(-4 * n_params // robot.dof))
+    rng = np.random.default_rng(seed)
+    lo, hi = robot.position_limits.T
+    q = rng.uniform(np.where(np.isfinite(lo), lo, -np.pi), np.where(np.isfinite(hi), hi, np.pi),
+                    size=(samples, robot.dof))
+    qd, qdd = rng.normal(size=(2, samples, robot.dof))
+    W = joint_torque_regressor(robot, q, qd, qdd, gravity=gravity).reshape(-1, n_params)
+    _, Rw, order = scipy.linalg.qr(W, mode="economic", pivoting=True)
+    diagonal = np.abs(np.diag(Rw))
+    if tolerance is None:
+        tolerance = max(W.shape) * np.finfo(float).eps * (diagonal[0] if diagonal.size else 0.0)
+    rank = int(np.sum(diagonal > tolerance))
+    beta = scipy.linalg.solve_triangular(Rw[:rank, :rank], Rw[:rank, rank:])
+    combination = np.zeros((rank, n_params))
+    combination[:, order[:rank]] = np.eye(rank)
+    combination[:, order[rank:]] = beta
+    names = parameter_names(robot)
+    indices = order[:rank]
+    return BaseParameters(indices, combination, combination @ inertial_parameters(robot),
+                          tuple(names[k] for k in indices))
