@@ -1,0 +1,263 @@
+"""Forward dynamics ``qdd = M^-1 (tau - bias - friction)`` by the articulated-body algorithm (Featherstone, RBDA
+Table 7.1), O(n), with external wrenches and, on request, the joint reaction wrenches.
+
+Drives: the rotor inertia (armature) of joint ``i`` adds to ``D_i``; viscous and Coulomb friction oppose the motion,
+``tau_eff = tau - damping qd - friction sign(qd)``, exactly as :func:`rne_dynamics.inverse_dynamics` adds them.
+
+Mimic joints move two bodies with one coordinate, which breaks ABA's one-coordinate-per-body recursion; robots with
+mimic joints are solved as ``M qdd = tau - rnea(q, qd, 0)`` with ``M`` from the CRBA and a Cholesky factorisation,
+O(n^3) (RBDA Sec. 6.1).
+
+A movable joint that drives no mass and no rotor inertia leaves ``qdd`` undefined: ABA's ``D_i`` (or the Cholesky
+pivot) is not positive, and :class:`~rne_dynamics.errors.SingularMassMatrixError` names the joint. "Not positive" is
+relative: ``D_i <= 1e-12`` times the articulated inertia about (along) the joint axis, or a pivot ``<= 1e-12`` times
+the largest diagonal entry of ``M``.
+"""
+from collections import namedtuple
+from typing import NamedTuple
+
+import numpy as np
+
+from ._jit import batch_kernel, batch_range, chunk_count, chunk_rows, kernel
+from .crba import composite_rigid_body, crba_workspace
+from .errors import SingularMassMatrixError, StateError
+from .inputs import body_wrenches, gravity_vector, states
+from .joints import X_up
+from .model import model_view
+from .rnea import newton_euler, rnea_workspace
+from .spatial import (add_scaled, congruence_to_parent_add, cross_force_add, cross_motion_add, dot6,
+                      force_to_parent_add, inertia_times, matrix_times, motion_to_child, rigid_inertia_matrix)
+
+#: ``D_i`` (or a Cholesky pivot) at or below this fraction of its scale counts as zero.
+SINGULAR_RATIO = 1e-12
+
+
+AbaWorkspace = namedtuple("AbaWorkspace", "R p v c a IA pA U D u Ia pa Iv work")
+
+
+@kernel
+def aba_workspace(nb):
+    """Per-call arrays of the ABA: body poses ``(R, p)``; ``v``, ``a``, ``IA``, ``pA`` with a base row; ``c``,
+    ``U``, ``D``, ``u`` per body; ``Ia``, ``pa``, ``Iv`` and 6x6 scratch for one body at a time."""
+    return AbaWorkspace(np.empty((nb, 3, 3)), np.empty((nb, 3)), np.zeros((nb + 1, 6)), np.empty((nb, 6)),
+                        np.zeros((nb + 1, 6)), np.zeros((nb + 1, 6, 6)), np.zeros((nb + 1, 6)), np.empty((nb, 6)),
+                        np.empty(nb), np.empty(nb), np.empty((6, 6)), np.empty(6), np.empty(6), np.empty((2, 6, 6)))
+
+
+@kernel
+def articulated_body(m, w, q, qd, tau, gravity, f_ext, qdd, f):
+    """ABA (RBDA Table 7.1) for one state of a robot without mimic joints. Writes ``qdd`` and, when ``f`` has rows
+    ``(nb + 1, 6)``, the joint wrenches ``f_i = IA_i a_i + pA_i`` (``f[-1]``: the base's share). Returns ``-1``, or
+    the coordinate of the first joint found with ``D_i`` not positive (``qdd`` is then not written).
+
+        v_i = X_i v_λ + S_i qd_i,   c_i = v_i x S_i qd_i,   IA_i = I_i,   pA_i = v_i x* I_i v_i - f_ext_i
+        U_i = IA_i S_i,   D_i = S_i^T U_i + armature_i,   u_i = tau_eff_i - S_i^T pA_i
+        IA_λ += X_i^T (IA_i - U_i U_i^T / D_i) X_i,   pA_λ += X_i^T (pA_i + Ia_i c_i + U_i u_i / D_i)
+        a'_i = X_i a_λ + c_i,   qdd_i = (u_i - U_i^T a'_i) / D_i,   a_i = a'_i + S_i qdd_i
+    """
+    R, p, v, c, a, IA, pA, U, D, u, Ia, pa, Iv, work = w
+    nb = m.nb
+    IA[-1] = 0.0
+    pA[-1] = 0.0
+    for i in range(nb):
+        λ = m.parent[i]
+        k = m.q_index[i]
+        X_up(m.jtype[i], m.axis[i], m.R_tree[i], m.p_tree[i], q[k] + m.q_offset[i], R[i], p[i])
+        motion_to_child(R[i], p[i], v[λ], v[i])
+        add_scaled(v[i], qd[k], m.S[i])
+        c[i] = 0.0
+        cross_motion_add(v[i], m.S[i], qd[k], c[i])
+        rigid_inertia_matrix(m.mass[i], m.h[i], m.I[i], IA[i])
+        inertia_times(m.mass[i], m.h[i], m.I[i], v[i], Iv)
+        pA[i] = 0.0
+        cross_force_add(v[i], Iv, pA[i])
+        if f_ext.shape[0] > 0:
+            add_scaled(pA[i], -1.0, f_ext[i])
+    for i in range(nb - 1, -1, -1):  # children have larger indices: IA_i, pA_i are complete here
+        λ = m.parent[i]
+        k = m.q_index[i]
+        S = m.S[i]
+        matrix_times(IA[i], S, U[i])
+        D[i] = dot6(S, U[i]) + m.armature[k]
+        scale = m.armature[k]  # the articulated inertia about (along) the joint axis, for a relative test
+        for r in range(3):
+            scale += (S[0] * S[0] + S[1] * S[1] + S[2] * S[2]) * IA[i, r, r]
+            scale += (S[3] * S[3] + S[4] * S[4] + S[5] * S[5]) * IA[i, 3 + r, 3 + r]
+        if not D[i] > SINGULAR_RATIO * scale:  # also catches NaN
+            return k
+        u[i] = tau[k] - m.damping[k] * qd[k] - m.friction[k] * np.sign(qd[k]) - dot6(S, pA[i])
+        for r in range(6):
+            for s in range(6):
+                Ia[r, s] = IA[i, r, s] - U[i, r] * U[i, s] / D[i]
+        matrix_times(Ia, c[i], pa)
+        add_scaled(pa, 1.0, pA[i])
+        add_scaled(pa, u[i] / D[i], U[i])
+        congruence_to_parent_add(R[i], p[i], Ia, IA[λ], work)
+        force_to_parent_add(R[i], p[i], pa, pA[λ])
+    a[-1, 0:3] = -gravity
+    for i in range(nb):
+        k = m.q_index[i]
+        motion_to_child(R[i], p[i], a[m.parent[i]], a[i])
+        add_scaled(a[i], 1.0, c[i])
+        qdd[k] = (u[i] - dot6(U[i], a[i])) / D[i]
+        add_scaled(a[i], qdd[k], m.S[i])
+    if f.shape[0] > 0:
+        f[-1] = 0.0
+        for i in range(nb):
+            matrix_times(IA[i], a[i], f[i])
+            add_scaled(f[i], 1.0, pA[i])
+            if m.parent[i] < 0:
+                force_to_parent_add(R[i], p[i], f[i], f[-1])
+    return -1
+
+
+@kernel
+def cholesky_solve(M, x):
+    """``x = M^-1 x`` in place by ``M = L L^T`` (``M``'s lower triangle is overwritten by ``L``). Returns ``-1``,
+    or the first column whose pivot is not positive (relative to the largest diagonal entry)."""
+    n = M.shape[0]
+    scale = 0.0
+    for k in range(n):
+        scale = max(scale, M[k, k])
+    for k in range(n):
+        pivot = M[k, k]
+        for s in range(k):
+            pivot -= M[k, s] * M[k, s]
+        if not pivot > SINGULAR_RATIO * scale:
+            return k
+        M[k, k] = np.sqrt(pivot)
+        for r in range(k + 1, n):
+            value = M[r, k]
+            for s in range(k):
+                value -= M[r, s] * M[k, s]
+            M[r, k] = value / M[k, k]
+    for k in range(n):  # L y = x
+        for s in range(k):
+            x[k] -= M[k, s] * x[s]
+        x[k] /= M[k, k]
+    for k in range(n - 1, -1, -1):  # L^T x = y
+        for s in range(k + 1, n):
+            x[k] -= M[s, k] * x[s]
+        x[k] /= M[k, k]
+    return -1
+
+
+SolveWorkspace = namedtuple("SolveWorkspace", "crba rnea M bias zero f_bias")
+
+
+@kernel
+def solve_workspace(nb, dof):
+    """Per-call arrays of :func:`mass_matrix_dynamics`: those of the CRBA and RNEA, ``M``, the bias torques."""
+    return SolveWorkspace(crba_workspace(nb), rnea_workspace(nb), np.empty((dof, dof)), np.empty(dof), np.zeros(dof),
+                          np.empty((nb + 1, 6)))
+
+
+@kernel
+def mass_matrix_dynamics(m, w, q, qd, tau, gravity, f_ext, qdd, f):
+    """Forward dynamics for any tree, mimic joints included: ``M qdd = tau - rnea(q, qd, 0)`` (the RNEA term holds
+    bias, external wrenches and drive friction), ``M`` by the CRBA, solved by Cholesky. Same outputs and return value
+    as :func:`articulated_body`; the joint wrenches come from a second RNEA pass with the solved ``qdd``."""
+    composite_rigid_body(m, w.crba, q, w.M)
+    newton_euler(m, w.rnea, q, qd, w.zero, gravity, f_ext, w.bias, w.f_bias)
+    for k in range(m.dof):
+        qdd[k] = tau[k] - w.bias[k]
+    bad = cholesky_solve(w.M, qdd)
+    if bad >= 0:
+        return bad
+    if f.shape[0] > 0:
+        newton_euler(m, w.rnea, q, qd, qdd, gravity, f_ext, w.bias, f)
+    return -1
+
+
+ForwardWorkspace = namedtuple("ForwardWorkspace", "aba solve")
+
+
+@kernel
+def forward_workspace(nb, dof):
+    """The workspace of the algorithm :func:`forward` runs for this model (the other one empty)."""
+    if nb == dof:
+        return ForwardWorkspace(aba_workspace(nb), solve_workspace(0, 0))
+    return ForwardWorkspace(aba_workspace(0), solve_workspace(nb, dof))
+
+
+@kernel
+def forward(m, w, q, qd, tau, gravity, f_ext, qdd, f):
+    """Forward dynamics of one state: ABA, or the mass-matrix solve when mimic joints make bodies outnumber
+    coordinates. Outputs and return value of :func:`articulated_body`."""
+    if m.nb == m.dof:
+        return articulated_body(m, w.aba, q, qd, tau, gravity, f_ext, qdd, f)
+    return mass_matrix_dynamics(m, w.solve, q, qd, tau, gravity, f_ext, qdd, f)
+
+
+@kernel
+def forward_pass(fdata, idata, q, qd, tau, gravity, f_ext, qdd, f):
+    """:func:`forward` for one state, with its own workspace."""
+    m = model_view(fdata, idata)
+    return forward(m, forward_workspace(m.nb, m.dof), q, qd, tau, gravity, f_ext, qdd, f)
+
+
+@batch_kernel
+def forward_pass_batch(fdata, idata, q, qd, tau, gravity, f_ext, qdd, f, status):
+    """:func:`forward` for each row of a batch, chunks in parallel, one workspace per chunk; ``status[n]`` is the
+    row's return value."""
+    for chunk in batch_range(chunk_count(q.shape[0])):
+        m = model_view(fdata, idata)  # made in the parallel body: numba cannot pass this namedtuple into it
+        w = forward_workspace(m.nb, m.dof)
+        for n in chunk_rows(chunk, q.shape[0]):
+            status[n] = forward(m, w, q[n], qd[n], tau[n], gravity, f_ext[n], qdd[n], f[n])
+
+
+class ForwardDynamicsResult(NamedTuple):
+    """``accelerations`` ``(…, dof)``: ``qdd``. ``joint_wrenches`` ``(…, dof, 6)`` and ``base_wrench`` ``(…, 6)``:
+    the joint reaction wrenches of that motion, as in :class:`~rne_dynamics.rnea.InverseDynamicsResult`."""
+    accelerations: np.ndarray
+    joint_wrenches: np.ndarray
+    base_wrench: np.ndarray
+
+
+def accelerations(robot, q, qd, tau, g, f_ext, with_wrenches=False):
+    """Forward dynamics on checked arrays (``f_ext`` from :func:`~rne_dynamics.inputs.body_wrenches`): ``qdd``, or
+    ``(qdd, f)`` with ``f`` ``(…, nb + 1, 6)``. Raises :class:`SingularMassMatrixError`."""
+    f = np.empty(q.shape[:-1] + ((len(robot.bodies) + 1) if with_wrenches else 0, 6))
+    qdd = np.empty(q.shape)
+    if q.ndim == 2:
+        status = np.empty(len(q), np.int64)
+        forward_pass_batch(robot.fdata, robot.idata, q, qd, tau, g, np.broadcast_to(f_ext, (len(q),) + f_ext.shape[1:]),
+                           qdd, f, status)
+        bad = np.flatnonzero(status >= 0)
+        if bad.size:
+            raise singular(robot, status[bad[0]], f" at state {bad[0]}")
+    else:
+        bad = forward_pass(robot.fdata, robot.idata, q, qd, tau, g, f_ext[0], qdd, f)
+        if bad >= 0:
+            raise singular(robot, bad, "")
+    return (qdd, f) if with_wrenches else qdd
+
+
+def singular(robot, k, where):
+    """The error for joint coordinate ``k`` driving no mass."""
+    joint = robot.joint_names[k]
+    return SingularMassMatrixError(
+        f"forward dynamics of robot '{robot.name}' is undefined{where}: joint '{joint}' drives no mass and no rotor "
+        f"inertia (its mass-matrix pivot is zero); give the links it moves mass, set its rotor inertia with "
+        f"robot.with_drive(armature={{'{joint}': ...}}), or make it a fixed joint")
+
+
+def forward_dynamics(robot, q, qd, tau, *, gravity=None, external_wrenches=None, joint_wrenches=False):
+    """Joint accelerations ``qdd`` for positions ``q``, velocities ``qd`` and joint torques/forces ``tau``.
+
+    ``gravity``: 3-vector in the root-link frame, default ``(0, 0, -9.81)``. ``external_wrenches``:
+    ``{link: [fx, fy, fz, tx, ty, tz]}`` applied on the link by the environment, link frame, about its origin.
+    Returns ``qdd`` ``(…, dof)``; with ``joint_wrenches=True`` a :class:`ForwardDynamicsResult` that also holds the
+    joint reaction wrenches of that motion. One state ``(dof,)`` or a batch ``(N, dof)``.
+    Raises :class:`~rne_dynamics.errors.SingularMassMatrixError` naming a joint that drives no mass.
+    """
+    q, qd, tau = states(robot, q=q, qd=qd, tau=tau)
+    if not isinstance(joint_wrenches, bool):
+        raise StateError(f"joint_wrenches must be True or False, got {joint_wrenches!r}")
+    g = gravity_vector(gravity)
+    f_ext = body_wrenches(robot, external_wrenches, q.shape[0] if q.ndim == 2 else 1)
+    if not joint_wrenches:
+        return accelerations(robot, q, qd, tau, g, f_ext)
+    qdd, f = accelerations(robot, q, qd, tau, g, f_ext, with_wrenches=True)
+    return ForwardDynamicsResult(qdd, f[..., robot.joint_body_rows, :], f[..., -1, :])
