@@ -260,4 +260,4 @@ def forward_dynamics(robot, q, qd, tau, *, gravity=None, external_wrenches=None,
     if not joint_wrenches:
         return accelerations(robot, q, qd, tau, g, f_ext)
     qdd, f = accelerations(robot, q, qd, tau, g, f_ext, with_wrenches=True)
-    return ForwardDynamicsResult(qdd, f[..., robot.joint_body_rows, :], f[..., -1, :])
+    return ForwardDynamicsResult(qdd, np.take(f, robot.dof_body, axis=-2), f[..., -1, :])

@@ -84,12 +84,12 @@ def bias_torques(robot, q, qd, *, gravity=None):
     """
     q, qd = states(robot, q=q, qd=qd)
     g = gravity_vector(gravity)
-    tau = np.empty(q.shape)
-    f = np.empty(q.shape[:-1] + (len(robot.bodies) + 1, 6))
+    tau, wrench, base = np.empty(q.shape), np.empty(q.shape + (6,)), np.empty(q.shape[:-1] + (6,))
     qdd = np.zeros(q.shape)
     if q.ndim == 2:
-        rnea_batch(robot.fdata, robot.idata, q, qd, qdd, g, np.broadcast_to(NO_WRENCHES, (len(q), 0, 6)), tau, f)
+        rnea_batch(robot.fdata, robot.idata, q, qd, qdd, g, np.broadcast_to(NO_WRENCHES, (len(q), 0, 6)), tau, wrench,
+                   base)
     else:
-        rnea(robot.fdata, robot.idata, q, qd, qdd, g, NO_WRENCHES[0], tau, f)
+        rnea(robot.fdata, robot.idata, q, qd, qdd, g, NO_WRENCHES[0], tau, wrench, base)
     tau -= robot.damping * qd + robot.friction * np.sign(qd)
     return tau

@@ -161,13 +161,6 @@ class Robot:
         return model_view(self.fdata, self.idata)
 
     @cached_property
-    def joint_body_rows(self):
-        """Index of each coordinate's body among the bodies: a slice (a view, no copy) when there is no mimic."""
-        if self.dof_body == tuple(range(len(self.bodies))):
-            return slice(0, len(self.bodies))
-        return np.array(self.dof_body)
-
-    @cached_property
     def body_joint_names(self):
         """Names of the joints that move each body (independent and mimic), in body order."""
         return tuple(b.joint for b in self.bodies)

@@ -75,22 +75,34 @@ def newton_euler(m, w, q, qd, qdd, gravity, f_ext, tau, f):
 
 
 @kernel
-def rnea(fdata, idata, q, qd, qdd, gravity, f_ext, tau, f):
+def joint_loads(m, f, wrench, base):
+    """The joint wrenches of the coordinates' own joints, ``(dof, 6)``, and the base's share ``f[-1]``."""
+    for k in range(m.dof):
+        wrench[k] = f[m.dof_body[k]]
+    base[:] = f[-1]
+
+
+@kernel
+def rnea(fdata, idata, q, qd, qdd, gravity, f_ext, tau, wrench, base):
     """:func:`newton_euler` for one state, with its own workspace; False if a torque is not finite."""
     m = model_view(fdata, idata)
+    f = np.empty((m.nb + 1, 6))
     newton_euler(m, rnea_workspace(m.nb), q, qd, qdd, gravity, f_ext, tau, f)
+    joint_loads(m, f, wrench, base)
     return all_finite(tau)
 
 
 @batch_kernel
-def rnea_batch(fdata, idata, q, qd, qdd, gravity, f_ext, tau, f):
+def rnea_batch(fdata, idata, q, qd, qdd, gravity, f_ext, tau, wrench, base):
     """:func:`newton_euler` for each row of a batch (``f_ext`` has one row of body wrenches per state); chunks of
     states run in parallel, each with one workspace."""
     for chunk in batch_range(chunk_count(q.shape[0])):
         m = model_view(fdata, idata)  # per chunk: numba's parallel loops cannot take a named tuple from outside
         w = rnea_workspace(m.nb)
+        f = np.empty((m.nb + 1, 6))
         for n in chunk_rows(chunk, q.shape[0]):
-            newton_euler(m, w, q[n], qd[n], qdd[n], gravity, f_ext[n], tau[n], f[n])
+            newton_euler(m, w, q[n], qd[n], qdd[n], gravity, f_ext[n], tau[n], f)
+            joint_loads(m, f, wrench[n], base[n])
 
 
 class InverseDynamicsResult(NamedTuple):
@@ -115,13 +127,13 @@ def inverse_dynamics(robot, q, qd, qdd, *, gravity=None, external_wrenches=None)
     q, qd, qdd = states(robot, finite=False, q=q, qd=qd, qdd=qdd)
     g = gravity_vector(gravity)
     f_ext = body_wrenches(robot, external_wrenches, len(q) if q.ndim == 2 else 1)
-    tau = np.empty(q.shape)
-    f = np.empty(q.shape[:-1] + (robot.nb + 1, 6))
+    tau, wrench, base = np.empty(q.shape), np.empty(q.shape + (6,)), np.empty(q.shape[:-1] + (6,))
     if q.ndim == 2:
-        rnea_batch(robot.fdata, robot.idata, q, qd, qdd, g, np.broadcast_to(f_ext, (len(q),) + f_ext.shape[1:]), tau, f)
+        rnea_batch(robot.fdata, robot.idata, q, qd, qdd, g, np.broadcast_to(f_ext, (len(q),) + f_ext.shape[1:]),
+                   tau, wrench, base)
         finite = all_finite(tau.reshape(-1))
     else:
-        finite = rnea(robot.fdata, robot.idata, q, qd, qdd, g, f_ext[0], tau, f)
+        finite = rnea(robot.fdata, robot.idata, q, qd, qdd, g, f_ext[0], tau, wrench, base)
     if not finite:
         states(robot, q=q, qd=qd, qdd=qdd)  # names the argument and joint that is not finite
-    return InverseDynamicsResult(tau, f[..., robot.joint_body_rows, :], f[..., -1, :])
+    return InverseDynamicsResult(tau, wrench, base)
