@@ -72,11 +72,13 @@ def single_rows(case):
     r, m, d = case.robot, case.model, case.data
     q, qd, qdd, tau = case.q, case.qd, case.qdd, case.tau
     pq, pv, pa = case.pq, case.pv, case.pa
-    rows = [("inverse_dynamics", lambda: rd.inverse_dynamics(r, q, qd, qdd), "rnea", lambda: pin.rnea(m, d, pq, pv, pa))]
+    rows = [("inverse_dynamics", lambda: rd.inverse_dynamics(r, q, qd, qdd), "rnea",
+             lambda: pin.rnea(m, d, pq, pv, pa))]
     optional = [
         ("gravity_torques", lambda: rd.gravity_torques(r, q), "computeGeneralizedGravity",
          lambda: pin.computeGeneralizedGravity(m, d, pq)),
-        ("bias_torques", lambda: rd.bias_torques(r, q, qd), "nonLinearEffects", lambda: pin.nonLinearEffects(m, d, pq, pv)),
+        ("bias_torques", lambda: rd.bias_torques(r, q, qd), "nonLinearEffects",
+         lambda: pin.nonLinearEffects(m, d, pq, pv)),
         ("mass_matrix", lambda: rd.mass_matrix(r, q), "crba", lambda: pin.crba(m, d, pq)),
         ("forward_dynamics", lambda: rd.forward_dynamics(r, q, qd, tau), "aba", lambda: pin.aba(m, d, pq, pv, pa)),
         ("coriolis_matrix", lambda: rd.coriolis_matrix(r, q, qd), "computeCoriolisMatrix",

@@ -62,7 +62,7 @@ def articulated_body(m, w, q, qd, tau, gravity, f_ext, qdd, f):
     for i in range(nb):
         λ = m.parent[i]
         k = m.q_index[i]
-        X_up(m.jtype[i], m.axis[i], m.R_tree[i], m.p_tree[i], q[k] + m.q_offset[i], R[i], p[i])
+        X_up(m, i, q, R[i], p[i])
         motion_to_child(R[i], p[i], v[λ], v[i])
         add_scaled(v[i], qd[k], m.S[i])
         c[i] = 0.0

@@ -68,7 +68,7 @@ def composite_coriolis(m, w, q, qd, C):
     Ic[-1] = 0.0
     Bc[-1] = 0.0
     for i in range(m.nb):
-        X_up(m.jtype[i], m.axis[i], m.R_tree[i], m.p_tree[i], joint_coordinate(m, i, q) + m.q_offset[i], R[i], p[i])
+        X_up(m, i, q, R[i], p[i])
         motion_to_child(R[i], p[i], v[m.parent[i]], v[i])
         add_scaled(v[i], joint_coordinate(m, i, qd), m.S[i])
         dS[i] = 0.0

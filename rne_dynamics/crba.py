@@ -17,7 +17,6 @@ from ._jit import batch_kernel, batch_range, chunk_count, chunk_rows, kernel
 from .inputs import states
 from .joints import X_up
 from .model import model_view
-from .rnea import joint_coordinate
 from .spatial import dot6, force_to_parent_add, inertia_times, rigid_inertia_to_parent_add
 
 
@@ -41,7 +40,7 @@ def composite_rigid_body(m, w, q, M):
     """
     R, p, mass_c, h_c, I_c, F, F_up = w
     for i in range(m.nb):
-        X_up(m.jtype[i], m.axis[i], m.R_tree[i], m.p_tree[i], joint_coordinate(m, i, q) + m.q_offset[i], R[i], p[i])
+        X_up(m, i, q, R[i], p[i])
         mass_c[i] = m.mass[i]
         h_c[i] = m.h[i]
         I_c[i] = m.I[i]

@@ -81,7 +81,7 @@ def differentiate_newton_euler(m, w, q, qd, qdd, gravity, f_ext, dtau_dq, dtau_d
     for i in range(nb):
         λ = m.parent[i]
         qd_body[i] = joint_coordinate(m, i, qd)
-        X_up(m.jtype[i], m.axis[i], m.R_tree[i], m.p_tree[i], joint_coordinate(m, i, q) + m.q_offset[i], R[i], p[i])
+        X_up(m, i, q, R[i], p[i])
         motion_to_child(R[i], p[i], v[λ], v[i])
         add_scaled(v[i], qd_body[i], m.S[i])
         motion_to_child(R[i], p[i], a[λ], Xa[i])

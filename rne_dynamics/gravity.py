@@ -16,7 +16,7 @@ from ._jit import batch_kernel, batch_range, chunk_count, chunk_rows, kernel
 from .inputs import NO_WRENCHES, gravity_vector, states
 from .joints import X_up
 from .model import model_view
-from .rnea import joint_coordinate, rnea, rnea_batch
+from .rnea import rnea, rnea_batch
 from .spatial import dot6, force_to_parent_add, inertia_times, motion_to_child
 
 
@@ -37,7 +37,7 @@ def static_newton_euler(m, w, q, gravity, tau):
     a[-1, 0:3] = -gravity
     f[-1] = 0.0
     for i in range(m.nb):
-        X_up(m.jtype[i], m.axis[i], m.R_tree[i], m.p_tree[i], joint_coordinate(m, i, q) + m.q_offset[i], R[i], p[i])
+        X_up(m, i, q, R[i], p[i])
         motion_to_child(R[i], p[i], a[m.parent[i]], a[i])
         inertia_times(m.mass[i], m.h[i], m.I[i], a[i], f[i])
     tau[:] = 0.0

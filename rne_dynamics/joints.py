@@ -4,10 +4,11 @@ Every joint type has a code, a number of coordinates (one for the types supporte
 A new type (planar, floating) adds a code here, a branch in :func:`X_up` and its ``S``; the algorithms only call
 these.
 """
+import math
+
 import numpy as np
 
-from ._jit import kernel
-from .spatial import rotation_about_axis
+from ._jit import helper
 
 REVOLUTE = 0
 PRISMATIC = 1
@@ -28,20 +29,33 @@ def motion_subspace(code, axis):
     return S
 
 
-@kernel
-def X_up(code, axis, R_tree, p_tree, q, R, p):
-    """Pose ``(R, p)`` of a body in its parent body at joint coordinate ``q``: ``X_up = X_J(q) X_T`` (RBDA eq. 4.4).
+def rotation_terms(code, axis, R_tree):
+    """``(R_sin, R_versine)`` with ``R_tree R_J(q) = R_tree + sin(q) R_sin + (1 - cos(q)) R_versine`` (Rodrigues:
+    ``R_J = 1 + sin q [u]x + (1 - cos q) [u]x^2``); zero for a prismatic joint."""
+    if code != REVOLUTE:
+        return np.zeros((3, 3)), np.zeros((3, 3))
+    ux = np.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]], [-axis[1], axis[0], 0.0]])
+    return R_tree @ ux, R_tree @ ux @ ux
 
-    ``R_tree, p_tree`` is the joint frame at ``q = 0`` (the URDF ``<origin>``, fixed joints folded in).
+
+@helper
+def X_up(m, i, q, R, p):
+    """Pose ``(R, p)`` of body ``i`` in its parent body at coordinates ``q``: ``X_up = X_J(q_i) X_T`` (RBDA
+    eq. 4.4), with ``q_i = q_mult q[q_index] + q_offset`` (a mimic joint follows its source).
+
+    ``X_T`` (``R_tree, p_tree``) is the joint frame at ``q_i = 0``: the URDF ``<origin>``, fixed joints folded in.
     """
-    if code == REVOLUTE:
-        J = rotation_about_axis(axis, q)
+    q_i = m.q_mult[i] * q[m.q_index[i]] + m.q_offset[i]
+    if m.jtype[i] == REVOLUTE:
+        s = math.sin(q_i)
+        versine = 1.0 - math.cos(q_i)
         for r in range(3):
-            p[r] = p_tree[r]
+            p[r] = m.p_tree[i, r]
             for c in range(3):
-                R[r, c] = R_tree[r, 0] * J[0][c] + R_tree[r, 1] * J[1][c] + R_tree[r, 2] * J[2][c]
+                R[r, c] = m.R_tree[i, r, c] + s * m.R_sin[i, r, c] + versine * m.R_versine[i, r, c]
     else:
         for r in range(3):
-            p[r] = p_tree[r] + q * (R_tree[r, 0] * axis[0] + R_tree[r, 1] * axis[1] + R_tree[r, 2] * axis[2])
+            p[r] = m.p_tree[i, r] + q_i * (m.R_tree[i, r, 0] * m.axis[i, 0] + m.R_tree[i, r, 1] * m.axis[i, 1]
+                                           + m.R_tree[i, r, 2] * m.axis[i, 2])
             for c in range(3):
-                R[r, c] = R_tree[r, c]
+                R[r, c] = m.R_tree[i, r, c]

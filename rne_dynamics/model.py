@@ -13,6 +13,7 @@ import numpy as np
 
 from ._jit import kernel
 from .errors import ModelError
+from .joints import rotation_terms
 
 #: Fields of the model seen by the kernels; per body unless noted.
 ModelView = namedtuple("ModelView", [
@@ -34,11 +35,14 @@ ModelView = namedtuple("ModelView", [
     "armature",   # per coordinate: rotor inertia reflected to the joint
     "damping",    # per coordinate: viscous friction coefficient
     "friction",   # per coordinate: Coulomb friction
+    "R_sin",      # revolute joints: R_tree R_J(q) = R_tree + sin(q) R_sin + (1 - cos(q)) R_versine, (nb, 3, 3)
+    "R_versine",
 ])
 
 
-#: Rows of a body's (12, 3) block in ``fdata``: S (2 rows), axis, R_tree (3), p_tree, h, I (3), mass|q_mult|q_offset.
-BODY_ROWS = 12
+#: Rows of a body's (18, 3) block in ``fdata``: S (2 rows), axis, R_tree (3), p_tree, h, I (3), mass|q_mult|q_offset,
+#: R_sin (3), R_versine (3).
+BODY_ROWS = 18
 
 
 @kernel
@@ -56,7 +60,7 @@ def model_view(fdata, idata):
     drive = fdata[size:size + 3 * dof].reshape((dof, 3))
     return ModelView(nb, dof, parent, jtype, q_index, dof_body, row[:, 0:6], row[:, 6:9], block[:, 3:6],
                      row[:, 18:21], row[:, 33], row[:, 21:24], block[:, 8:11], row[:, 34], row[:, 35],
-                     drive[:, 0], drive[:, 1], drive[:, 2])
+                     drive[:, 0], drive[:, 1], drive[:, 2], block[:, 12:15], block[:, 15:18])
 
 
 def pack(bodies, dof_body, armature, damping, friction):
@@ -68,7 +72,7 @@ def pack(bodies, dof_body, armature, damping, friction):
     block = np.zeros((nb, BODY_ROWS, 3))
     for i, b in enumerate(bodies):
         block[i] = np.vstack([np.reshape(b.S, (2, 3)), b.axis, b.R_tree, b.p_tree, b.h, b.I,
-                              [b.mass, b.q_mult, b.q_offset]])
+                              [b.mass, b.q_mult, b.q_offset], *rotation_terms(b.code, b.axis, b.R_tree)])
     drive = np.column_stack([armature, damping, friction]).astype(np.float64)
     return np.concatenate([block.ravel(), drive.ravel()]), idata
 

@@ -69,7 +69,7 @@ def torque_regressor_rows(m, w, q, qd, qdd, gravity, Y):
     for i in range(m.nb):
         λ = m.parent[i]
         qd_i = joint_coordinate(m, i, qd)
-        X_up(m.jtype[i], m.axis[i], m.R_tree[i], m.p_tree[i], joint_coordinate(m, i, q) + m.q_offset[i], R[i], p[i])
+        X_up(m, i, q, R[i], p[i])
         motion_to_child(R[i], p[i], v[λ], v[i])
         add_scaled(v[i], qd_i, m.S[i])
         motion_to_child(R[i], p[i], a[λ], a[i])

@@ -7,7 +7,6 @@ A transform between a parent frame and a child frame is given as the child's pos
 
 The helpers write into preallocated rows instead of returning arrays, so compiled kernels never allocate.
 """
-import math
 
 from ._jit import helper
 
@@ -16,19 +15,6 @@ from ._jit import helper
 def cross(a0, a1, a2, b0, b1, b2):
     """The 3-vector cross product ``a x b`` on components."""
     return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
-
-
-@helper
-def rotation_about_axis(u, angle):
-    """Rows of the rotation by ``angle`` about the unit axis ``u`` (Rodrigues' formula; RBDA eq. 2.49 gives its
-    transpose, the coordinate transform)."""
-    c = math.cos(angle)
-    s = math.sin(angle)
-    t = 1.0 - c
-    x, y, z = u[0], u[1], u[2]
-    return ((t * x * x + c, t * x * y - s * z, t * x * z + s * y),
-            (t * x * y + s * z, t * y * y + c, t * y * z - s * x),
-            (t * x * z - s * y, t * y * z + s * x, t * z * z + c))
 
 
 @helper

@@ -57,7 +57,7 @@ def newton_euler_rate(m, w, q, qd, qdd, qddd, gravity, tau_rate):
         λ = m.parent[i]
         qd_i = joint_coordinate(m, i, qd)
         qdd_i = joint_coordinate(m, i, qdd)
-        X_up(m.jtype[i], m.axis[i], m.R_tree[i], m.p_tree[i], joint_coordinate(m, i, q) + m.q_offset[i], R[i], p[i])
+        X_up(m, i, q, R[i], p[i])
         motion_to_child(R[i], p[i], v[λ], v[i])
         add_scaled(v[i], qd_i, m.S[i])
         motion_to_child(R[i], p[i], vd[λ], vd[i])

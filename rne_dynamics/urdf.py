@@ -188,5 +188,6 @@ class _Reader:
                 self.fail(f"joint '{joint.name}'", "is defined twice")
             joints.append(joint)
             origins[joint.name] = origin
-        return build_robot(root.get("name") or "robot", list(links.values()), joints, origins, error=URDFError, source=self.where)
+        return build_robot(root.get("name") or "robot", list(links.values()), joints, origins, error=URDFError,
+                           source=self.where)
 

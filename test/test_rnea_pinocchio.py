@@ -2,8 +2,8 @@
 
 Torques (``pin.rnea`` plus the URDF ``<dynamics>`` friction Pinocchio leaves out), joint wrenches (``data.f``,
 the wrench on each joint's child body by its parent, joint frame, about the joint origin: the contract's
-definition) and the base wrench (root frame) must agree to 1e-9 relative, for one state and for a batch compared state by state, under the default
-gravity, a tilted gravity and external wrenches on every link.
+definition) and the base wrench (root frame) must agree to 1e-9 relative, for one state and for a batch compared
+state by state, under the default gravity, a tilted gravity and external wrenches on every link.
 """
 from types import SimpleNamespace
 
