@@ -17,7 +17,7 @@ setup(
         (f"share/{PACKAGE}/config", glob("config/*.yaml") + glob("config/*.rviz")),
         (f"share/{PACKAGE}/urdf", glob(f"{PACKAGE}/data/*.urdf")),
     ],
-    install_requires=["setuptools", "numpy", "numba", "pyyaml", "matplotlib", "rosbags"],
+    install_requires=["setuptools", "numpy", "numba", "pyyaml", "scipy", "matplotlib", "rosbags"],
     zip_safe=True,
     maintainer="rne_dynamics maintainers",
     maintainer_email="maintainers@rne-dynamics.invalid",

@@ -17,7 +17,6 @@ from collections import namedtuple
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg
 
 from ._jit import batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
 from .inputs import gravity_vector, states
@@ -162,6 +161,8 @@ def base_parameters(robot, *, samples=None, seed=0, gravity=None, tolerance=None
     pivoted columns are independent and the others are ``W_2 = W_1 R1^-1 R2``, so ``W pi = W_1 (pi_1 + R1^-1 R2
     pi_2)``. Gravity matters: a different direction can make other combinations identifiable.
     """
+    import scipy.linalg  # QR with column pivoting; only this function needs scipy
+
     n_params = 10 * len(robot.bodies)
     if robot.dof == 0:
         return BaseParameters(np.zeros(0, int), np.zeros((0, n_params)), np.zeros(0), ())
