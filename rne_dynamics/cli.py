@@ -1,8 +1,23 @@
 """The ``rne-dynamics`` command (also ``python -m rne_dynamics``). Errors: one line on stderr, exit code 2."""
 import argparse
+import os
 import sys
 
 from .errors import ModelError, StateError
+from .loads import MotionError
+
+
+def at_least(minimum, kind=int):
+    """An argparse type: a number of ``kind`` not below ``minimum``."""
+    def parse(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a{'n integer' if kind is int else ' number'}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is below {minimum}")
+        return value
+    return parse
 
 
 def build_parser():
@@ -11,6 +26,32 @@ def build_parser():
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     demo = commands.add_parser("demo", help="torques, gravity and joint wrenches of the bundled arm along a motion")
     demo.add_argument("robot", nargs="?", help="a URDF path (default: the bundled 6-DOF arm)")
+    inspect = commands.add_parser("inspect", help="model summary of a URDF: tree, masses, warnings, gravity envelope")
+    inspect.add_argument("robot", metavar="ROBOT", help="a URDF path")
+    inspect.add_argument("--samples", type=at_least(1), default=20_000,
+                         help="configurations sampled for the gravity torque envelope (default: %(default)s)")
+    loads = commands.add_parser("loads", help="torques and joint reaction loads along a motion (CSV or rosbag2), "
+                                "with figures")
+    loads.add_argument("robot", metavar="ROBOT", help="a URDF path")
+    loads.add_argument("motion", metavar="MOTION",
+                       help="a CSV (time, <joint>, optional <joint>.velocity and <joint>.acceleration columns) or a "
+                            "rosbag2 (.mcap, .db3 or bag directory)")
+    loads.add_argument("--output", "-o", metavar="DIR", default="rne_loads",
+                       help="directory for loads.csv, torques.png, wrenches.png (default: %(default)s)")
+    loads.add_argument("--topic", metavar="NAME", default="/joint_states",
+                       help="sensor_msgs/JointState topic of a rosbag2 (default: %(default)s)")
+    loads.add_argument("--window", metavar="SECONDS", type=at_least(1e-6, float), default=0.1,
+                       help="time span of the local cubic fits that differentiate positions or velocities; longer "
+                            "smooths noisy recordings more (default: %(default)s)")
+    commands.add_parser("benchmark", help="time the library against Pinocchio and print the table",
+                        description="Runs benchmarks/bench_dynamics.py of a source checkout; other options are "
+                                    "passed to it.")
+    live = commands.add_parser("live", help="the ROS 2 nodes live (pip rclpy is enough): a simulated robot drives "
+                               "the inverse dynamics node; prints torques and joint loads")
+    live.add_argument("robot", nargs="?", help="a URDF path (default: the bundled 6-DOF arm)")
+    live.add_argument("--duration", type=float, help="seconds to run (default: 10)")
+    live.add_argument("--period", type=float, help="seconds between tables (default: 1)")
+    live.add_argument("--rate", type=float, help="simulation rate in Hz (default: 100)")
     return parser
 
 
@@ -19,14 +60,46 @@ def run_demo(args):
     return demo.run(args.robot) if args.robot else demo.run()
 
 
-HANDLERS = {"demo": run_demo}
+def run_inspect(args):
+    from . import inspect_robot
+    return inspect_robot.run(args.robot, samples=args.samples)
+
+
+def run_loads(args):
+    from . import loads
+    return loads.run(args.robot, args.motion, output=args.output, topic=args.topic, window=args.window)
+
+
+def run_benchmark(args):
+    from . import benchmark
+    return benchmark.run(args.options)
+
+
+def run_live(args):
+    from .nodes import live_demo
+    argv = [args.robot] if args.robot else []
+    for name in ("duration", "period", "rate"):
+        if getattr(args, name) is not None:
+            argv += [f"--{name}", str(getattr(args, name))]
+    return live_demo.main(argv)
+
+
+HANDLERS = {"demo": run_demo, "inspect": run_inspect, "loads": run_loads, "benchmark": run_benchmark,
+            "live": run_live}
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, options = parser.parse_known_args(argv)
+    if options and args.command != "benchmark":  # only the benchmark passes options on (to its suite)
+        parser.error(f"unrecognized arguments: {' '.join(options)}")
+    args.options = options
     try:
         return HANDLERS[args.command](args)
-    except (ModelError, StateError, OSError, KeyError) as exc:
+    except BrokenPipeError:  # the reader stopped early (`| head`): not an error of ours
+        sys.stdout = open(os.devnull, "w")
+        return 0
+    except (ModelError, StateError, MotionError, OSError, KeyError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"rne-dynamics {args.command}: error: {message}", file=sys.stderr)
         return 2

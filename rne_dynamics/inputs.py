@@ -13,9 +13,10 @@ DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 def _floats(value, name):
     """``value`` as a float64 array; text, ragged lists and other non-numbers raise a :class:`StateError`."""
     try:
-        return np.ascontiguousarray(value, dtype=np.float64)
+        x = np.ascontiguousarray(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise StateError(f"{name} is not an array of numbers ({exc})") from None
+    return x if x.flags.writeable else x.copy()  # one compiled kernel: numba compiles read-only arrays apart
 
 
 def states(robot, finite=True, **arrays):
@@ -64,8 +65,7 @@ def _explain(robot, arrays):
         shape = x.shape
 
 
-_DEFAULT_GRAVITY = np.array(DEFAULT_GRAVITY)
-_DEFAULT_GRAVITY.setflags(write=False)
+_DEFAULT_GRAVITY = np.array(DEFAULT_GRAVITY)  # writable, like a gravity the caller passes: numba compiles per flag
 
 
 def gravity_vector(gravity):

@@ -1,0 +1,507 @@
+"""What both dynamics nodes share: the model and its parameters, joint-name matching, services and diagnostics.
+
+The callbacks read one :class:`DynamicsModel` (the robot with payload and drive parameters applied, gravity, name
+maps; never changed once built), replaced by a single assignment. A new description or parameter value first builds
+a complete new model; if anything about it is wrong it is refused with the reason (logged, in diagnostics, and as
+the parameter-set result) and the last good model stays in service.
+
+Per-joint parameters (``armature``, ``viscous_friction``, ``coulomb_friction``) are double arrays: empty keeps the
+URDF values (``<dynamics damping friction>``, armature 0), one value applies to every joint, otherwise one value per
+movable joint in ``robot.joint_names`` order (the URDF order of the movable, non-mimic joints).
+"""
+import array
+import math
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, ParameterType, SetParametersResult
+from rclpy.event_handler import PublisherEventCallbacks
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import Header, String
+from std_srvs.srv import Trigger
+
+from ..errors import ModelError, ModelWarning, StateError
+from ..inputs import gravity_vector
+from ..urdf import load_urdf
+
+#: QoS of ``/robot_description`` as robot_state_publisher offers it: the last message kept for late joiners.
+DESCRIPTION_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                             reliability=ReliabilityPolicy.RELIABLE)
+WARNING_PERIOD = 2.0  # s between two logs of the same input problem
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A node parameter: default (``None``: an empty array), descriptor, and whether it changes the model."""
+    name: str
+    default: object
+    type: int
+    description: str
+    low: float = None
+    high: float = None
+    constraints: str = ""
+    rebuilds_model: bool = False
+
+    def descriptor(self):
+        d = ParameterDescriptor(name=self.name, type=self.type, description=self.description,
+                                additional_constraints=self.constraints)
+        if self.low is not None:
+            d.floating_point_range = [FloatingPointRange(from_value=self.low, to_value=self.high, step=0.0)]
+        return d
+
+
+STRING, DOUBLE, BOOL = ParameterType.PARAMETER_STRING, ParameterType.PARAMETER_DOUBLE, ParameterType.PARAMETER_BOOL
+DOUBLES, STRINGS = ParameterType.PARAMETER_DOUBLE_ARRAY, ParameterType.PARAMETER_STRING_ARRAY
+PER_JOINT = "empty: as the URDF says; one value: every joint; else one value per joint in joint_names order"
+
+COMMON_PARAMETERS = (
+    Spec("robot_description", "", STRING, "URDF XML text or a URDF file path; empty: wait for /robot_description",
+         rebuilds_model=True),
+    Spec("gravity", [0.0, 0.0, -9.81], DOUBLES, "gravitational acceleration in the root-link frame (m/s^2)",
+         constraints="3 finite values", rebuilds_model=True),
+    Spec("payload.link", "", STRING, "link that carries the payload; empty: no payload", rebuilds_model=True),
+    Spec("payload.mass", 0.0, DOUBLE, "payload mass (kg); needs payload.link", 0.0, 1.0e4, rebuilds_model=True),
+    Spec("payload.com", [0.0, 0.0, 0.0], DOUBLES, "payload centre of mass in the payload link frame (m)",
+         constraints="3 finite values", rebuilds_model=True),
+    Spec("payload.inertia", [0.0] * 6, DOUBLES, "payload inertia about its COM, link axes (kg m^2)",
+         constraints="6 values ixx ixy ixz iyy iyz izz, physically possible", rebuilds_model=True),
+    Spec("armature", None, DOUBLES, "rotor inertia reflected to each joint (kg m^2 or kg)",
+         constraints=PER_JOINT + "; >= 0", rebuilds_model=True),
+    Spec("viscous_friction", None, DOUBLES, "viscous friction coefficient per joint (N m s/rad or N s/m)",
+         constraints=PER_JOINT + "; >= 0", rebuilds_model=True),
+    Spec("coulomb_friction", None, DOUBLES, "Coulomb friction per joint (N m or N)",
+         constraints=PER_JOINT + "; >= 0", rebuilds_model=True),
+    Spec("diagnostics_rate_hz", 1.0, DOUBLE, "rate of the /diagnostics status (Hz)", 0.1, 100.0),
+)
+
+
+def finite_values(name, value, count=None, non_negative=False):
+    """``value`` as a float array, or a ValueError naming the parameter."""
+    x = np.asarray(value, float)
+    if count is not None and x.shape != (count,):
+        raise ValueError(f"{name} needs {count} values, got {len(x)}")
+    if not np.isfinite(x).all() or (non_negative and (x < 0).any()):
+        raise ValueError(f"{name} must be finite{' and >= 0' if non_negative else ''}, got {list(value)}")
+    return x
+
+
+def check_common(name, value):
+    """Checks of a common parameter value that need no model (the model checks the rest when it is built)."""
+    if name == "gravity":
+        finite_values(name, value, 3)
+    elif name in ("payload.com", "payload.inertia"):
+        finite_values(name, value, 3 if name == "payload.com" else 6)
+    elif name in ("armature", "viscous_friction", "coulomb_friction"):
+        finite_values(name, value, non_negative=True)
+
+
+def per_joint(name, values, robot):
+    """A per-joint parameter as :meth:`Robot.with_drive` takes it (``None`` keeps the robot's values)."""
+    if len(values) == 0:
+        return None
+    if len(values) == 1:
+        return np.full(robot.dof, values[0])
+    if len(values) != robot.dof:
+        raise ModelError(f"{name} has {len(values)} values; robot '{robot.name}' has {robot.dof} joints "
+                         f"({', '.join(robot.joint_names)}): give 0, 1 or {robot.dof} values")
+    return np.asarray(values, float)
+
+
+@dataclass(frozen=True)
+class Description:
+    """A robot description as loaded: the robot, the text or path it came from, where from, its model warnings."""
+    robot: object
+    text: str
+    source: str
+    warnings: tuple
+
+
+def read_description(text, source):
+    """Load a URDF (XML text or path); a bad one raises :class:`ModelError` naming the element at fault."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ModelWarning)
+        robot = load_urdf(text)
+    notes = tuple(str(w.message) for w in caught if issubclass(w.category, ModelWarning))
+    return Description(robot, text, source, notes)
+
+
+@dataclass(eq=False)
+class DynamicsModel:
+    """Everything the callbacks need about one robot model, computed once per model."""
+    robot: object
+    gravity: np.ndarray
+    settings: dict  # the parameter values this model was built from
+    joint_names: list = field(init=False)
+    effort_limits: np.ndarray = field(init=False)
+    zeros: np.ndarray = field(init=False)
+    _orders: dict = field(init=False, default_factory=dict)
+
+    def __post_init__(self):
+        self.joint_names = list(self.robot.joint_names)
+        self.effort_limits = self.robot.effort_limits
+        self.zeros = np.zeros(self.robot.dof)  # shared: never written (kept writable: numba compiles per flag)
+
+    @classmethod
+    def build(cls, robot, values):
+        """The model for a loaded robot and the node's parameter values; :class:`ModelError` names what is wrong."""
+        link, mass = values["payload.link"], values["payload.mass"]
+        if link:
+            robot = robot.with_payload(link, mass, values["payload.com"], values["payload.inertia"])
+        elif mass != 0.0:
+            raise ModelError(f"payload.mass is {mass} kg but payload.link is empty: set payload.link first")
+        robot = robot.with_drive(armature=per_joint("armature", values["armature"], robot),
+                                 damping=per_joint("viscous_friction", values["viscous_friction"], robot),
+                                 friction=per_joint("coulomb_friction", values["coulomb_friction"], robot))
+        return cls(robot, gravity_vector(values["gravity"]), dict(values))
+
+    def order(self, names):
+        """Indices into a message's per-name arrays that give the robot's joints in ``joint_names`` order."""
+        key = tuple(names)
+        take = self._orders.get(key)
+        if take is None:
+            take = self._order(key)
+            if len(self._orders) > 64:  # a publisher that keeps changing its name list: stay bounded
+                self._orders.clear()
+            self._orders[key] = take
+        if isinstance(take, str):
+            raise StateError(take)
+        return take
+
+    def _order(self, names):
+        position = {}
+        for k, name in enumerate(names):
+            if name in position:
+                return f"joint '{name}' is named twice"
+            position[name] = k
+        missing = [name for name in self.joint_names if name not in position]
+        if missing:
+            return (f"{'no joint names' if not names else 'missing joints ' + ', '.join(missing)} "
+                    f"(robot '{self.robot.name}' needs {', '.join(self.joint_names)})")
+        return np.array([position[name] for name in self.joint_names], dtype=np.intp)
+
+    def gather(self, names, values, what, optional=False):
+        """The robot's joints' entries of a per-name message array (``position``, ``effort`` ...), joint order.
+
+        An empty array of an ``optional`` field reads as zeros. Wrong lengths and non-finite values of the robot's
+        joints raise :class:`StateError` (other joints' values are not looked at).
+        """
+        if len(values) != len(names):
+            if optional and len(values) == 0:
+                return self.zeros
+            raise StateError(f"{len(names)} joint names but {len(values)} {what} values")
+        x = (np.frombuffer(values) if type(values) is array.array else np.asarray(values, float))[self.order(names)]
+        if not np.isfinite(x).all():
+            bad = int(np.flatnonzero(~np.isfinite(x))[0])
+            raise StateError(f"{what} of joint '{self.joint_names[bad]}' is {x[bad]}")
+        return x
+
+    def joint_unit(self, k):
+        """``N m`` for a revolute joint, ``N`` for a prismatic one."""
+        return "N" if self.robot.joints[self.joint_names[k]].type == "prismatic" else "N m"
+
+
+def stamp_seconds(stamp):
+    return stamp.sec + 1e-9 * stamp.nanosec
+
+
+def doubles(x):
+    """A float64 numpy array as the ``array('d')`` message fields hold (one memory copy, no Python loop)."""
+    return array.array("d", x.tobytes())
+
+
+class Statistics:
+    """Counters behind /diagnostics: a window since the last status, and totals since start or ``~/reset``."""
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self):
+        self.total_inputs = self.total_rejected = self.total_violations = 0
+        self.last_rejection = ""
+        self.new_window()
+
+    def new_window(self):
+        self.window_start = time.monotonic()
+        self.inputs = self.rejected = self.violations = 0
+        self.compute_sum = self.compute_max = 0.0
+        self.violating_joints = set()
+
+    def computed(self, seconds):
+        self.inputs += 1
+        self.total_inputs += 1
+        self.compute_sum += seconds
+        self.compute_max = max(self.compute_max, seconds)
+
+    def reject(self, reason):
+        self.rejected += 1
+        self.total_rejected += 1
+        self.last_rejection = reason
+
+    def exceeded(self, joints):
+        self.violations += 1
+        self.total_violations += 1
+        self.violating_joints.update(joints)
+
+
+class DynamicsNode(Node):
+    """Base of the dynamics nodes: parameters, the robot model, ``/robot_description``, services, diagnostics.
+
+    A subclass creates its publishers and subscriptions, then calls :meth:`start`. It may override
+    :meth:`check_parameter` and :meth:`check_model` (raise ValueError with the reason), :meth:`model_changed`,
+    :meth:`parameters_changed`, :meth:`reset` and :meth:`diagnostic_values`.
+    """
+
+    def __init__(self, name, parameters, **kwargs):
+        super().__init__(name, **kwargs)
+        self.model = None
+        self.description = None
+        self.refusal = ""  # why the last description or model was refused; cleared by the next good one
+        self.stats = Statistics()
+        self._specs = {spec.name: spec for spec in COMMON_PARAMETERS + tuple(parameters)}
+        self._pending = None  # (description, model) validated by a parameter set, installed after it
+        self._warned = {}
+        self._ready = False
+        self.add_on_set_parameters_callback(self._validate_parameters)
+        self.add_post_set_parameters_callback(self._apply_parameters)
+        for spec in self._specs.values():
+            declared = self.declare_parameter(spec.name, Parameter.Type(spec.type) if spec.default is None
+                                              else spec.default, spec.descriptor())
+            if declared.value is None:  # an empty array (rclpy cannot infer its type from [])
+                self.set_parameters([Parameter(spec.name, Parameter.Type(spec.type), [])])
+        self._ready = True
+        self.diagnostics_publisher = self.create_output(DiagnosticArray, "/diagnostics")
+        self.diagnostics_timer = self.create_timer(1.0 / self.get_parameter("diagnostics_rate_hz").value,
+                                                   self.publish_diagnostics)
+        self.create_subscription(String, "/robot_description", self._on_description_message, DESCRIPTION_QOS)
+        self.create_service(Trigger, "~/reload_robot_description", self._on_reload)
+        self.create_service(Trigger, "~/reset", self._on_reset)
+
+    def create_output(self, msg_type, topic):
+        """A publisher without rclpy's default QoS-event handlers: each is a waitable that the executor visits on
+        every wake-up, which at 1 kHz and a dozen outputs costs more than the dynamics."""
+        return self.create_publisher(msg_type, topic, 10,
+                                     event_callbacks=PublisherEventCallbacks(use_default_callbacks=False))
+
+    def start(self):
+        """Load the ``robot_description`` parameter if it is set (else wait for the topic)."""
+        text = self.get_parameter("robot_description").value
+        if text:
+            self.load_description(text, "parameter robot_description")
+        else:
+            self.get_logger().info("waiting for a robot description on "
+                                   f"{self.resolve_topic_name('/robot_description')}")
+
+    # -- model -------------------------------------------------------------------------------------------------
+
+    def parameter_values(self):
+        return {name: self.get_parameter(name).value for name in self._specs}
+
+    def build_model(self, description, values):
+        model = DynamicsModel.build(description.robot, values)
+        self.check_model(model, values)
+        return model
+
+    def load_description(self, text, source):
+        """Load a new description and swap it in, or refuse it and keep the current model. ``(ok, message)``."""
+        try:
+            description = read_description(text, source)
+            model = self.build_model(description, self.parameter_values())
+        except ValueError as exc:
+            return False, self.refuse(f"the robot description from {source}", exc)
+        self.install(description, model)
+        return True, f"robot '{model.robot.name}' ({model.robot.dof} joints) from {source}"
+
+    def refuse(self, what, reason):
+        kept = f"keeping robot '{self.model.robot.name}'" if self.model else "no model yet"
+        self.refusal = f"{what}: {reason}"
+        message = f"refused {what}: {reason}; {kept}"
+        self.get_logger().error(message)
+        return message
+
+    def install(self, description, model):
+        previous = self.model
+        for note in description.warnings:
+            self.get_logger().warning(f"{description.source}: {note}")
+        self.description = description
+        self.model_changed(model, previous)
+        self.model = model
+        self.refusal = ""
+        if previous is None or previous.robot is not model.robot:
+            robot = model.robot
+            self.get_logger().info(f"robot '{robot.name}' from {description.source}: {robot.dof} joints, "
+                                   f"{robot.total_mass:.3f} kg moving, gravity {model.gravity.tolist()}")
+
+    # -- parameters --------------------------------------------------------------------------------------------
+
+    def _validate_parameters(self, parameters):
+        try:
+            for p in parameters:
+                if p.type_ == Parameter.Type.NOT_SET:
+                    if self._ready:
+                        raise ValueError(f"{p.name} cannot be unset")
+                    continue
+                check_common(p.name, p.value)
+                self.check_parameter(p.name, p.value)
+            self._pending = None
+            if self._ready and any(self._specs[p.name].rebuilds_model for p in parameters if p.name in self._specs):
+                values = self.parameter_values() | {p.name: p.value for p in parameters}
+                description = self.description
+                if "robot_description" in {p.name for p in parameters} and values["robot_description"]:
+                    description = read_description(values["robot_description"], "parameter robot_description")
+                if description is not None:
+                    self._pending = (description, self.build_model(description, values))
+        except ValueError as exc:
+            names = ", ".join(p.name for p in parameters)
+            self.get_logger().warning(f"rejected parameter {names}: {exc}")
+            return SetParametersResult(successful=False, reason=str(exc))
+        return SetParametersResult(successful=True)
+
+    def _apply_parameters(self, parameters):
+        if not self._ready:
+            return
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            self.install(*pending)
+        names = {p.name for p in parameters}
+        if "diagnostics_rate_hz" in names:
+            self.destroy_timer(self.diagnostics_timer)
+            self.diagnostics_timer = self.create_timer(1.0 / self.get_parameter("diagnostics_rate_hz").value,
+                                                       self.publish_diagnostics)
+        self.parameters_changed(names)
+
+    # -- topics and services -----------------------------------------------------------------------------------
+
+    def _on_description_message(self, msg):
+        self.load_description(msg.data, self.resolve_topic_name("/robot_description") + " topic")
+
+    def _on_reload(self, request, response):
+        """Re-read the ``robot_description`` parameter (text, or the file it names), else the last topic message."""
+        text = self.get_parameter("robot_description").value
+        source = "parameter robot_description"
+        if not text and self.description is not None:
+            text, source = self.description.text, self.description.source
+        if not text:
+            response.success, response.message = False, "no robot description yet (parameter or topic)"
+        else:
+            response.success, response.message = self.load_description(text, source)
+        return response
+
+    def _on_reset(self, request, response):
+        self.stats.reset()
+        response.success, response.message = True, self.reset()
+        return response
+
+    def warn_throttled(self, text, key=None):
+        """Log a problem, each distinct one (``key``, default the text) at most every :data:`WARNING_PERIOD` s."""
+        key = text if key is None else key
+        now = time.monotonic()
+        if now - self._warned.get(key, -math.inf) >= WARNING_PERIOD:
+            if len(self._warned) > 256:
+                self._warned.clear()
+            self._warned[key] = now
+            self.get_logger().warning(text)
+
+    def reject_input(self, topic, reason):
+        self.stats.reject(f"{topic}: {reason}")
+        self.warn_throttled(f"{topic}: {reason}; message ignored")
+
+    def check_limits(self, model, torques, topic):
+        """Count and report torques (one state or a trajectory's points) beyond the URDF effort limits.
+
+        Returns how many states exceed a limit.
+        """
+        over = np.abs(torques) > model.effort_limits
+        if not over.any():
+            return 0
+        over = np.atleast_2d(over)
+        cells = np.argwhere(over)
+        joints = sorted({model.joint_names[k] for k in cells[:, 1]})
+        self.stats.exceeded(joints)
+        tau = np.atleast_2d(torques)
+        point = "point {} " if np.ndim(torques) == 2 else ""
+        details = ", ".join(f"{point.format(n)}{model.joint_names[k]} {tau[n, k]:.1f} > "
+                            f"{model.effort_limits[k]:g} {model.joint_unit(k)}" for n, k in cells[:6])
+        self.warn_throttled(f"{topic}: effort limits exceeded: {details}", key=f"limits {topic} {joints}")
+        return int(over.any(axis=1).sum())
+
+    def publish_diagnostics(self):
+        stats = self.stats
+        elapsed = max(time.monotonic() - stats.window_start, 1e-9)
+        status = DiagnosticStatus(name=f"rne_dynamics: {self.get_fully_qualified_name()}")
+        model = self.model
+        values = {"robot": "none", "model source": "none", "refused description": self.refusal or "none"}
+        if model is None:
+            status.level = DiagnosticStatus.ERROR
+            status.message = "no robot model: waiting for /robot_description or parameter robot_description"
+        else:
+            robot = model.robot
+            status.hardware_id = robot.name
+            values |= {"robot": robot.name, "model source": self.description.source, "joints": robot.dof,
+                       "gravity": model.gravity.tolist(), "payload": f"{model.settings['payload.mass']} kg on "
+                       f"'{model.settings['payload.link']}'" if model.settings["payload.link"] else "none"}
+            problems = []
+            if self.refusal:
+                problems.append(f"kept robot '{robot.name}', refused {self.refusal}")
+            if stats.violations:
+                problems.append("effort limits exceeded: " + ", ".join(sorted(stats.violating_joints)))
+            if stats.rejected:
+                problems.append(f"{stats.rejected} inputs rejected, last: {stats.last_rejection}")
+            status.level = DiagnosticStatus.WARN if problems else DiagnosticStatus.OK
+            status.message = "; ".join(problems) or f"robot '{robot.name}' OK"
+        values |= {"input rate [Hz]": stats.inputs / elapsed, "inputs": stats.total_inputs,
+                   "rejected inputs": stats.total_rejected, "last rejected input": stats.last_rejection or "none",
+                   "compute time mean [ms]": 1e3 * stats.compute_sum / stats.inputs if stats.inputs else 0.0,
+                   "compute time max [ms]": 1e3 * stats.compute_max,
+                   "effort limit violations": stats.total_violations,
+                   "effort limit violations (window)": stats.violations}
+        values |= self.diagnostic_values()
+        status.values = [KeyValue(key=key, value=f"{v:.6g}" if isinstance(v, float) else str(v))
+                         for key, v in values.items()]
+        header = Header(stamp=self.get_clock().now().to_msg())
+        self.diagnostics_publisher.publish(DiagnosticArray(header=header, status=[status]))
+        stats.new_window()
+
+    # -- hooks -------------------------------------------------------------------------------------------------
+
+    def check_parameter(self, name, value):
+        """Raise ValueError if ``value`` is invalid for ``name`` whatever the model."""
+
+    def check_model(self, model, values):
+        """Raise ValueError if the parameter ``values`` do not fit ``model``."""
+
+    def model_changed(self, model, previous):
+        """Prepare the node's outputs for ``model`` (called before it replaces ``previous``, which may be None)."""
+
+    def parameters_changed(self, names):
+        """React to parameters that were set (after the model, if any, was swapped)."""
+
+    def reset(self):
+        """``~/reset``: return a message saying what was reset."""
+        return "statistics reset"
+
+    def diagnostic_values(self):
+        return {}
+
+
+def spin(node_class, args=None):
+    """Run one node until Ctrl-C or shutdown (the body of the executables' ``main``)."""
+    import rclpy
+    from rclpy.executors import ExternalShutdownException
+
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = node_class()
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0

@@ -1,0 +1,194 @@
+"""The ``forward_dynamics`` node: joint efforts in, joint accelerations out; optionally a light simulator.
+
+``~/effort_command`` (JointState: name + effort, every joint of the robot) gives ``~/accelerations``: a
+JointTrajectory with one point (positions, velocities, accelerations, effort) and the command's stamp, computed at
+the state last read from ``/joint_states``. With ``simulate: true`` the node instead integrates its own state every
+``1 / rate_hz`` s under gravity and the last effort command (held; zero until the first), publishes it on
+``/joint_states`` (position, velocity, and the applied effort), and computes ``~/accelerations`` at that state.
+``~/reset`` returns the simulation to ``initial_positions`` at rest with zero effort.
+"""
+import time
+
+import numpy as np
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+import rne_dynamics as rd
+
+from ..errors import ModelError, StateError
+from ..simulate import step as simulation_step
+from .common import BOOL, DOUBLE, DOUBLES, DynamicsNode, Spec, doubles, spin
+
+PARAMETERS = (
+    Spec("simulate", False, BOOL, "integrate the robot under gravity and ~/effort_command and publish "
+         "/joint_states, instead of reading /joint_states"),
+    Spec("rate_hz", 500.0, DOUBLE, "simulation rate: one step of 1/rate_hz s and one /joint_states per period (Hz)",
+         1.0, 1.0e4),
+    Spec("initial_positions", None, DOUBLES, "where the simulation starts and ~/reset returns to (rad or m)",
+         constraints="empty: zero, clipped into the joint limits; else one value per joint in joint_names order, "
+         "within the limits", rebuilds_model=True),
+)
+
+
+def initial_positions(model, values):
+    """The simulation's start positions for ``model``; :class:`ModelError` if the parameter does not fit it."""
+    limits = model.robot.position_limits
+    given = values["initial_positions"]
+    if len(given) == 0:
+        return np.clip(0.0, limits[:, 0], limits[:, 1])
+    q0 = np.asarray(given, float)
+    if q0.shape != (model.robot.dof,):
+        raise ModelError(f"initial_positions has {len(given)} values; robot '{model.robot.name}' has "
+                         f"{model.robot.dof} joints ({', '.join(model.joint_names)})")
+    outside = np.flatnonzero((q0 < limits[:, 0]) | (q0 > limits[:, 1]))
+    if outside.size:
+        k = outside[0]
+        raise ModelError(f"initial_positions: {model.joint_names[k]} = {q0[k]} is outside its limits "
+                         f"[{limits[k, 0]}, {limits[k, 1]}]")
+    return q0
+
+
+class ForwardDynamicsNode(DynamicsNode):
+    """Effort commands in, accelerations out; with ``simulate`` a light simulator (see the module doc)."""
+
+    def __init__(self, **kwargs):
+        super().__init__("forward_dynamics", PARAMETERS, **kwargs)
+        self.accelerations_publisher = self.create_output(JointTrajectory, "~/accelerations")
+        self.create_subscription(JointState, "~/effort_command", self.on_effort_command, 10)
+        self.measured = None  # (q, qd) last read from /joint_states (not simulating)
+        self.state = None     # (q, qd) of the simulation
+        self.command = None   # effort applied in the simulation
+        self.simulating = False
+        self.joint_states_subscription = self.joint_states_publisher = self.step_timer = None
+        self.steps = 0
+        self.start()
+        self.configure_mode()
+
+    # -- effort commands ---------------------------------------------------------------------------------------
+
+    def on_effort_command(self, msg):
+        model = self.model
+        if model is None:
+            self.reject_input("~/effort_command", "no robot model yet")
+            return
+        start = time.perf_counter()
+        try:
+            tau = model.gather(msg.name, msg.effort, "effort")
+        except StateError as exc:
+            self.reject_input("~/effort_command", exc)
+            return
+        if self.simulating:
+            self.command = tau
+            q, qd = self.state
+        elif self.measured is None:
+            self.reject_input("~/effort_command", "no /joint_states received yet")
+            return
+        else:
+            q, qd = self.measured
+        try:
+            qdd = rd.forward_dynamics(model.robot, q, qd, tau, gravity=model.gravity)
+        except ValueError as exc:  # a joint that moves no mass: the accelerations are undefined
+            self.reject_input("~/effort_command", exc)
+            return
+        out = self.accelerations
+        out.header.stamp = msg.header.stamp
+        point = out.points[0]
+        point.positions, point.velocities = doubles(q), doubles(qd)
+        point.accelerations, point.effort = doubles(qdd), doubles(tau)
+        self.accelerations_publisher.publish(out)
+        self.check_limits(model, tau, "~/effort_command")
+        self.stats.computed(time.perf_counter() - start)
+
+    def on_joint_states(self, msg):
+        model = self.model
+        if model is None:
+            return
+        try:
+            self.measured = (model.gather(msg.name, msg.position, "position"),
+                             model.gather(msg.name, msg.velocity, "velocity", optional=True))
+        except StateError as exc:
+            self.reject_input("/joint_states", exc)
+
+    # -- simulation --------------------------------------------------------------------------------------------
+
+    def step_simulation(self):
+        model = self.model
+        if model is None:
+            return
+        q, qd = self.state
+        try:
+            q, qd = simulation_step(model.robot, q, qd, self.command, self.dt, gravity=model.gravity)
+        except ValueError as exc:
+            self.warn_throttled(f"simulation step failed: {exc}; state held")
+            return
+        self.state = (q, qd)
+        self.steps += 1
+        out = self.simulated
+        out.header.stamp = self.get_clock().now().to_msg()
+        out.position, out.velocity, out.effort = doubles(q), doubles(qd), doubles(self.command)
+        self.joint_states_publisher.publish(out)
+
+    def configure_mode(self):
+        """Subscribe ``/joint_states``, or (simulating) publish it from a timer at ``rate_hz``."""
+        for handle, destroy in ((self.joint_states_subscription, self.destroy_subscription),
+                                (self.joint_states_publisher, self.destroy_publisher),
+                                (self.step_timer, self.destroy_timer)):
+            if handle is not None:
+                destroy(handle)
+        self.joint_states_subscription = self.joint_states_publisher = self.step_timer = None
+        self.simulating = self.get_parameter("simulate").value
+        if self.simulating:
+            self.dt = 1.0 / self.get_parameter("rate_hz").value
+            self.joint_states_publisher = self.create_output(JointState, "/joint_states")
+            self.step_timer = self.create_timer(self.dt, self.step_simulation)
+        else:
+            self.joint_states_subscription = self.create_subscription(JointState, "/joint_states",
+                                                                      self.on_joint_states, 10)
+
+    def initial_state(self, model):
+        self.state = (initial_positions(model, model.settings), model.zeros.copy())
+        self.command = model.zeros.copy()
+
+    # -- model, parameters, services ---------------------------------------------------------------------------
+
+    def check_model(self, model, values):
+        """The start positions must fit, and the forward dynamics be defined (a massless joint makes it singular);
+        the call also compiles or loads the kernels before the first message."""
+        q0 = initial_positions(model, values)
+        rd.forward_dynamics(model.robot, q0, model.zeros, model.zeros, gravity=model.gravity)
+        simulation_step(model.robot, q0, model.zeros, model.zeros, 1e-3, gravity=model.gravity)
+
+    def model_changed(self, model, previous):
+        names = model.joint_names
+        self.accelerations = JointTrajectory(joint_names=names, points=[JointTrajectoryPoint()])
+        self.simulated = JointState(name=names)
+        if previous is None or previous.joint_names != names:
+            self.measured = None
+            self.initial_state(model)
+
+    def parameters_changed(self, names):
+        if names & {"simulate", "rate_hz"}:
+            if "simulate" in names and self.model is not None:
+                self.initial_state(self.model)
+            self.configure_mode()
+
+    def reset(self):
+        if self.model is None:
+            return "statistics reset (no model yet)"
+        self.initial_state(self.model)
+        self.steps = 0
+        return "simulation back at the initial state at rest, zero effort; statistics reset"
+
+    def diagnostic_values(self):
+        values = {"mode": "simulating" if self.simulating else "reading /joint_states"}
+        if self.simulating:
+            values |= {"simulation steps": self.steps, "simulated time [s]": self.steps * self.dt}
+        return values
+
+
+def main(args=None):
+    return spin(ForwardDynamicsNode, args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

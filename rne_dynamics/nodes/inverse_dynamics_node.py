@@ -1,0 +1,292 @@
+"""The ``inverse_dynamics`` node: joint states in; torques, gravity feedforward, joint wrenches and loads out.
+
+Each output of a ``/joint_states`` message carries its stamp. ``~/torques`` goes out first (what a controller waits
+for), then ``~/gravity_torques``, ``~/gravity_command``, ``~/joint_wrenches/<joint>`` and, at most at
+``marker_rate_hz``, ``~/load_markers``: these four only while somebody subscribes to them (every publish costs CPU
+time at 1 kHz; a new subscriber is noticed within :data:`LISTENERS_REFRESH`). A joint name that is not a valid ROS
+name token has its other characters replaced by ``_`` in its wrench topic. ``~/trajectory`` comes back on
+``~/trajectory_with_efforts`` with the inverse dynamics torque of every point in ``effort`` (0 for a joint the robot
+does not have; missing velocities or accelerations read as zero).
+"""
+import math
+import re
+import time
+
+import numpy as np
+from geometry_msgs.msg import WrenchStamped
+from rclpy.event_handler import SubscriptionEventCallbacks
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory
+from visualization_msgs.msg import MarkerArray
+
+import rne_dynamics as rd
+
+from ..errors import ModelError, StateError
+from .common import BOOL, DOUBLE, STRING, STRINGS, DynamicsNode, Spec, doubles, spin, stamp_seconds
+from .markers import LoadMarkers, deleting_all
+
+ACCELERATION_SOURCES = ("zero", "differentiate")
+LISTENERS_REFRESH = 0.1  # s: a new subscriber of an optional output gets its first message at most this late
+
+PARAMETERS = (
+    Spec("command_joints", None, STRINGS, "joint order of ~/gravity_command (the effort controller's joints); "
+         "empty: joint_names order", constraints="movable joints of the robot, each at most once",
+         rebuilds_model=True),
+    Spec("acceleration_source", "zero", STRING, "joint accelerations: zero, or differentiate (the low-pass "
+         "filtered derivative of the measured velocity)", constraints="zero | differentiate"),
+    Spec("acceleration_cutoff_hz", 20.0, DOUBLE, "cutoff frequency of the velocity-derivative filter (Hz)",
+         0.01, 1.0e4),
+    Spec("publish_wrenches", True, BOOL, "publish ~/joint_wrenches/<joint> (WrenchStamped, child link frame)"),
+    Spec("publish_markers", True, BOOL, "publish ~/load_markers (MarkerArray)"),
+    Spec("marker_rate_hz", 10.0, DOUBLE, "highest rate of ~/load_markers (Hz)", 0.1, 1.0e4),
+)
+
+
+def topic_token(name):
+    """``name`` as one ROS topic name token: letters, digits and ``_``, not starting with a digit."""
+    token = re.sub(r"[^A-Za-z0-9_]", "_", name)
+    return "_" + token if not token or token[0].isdigit() else token
+
+
+class VelocityDerivative:
+    """Joint accelerations as the low-pass filtered derivative of the measured joint velocity.
+
+    Per message, with ``dt`` the difference of the stamps and ``T = 1 / (2 pi cutoff)``:
+    ``qdd <- qdd + dt / (dt + T) * ((qd - qd_prev) / dt - qdd)`` (a first-order filter, backward Euler).
+    The estimate starts at zero; a message that is not newer than the last leaves it unchanged.
+    """
+
+    def __init__(self, dof, cutoff_hz):
+        self.time_constant = 1.0 / (2.0 * math.pi * cutoff_hz)
+        self.qdd = np.zeros(dof)
+        self.t = self.qd = None
+
+    def update(self, t, qd):
+        """Take a measurement at ``t`` (s); False if it is not newer than the last one."""
+        if self.t is not None:
+            dt = t - self.t
+            if dt <= 0.0:
+                return False
+            self.qdd = self.qdd + dt / (dt + self.time_constant) * ((qd - self.qd) / dt - self.qdd)
+        self.t, self.qd = t, qd
+        return True
+
+
+class Outputs:
+    """The output messages of one model, built once and refilled per input (rclpy serialises on publish)."""
+
+    def __init__(self, model, wrench_publishers):
+        names = model.joint_names
+        self.torques = JointState(name=names)
+        self.gravity = JointState(name=names)
+        self.command = Float64MultiArray()
+        command_joints = model.settings["command_joints"]
+        self.command_index = (np.array([names.index(j) for j in command_joints], dtype=np.intp)
+                              if command_joints else None)
+        self.wrench_publishers = [wrench_publishers[j] for j in names] if wrench_publishers else []
+        self.wrenches = [WrenchStamped() for _ in self.wrench_publishers]
+        for joint, wrench in zip(names, self.wrenches):
+            wrench.header.frame_id = model.robot.joints[joint].child
+        self.markers = LoadMarkers(model)
+        self.listeners_checked = -math.inf  # see InverseDynamicsNode.refresh_listeners
+        self.to_gravity = self.to_command = self.to_markers = False
+        self.wrench_targets = []
+
+
+class InverseDynamicsNode(DynamicsNode):
+    """Subscribes ``/joint_states`` and ``~/trajectory``; publishes the inverse dynamics of each (see module doc)."""
+
+    def __init__(self, **kwargs):
+        super().__init__("inverse_dynamics", PARAMETERS, **kwargs)
+        self.torques_publisher = self.create_output(JointState, "~/torques")
+        self.gravity_publisher = self.create_output(JointState, "~/gravity_torques")
+        self.command_publisher = self.create_output(Float64MultiArray, "~/gravity_command")
+        self.markers_publisher = self.create_output(MarkerArray, "~/load_markers")
+        self.trajectory_publisher = self.create_output(JointTrajectory, "~/trajectory_with_efforts")
+        self.wrench_publishers = {}  # joint name -> publisher of ~/joint_wrenches/<joint>
+        self.outputs = self.derivative = None
+        self.read_marker_parameters()
+        self.trajectories = self.trajectory_violations = 0
+        self.create_subscription(JointState, "/joint_states", self.on_joint_states, 10)
+        self.create_subscription(JointTrajectory, "~/trajectory", self.on_trajectory, 10,  # see create_output
+                                 event_callbacks=SubscriptionEventCallbacks(use_default_callbacks=False))
+        self.start()
+
+    # -- joint states ------------------------------------------------------------------------------------------
+
+    def on_joint_states(self, msg):
+        model, out = self.model, self.outputs
+        if model is None:
+            self.reject_input("/joint_states", "no robot model yet")
+            return
+        start = time.perf_counter()
+        try:
+            q = model.gather(msg.name, msg.position, "position")
+            qd = model.gather(msg.name, msg.velocity, "velocity", optional=True)
+        except StateError as exc:
+            self.reject_input("/joint_states", exc)
+            return
+        qdd = model.zeros
+        if self.derivative is not None:
+            if not self.derivative.update(stamp_seconds(msg.header.stamp), qd):
+                self.warn_throttled("/joint_states: acceleration_source 'differentiate' needs increasing stamps; "
+                                    "keeping the last acceleration estimate")
+            qdd = self.derivative.qdd
+        result = rd.inverse_dynamics(model.robot, q, qd, qdd, gravity=model.gravity)
+        stamp = msg.header.stamp
+        out.torques.header.stamp = stamp
+        out.torques.effort = doubles(result.torques)
+        self.torques_publisher.publish(out.torques)
+
+        # The other outputs go only to topics somebody listens to: each publish costs tens of microseconds.
+        now = time.monotonic()
+        if now - out.listeners_checked > LISTENERS_REFRESH:
+            self.refresh_listeners(out, now)
+        if out.to_gravity or out.to_command:
+            gravity = rd.gravity_torques(model.robot, q, gravity=model.gravity)
+            if out.to_gravity:
+                out.gravity.header.stamp = stamp
+                out.gravity.effort = doubles(gravity)
+                self.gravity_publisher.publish(out.gravity)
+            if out.to_command:
+                out.command.data = doubles(gravity if out.command_index is None else gravity[out.command_index])
+                self.command_publisher.publish(out.command)
+        if out.wrench_targets:
+            self.publish_wrenches(out.wrench_targets, stamp, result.joint_wrenches.tolist())
+        if out.to_markers and now - self.last_markers >= self.marker_period:
+            self.last_markers = now
+            self.markers_publisher.publish(out.markers.update(stamp, result.torques))
+        self.check_limits(model, result.torques, "/joint_states")
+        self.stats.computed(time.perf_counter() - start)
+
+    def refresh_listeners(self, out, now):
+        """Note which optional outputs have subscribers (asking costs microseconds: not for every message)."""
+        out.to_gravity = self.gravity_publisher.get_subscription_count() > 0
+        out.to_command = self.command_publisher.get_subscription_count() > 0
+        out.to_markers = self.publish_markers and self.markers_publisher.get_subscription_count() > 0
+        out.wrench_targets = [(k, publisher, message) for k, (publisher, message)
+                              in enumerate(zip(out.wrench_publishers, out.wrenches))
+                              if publisher.get_subscription_count() > 0]
+        out.listeners_checked = now
+
+    @staticmethod
+    def publish_wrenches(targets, stamp, joint_wrenches):
+        for k, publisher, message in targets:
+            fx, fy, fz, tx, ty, tz = joint_wrenches[k]
+            message.header.stamp = stamp
+            force, torque = message.wrench.force, message.wrench.torque
+            force.x, force.y, force.z = fx, fy, fz
+            torque.x, torque.y, torque.z = tx, ty, tz
+            publisher.publish(message)
+
+    # -- trajectories ------------------------------------------------------------------------------------------
+
+    def on_trajectory(self, msg):
+        model = self.model
+        if model is None:
+            self.reject_input("~/trajectory", "no robot model yet")
+            return
+        names, points = msg.joint_names, msg.points
+        try:
+            take = model.order(names)
+            q = np.empty((len(points), model.robot.dof))
+            qd, qdd = np.zeros_like(q), np.zeros_like(q)
+            for k, point in enumerate(points):  # one message per point: no way around a loop here
+                q[k] = model.gather(names, point.positions, f"point {k} position")
+                qd[k] = model.gather(names, point.velocities, f"point {k} velocity", optional=True)
+                qdd[k] = model.gather(names, point.accelerations, f"point {k} acceleration", optional=True)
+        except StateError as exc:
+            self.reject_input("~/trajectory", exc)
+            return
+        efforts = np.zeros((len(points), len(names)))
+        if points:
+            tau = rd.inverse_dynamics(model.robot, q, qd, qdd, gravity=model.gravity).torques
+            efforts[:, take] = tau
+            self.trajectory_violations += self.check_limits(model, tau, "~/trajectory")
+        for point, row in zip(points, efforts):
+            point.effort = doubles(row)
+        self.trajectories += 1
+        self.trajectory_publisher.publish(msg)
+
+    # -- model, parameters, services ---------------------------------------------------------------------------
+
+    def check_parameter(self, name, value):
+        if name == "acceleration_source" and value not in ACCELERATION_SOURCES:
+            raise ValueError(f"acceleration_source must be one of {', '.join(ACCELERATION_SOURCES)}, got '{value}'")
+        if name == "command_joints" and len(set(value)) != len(value):
+            raise ValueError(f"command_joints names a joint twice: {list(value)}")
+
+    def check_model(self, model, values):
+        unknown = [j for j in values["command_joints"] if j not in model.joint_names]
+        if unknown:
+            raise ModelError(f"command_joints: robot '{model.robot.name}' has no movable joint "
+                             f"{', '.join(repr(j) for j in unknown)} (its joints: {', '.join(model.joint_names)})")
+
+    def model_changed(self, model, previous):
+        self.sync_wrench_publishers(model)
+        if previous is not None and previous.joint_names != model.joint_names:
+            self.markers_publisher.publish(deleting_all())
+        self.outputs = Outputs(model, self.wrench_publishers)
+        if previous is None or previous.joint_names != model.joint_names:
+            self.reset_derivative(model)
+        self.warm_up(model)
+
+    @staticmethod
+    def warm_up(model):
+        """Compile (or load from numba's cache) the kernels the callbacks use, before the first message."""
+        rd.inverse_dynamics(model.robot, model.zeros, model.zeros, model.zeros, gravity=model.gravity)
+        rd.gravity_torques(model.robot, model.zeros, gravity=model.gravity)
+        batch = np.zeros((1, model.robot.dof))
+        rd.inverse_dynamics(model.robot, batch, batch, batch, gravity=model.gravity)
+
+    def sync_wrench_publishers(self, model):
+        """One publisher per joint of ``model`` while ``publish_wrenches`` is on, none otherwise."""
+        wanted = model.joint_names if model is not None and self.get_parameter("publish_wrenches").value else []
+        for joint in set(self.wrench_publishers) - set(wanted):
+            self.destroy_publisher(self.wrench_publishers.pop(joint))
+        for joint in wanted:
+            if joint not in self.wrench_publishers:
+                self.wrench_publishers[joint] = self.create_output(WrenchStamped,
+                                                                   f"~/joint_wrenches/{topic_token(joint)}")
+
+    def reset_derivative(self, model):
+        differentiate = self.get_parameter("acceleration_source").value == "differentiate"
+        self.derivative = (VelocityDerivative(model.robot.dof, self.get_parameter("acceleration_cutoff_hz").value)
+                           if differentiate and model is not None else None)
+
+    def parameters_changed(self, names):
+        model = self.model
+        if names & {"acceleration_source", "acceleration_cutoff_hz"}:
+            self.reset_derivative(model)
+        if "publish_wrenches" in names and model is not None:
+            self.sync_wrench_publishers(model)
+            self.outputs = Outputs(model, self.wrench_publishers)
+        if names & {"publish_markers", "marker_rate_hz"}:
+            self.read_marker_parameters()
+
+    def read_marker_parameters(self):
+        self.publish_markers = self.get_parameter("publish_markers").value
+        self.marker_period = 1.0 / self.get_parameter("marker_rate_hz").value
+        self.last_markers = -math.inf
+        if self.outputs is not None:
+            self.outputs.listeners_checked = -math.inf
+
+    def reset(self):
+        self.reset_derivative(self.model)
+        self.last_markers = -math.inf
+        self.trajectories = self.trajectory_violations = 0
+        return "statistics and the acceleration filter reset"
+
+    def diagnostic_values(self):
+        return {"acceleration source": self.get_parameter("acceleration_source").value,
+                "trajectories": self.trajectories,
+                "trajectory points over effort limits": self.trajectory_violations}
+
+
+def main(args=None):
+    return spin(InverseDynamicsNode, args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,191 @@
+"""The nodes live, without a ROS install (pip rclpy): a simulated robot drives the inverse dynamics node.
+
+One process, one executor, four nodes on this machine's loopback:
+
+- ``forward_dynamics`` with ``simulate: true`` integrates the robot and publishes ``/joint_states``;
+- ``demo_motion`` makes it follow a slow swing of every joint (computed-torque control through the library) by
+  publishing ``/forward_dynamics/effort_command``;
+- ``inverse_dynamics`` turns the simulated joint states into torques, gravity torques, wrenches and load markers;
+- ``demo_table`` prints the torques and each joint's load (|torque| / URDF effort limit) every ``--period`` seconds.
+
+    rne-dynamics live [ROBOT] [--duration 10]
+"""
+import argparse
+import math
+import os
+import sys
+import time
+
+import numpy as np
+
+from ..robots import DEFAULT_ROBOT
+from ..urdf import load_urdf
+
+#: Start pose of the bundled arm: elbow bent, wrist down, well inside the limits.
+ARM6_HOME = [0.0, -1.2, 1.0, -1.4, -1.57, 0.0]
+SWING_AMPLITUDE = 0.4  # rad (m for a prismatic joint, scaled to its range)
+SWING_HZ = 0.25
+TRACKING_HZ = 3.0      # bandwidth of the demo controller
+
+
+def parse(argv):
+    parser = argparse.ArgumentParser(prog="rne-dynamics live", description=__doc__.split("\n\n")[0])
+    parser.add_argument("robot", nargs="?", default=DEFAULT_ROBOT, help="a URDF path (default: the bundled arm)")
+    parser.add_argument("--duration", type=float, default=10.0, help="seconds to run (default: %(default)s)")
+    parser.add_argument("--period", type=float, default=1.0, help="seconds between tables (default: %(default)s)")
+    parser.add_argument("--rate", type=float, default=100.0, help="simulation rate in Hz (default: %(default)s)")
+    args = parser.parse_args(argv)
+    for name in ("duration", "period", "rate"):
+        if not (math.isfinite(getattr(args, name)) and getattr(args, name) > 0):
+            parser.error(f"--{name} must be a positive number")
+    return args
+
+
+def home_pose(robot):
+    if robot.name == "rne_arm6" and robot.dof == len(ARM6_HOME):
+        return np.array(ARM6_HOME)
+    limits = robot.position_limits
+    return np.clip(0.0, limits[:, 0], limits[:, 1])
+
+
+def swing(robot, home):
+    """``(amplitude, phase)`` per joint: joints move out of phase, by less than their range allows."""
+    limits = robot.position_limits
+    room = np.minimum(home - limits[:, 0], limits[:, 1] - home)
+    amplitude = np.minimum(SWING_AMPLITUDE, 0.8 * room)
+    return amplitude, np.arange(robot.dof) * 0.7
+
+
+def make_motion_node(context, robot, home):
+    """A node that steers the simulation along ``home + a sin(w t + phase)`` (computed torque through the library)."""
+    from rclpy.node import Node
+    from sensor_msgs.msg import JointState
+
+    from .. import inverse_dynamics
+    from .common import doubles
+
+    amplitude, phase = swing(robot, home)
+    w, wc = 2 * math.pi * SWING_HZ, 2 * math.pi * TRACKING_HZ
+    node = Node("demo_motion", context=context)
+    publisher = node.create_publisher(JointState, "/forward_dynamics/effort_command", 10)
+    out = JointState(name=list(robot.joint_names))
+    start = {}
+
+    def on_state(msg):
+        t_msg = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        t = t_msg - start.setdefault("t", t_msg)
+        q, qd = np.asarray(msg.position), np.asarray(msg.velocity)
+        s, c = np.sin(w * t + phase) - np.sin(phase), np.cos(w * t + phase)
+        q_ref, qd_ref, qdd_ref = home + amplitude * s, amplitude * w * c, -amplitude * w * w * np.sin(w * t + phase)
+        qdd = qdd_ref + wc * wc * (q_ref - q) + 2.0 * wc * (qd_ref - qd)
+        out.header.stamp = msg.header.stamp
+        out.effort = doubles(inverse_dynamics(robot, q, qd, qdd).torques)
+        publisher.publish(out)
+
+    node.create_subscription(JointState, "/joint_states", on_state, 10)
+    return node
+
+
+class Table:
+    """Keeps the latest torques and gravity torques and prints them as a compact table."""
+
+    def __init__(self, context, robot):
+        from rclpy.node import Node
+        from sensor_msgs.msg import JointState
+
+        from .markers import load_fractions
+
+        self.load_fractions = load_fractions
+        self.robot = robot
+        self.latest = {}
+        self.received = 0
+        self.peak = np.zeros(robot.dof)
+        self.node = Node("demo_table", context=context)
+        for key in ("torques", "gravity_torques"):
+            self.node.create_subscription(JointState, f"/inverse_dynamics/{key}",
+                                          lambda msg, key=key: self.on_message(key, msg), 10)
+        self.node.create_subscription(JointState, "/joint_states", lambda msg: self.on_message("state", msg), 10)
+
+    def on_message(self, key, msg):
+        self.latest[key] = msg
+        if key == "torques":
+            self.received += 1
+            self.peak = np.maximum(self.peak, self.load(np.asarray(msg.effort)))
+
+    def load(self, torques):
+        return self.load_fractions(torques, self.robot.effort_limits)
+
+    def print(self, elapsed, write=print):
+        if "torques" not in self.latest:
+            write(f"t = {elapsed:5.1f} s   waiting for the first torques ...")
+            return
+        tau = np.asarray(self.latest["torques"].effort)
+        gravity = np.asarray(self.latest["gravity_torques"].effort) if "gravity_torques" in self.latest else tau * 0
+        q = np.asarray(self.latest["state"].position) if "state" in self.latest else tau * np.nan
+        load = self.load(tau)
+        write(f"t = {elapsed:5.1f} s   {self.received} torque messages")
+        write(f"  {'joint':<22}{'q':>9}{'torque':>10}{'gravity':>10}  load")
+        for k, name in enumerate(self.robot.joint_names):
+            limited = np.isfinite(self.robot.effort_limits[k])
+            bar = "#" * int(round(20 * min(load[k], 1.0))) + ("!" if load[k] > 1.0 else "")
+            share = f"{100 * load[k]:4.0f}% {bar}" if limited else "  (no effort limit)"
+            write(f"  {name[:21]:<22}{q[k]:9.3f}{tau[k]:10.2f}{gravity[k]:10.2f}  {share}")
+
+
+def main(argv=None):
+    args = parse(sys.argv[1:] if argv is None else argv)
+    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")  # the demo's traffic stays on this machine
+    try:
+        import rclpy
+    except ImportError as exc:
+        print(f"rne-dynamics live: error: needs rclpy and the ROS 2 message packages ({exc})", file=sys.stderr)
+        return 2
+    from rclpy.context import Context
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.parameter import Parameter
+
+    from .forward_dynamics_node import ForwardDynamicsNode
+    from .inverse_dynamics_node import InverseDynamicsNode
+
+    robot = load_urdf(args.robot)
+    home = home_pose(robot)
+    print(f"{robot.name}: {robot.dof} joints; simulating at {args.rate:g} Hz -> /joint_states -> inverse_dynamics "
+          f"(starting the nodes; the first run compiles the kernels)", flush=True)
+    context = Context()
+    rclpy.init(context=context, args=["--ros-args", "--log-level", "warn"])
+    nodes = []
+    try:
+        description = Parameter("robot_description", value=os.path.abspath(args.robot))
+        nodes.append(InverseDynamicsNode(context=context, parameter_overrides=[
+            description, Parameter("acceleration_source", value="differentiate")]))
+        nodes.append(ForwardDynamicsNode(context=context, parameter_overrides=[
+            description, Parameter("simulate", value=True), Parameter("rate_hz", value=args.rate),
+            Parameter("initial_positions", value=home.tolist())]))
+        nodes.append(make_motion_node(context, robot, home))
+        table = Table(context, robot)
+        nodes.append(table.node)
+        executor = SingleThreadedExecutor(context=context)
+        for node in nodes:
+            executor.add_node(node)
+        start = time.monotonic()
+        next_print = start + args.period
+        while (now := time.monotonic()) < start + args.duration:
+            executor.spin_once(timeout_sec=min(0.05, max(0.0, next_print - now)))
+            if time.monotonic() >= next_print:
+                table.print(time.monotonic() - start)
+                next_print += args.period
+        executor.shutdown()
+    finally:
+        for node in nodes:
+            node.destroy_node()
+        rclpy.try_shutdown(context=context)
+    if not table.received:
+        print("rne-dynamics live: error: no torques arrived from the inverse_dynamics node", file=sys.stderr)
+        return 1
+    peaks = ", ".join(f"{name} {100 * p:.0f}%" for name, p in zip(robot.joint_names, table.peak))
+    print(f"done: {table.received} torque messages in {args.duration:g} s; peak loads: {peaks}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,229 @@
+"""The forward_dynamics node over real rclpy: accelerations equal the library's, and the simulator it can be."""
+import math
+
+import numpy as np
+import pytest
+
+# first: it skips the module where rclpy is missing
+from ros_harness import LATCHED, Harness, wait_for_count
+
+from diagnostic_msgs.msg import DiagnosticArray
+from rclpy.parameter import Parameter
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
+from std_srvs.srv import Trigger
+from trajectory_msgs.msg import JointTrajectory
+
+import rne_dynamics as rd
+from rne_dynamics.nodes.forward_dynamics_node import ForwardDynamicsNode
+from rne_dynamics.nodes.inverse_dynamics_node import InverseDynamicsNode
+from rne_dynamics.robots import DEFAULT_ROBOT
+from rne_dynamics.simulate import step
+
+ARM = rd.load_urdf(DEFAULT_ROBOT)
+NAMES = list(ARM.joint_names)
+EXACT = dict(rtol=0.0, atol=1e-12)
+
+# Two links swinging about y under gravity -z; hanging straight down at q = 0. Closed-form energy below.
+M1, L1_COM, I1, L1, M2, L2_COM, I2 = 1.5, 0.3, 0.02, 0.6, 0.8, 0.25, 0.01
+DOUBLE_PENDULUM = f"""<robot name="double_pendulum">
+  <link name="base"/>
+  <link name="upper"><inertial><origin xyz="0 0 -{L1_COM}"/><mass value="{M1}"/>
+    <inertia ixx="{I1}" ixy="0" ixz="0" iyy="{I1}" iyz="0" izz="0.001"/></inertial></link>
+  <link name="lower"><inertial><origin xyz="0 0 -{L2_COM}"/><mass value="{M2}"/>
+    <inertia ixx="{I2}" ixy="0" ixz="0" iyy="{I2}" iyz="0" izz="0.001"/></inertial></link>
+  <joint name="shoulder" type="continuous"><parent link="base"/><child link="upper"/><axis xyz="0 1 0"/></joint>
+  <joint name="elbow" type="continuous"><parent link="upper"/><child link="lower"/><origin xyz="0 0 -{L1}"/>
+    <axis xyz="0 1 0"/></joint>
+</robot>"""
+
+LIMITED_PENDULUM = """<robot name="stop">
+  <link name="base"/>
+  <link name="bob"><inertial><origin xyz="0 0 -0.5"/><mass value="2.0"/>
+    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
+  <joint name="hinge" type="revolute"><parent link="base"/><child link="bob"/><axis xyz="0 1 0"/>
+    <limit lower="-0.5" upper="1.6" effort="50" velocity="10"/></joint>
+</robot>"""
+
+
+def pendulum_energy(q, qd, g=9.81):
+    """Kinetic plus potential energy of DOUBLE_PENDULUM (zero potential at the shoulder's height)."""
+    (q1, q2), (w1, w2) = q, qd
+    w12 = w1 + w2
+    v2_squared = L1 ** 2 * w1 ** 2 + L2_COM ** 2 * w12 ** 2 + 2 * L1 * L2_COM * w1 * w12 * math.cos(q2)
+    kinetic = 0.5 * (M1 * L1_COM ** 2 + I1) * w1 ** 2 + 0.5 * M2 * v2_squared + 0.5 * I2 * w12 ** 2
+    potential = -g * (M1 * L1_COM * math.cos(q1) + M2 * (L1 * math.cos(q1) + L2_COM * math.cos(q1 + q2)))
+    return kinetic + potential
+
+
+def command(names, effort, sec=1, nanosec=0):
+    msg = JointState(name=list(names), effort=[float(x) for x in effort])
+    msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nanosec
+    return msg
+
+
+@pytest.fixture
+def harness_factory():
+    made = []
+
+    def make(node_args=None, **parameters):
+        made.append(Harness(ForwardDynamicsNode, node_args=node_args, **parameters))
+        return made[-1]
+    yield make
+    for harness in made:
+        harness.close()
+
+
+def test_accelerations_at_the_measured_state_equal_the_library(harness_factory):
+    armature = [0.05]
+    payload = dict(link="forearm_link", mass=2.0, com=[0.0, 0.0, 0.1], inertia=[0.01, 0.0, 0.0, 0.01, 0.0, 0.01])
+    h = harness_factory(robot_description=DEFAULT_ROBOT, armature=armature, gravity=[0.0, 0.5, -9.8],
+                        **{f"payload.{key}": value for key, value in payload.items()})
+    robot = ARM.with_payload(**payload).with_drive(armature=np.full(6, 0.05))
+    accelerations = h.collect(JointTrajectory, "/forward_dynamics/accelerations")
+    rng = np.random.default_rng(5)
+    q, qd, tau = rng.uniform(-1, 1, 6), rng.uniform(-1, 1, 6), rng.uniform(-20, 20, 6)
+
+    h.publish(JointState, "/forward_dynamics/effort_command", command(NAMES, tau, sec=1))
+    assert h.wait_for_warning("no /joint_states received yet")
+    order = [2, 5, 0, 1, 4, 3]
+    state = JointState(name=[NAMES[k] for k in order] + ["spare"], position=list(q[order]) + [3.0],
+                       velocity=list(qd[order]) + [math.nan])  # a non-finite value of an extra joint is not ours
+    h.publish(JointState, "/joint_states", state)
+    assert h.spin_until(lambda: h.node.measured is not None)
+    bad_effort = tau.copy()
+    bad_effort[4] = math.inf
+    for msg, warning in ((command(NAMES, bad_effort, sec=2), "effort of joint 'wrist_2_joint' is inf"),
+                         (command(NAMES[:5], tau[:5], sec=3), "missing joints wrist_3_joint"),
+                         (command(NAMES, tau[:2], sec=4), "6 joint names but 2 effort values")):
+        h.publish(JointState, "/forward_dynamics/effort_command", msg)
+        assert h.wait_for_warning(warning), h.warnings()
+    reverse = NAMES[::-1]
+    h.publish(JointState, "/forward_dynamics/effort_command", command(reverse, tau[::-1], sec=5, nanosec=6))
+    msg = wait_for_count(h, accelerations, 1)
+    h.spin_for(0.1)
+    assert len(accelerations) == 1 and (msg.header.stamp.sec, msg.header.stamp.nanosec) == (5, 6)
+    assert msg.joint_names == NAMES and len(msg.points) == 1
+    point = msg.points[0]
+    np.testing.assert_allclose(point.positions, q, **EXACT)
+    np.testing.assert_allclose(point.velocities, qd, **EXACT)
+    np.testing.assert_allclose(point.effort, tau, **EXACT)
+    np.testing.assert_allclose(point.accelerations, rd.forward_dynamics(robot, q, qd, tau, gravity=[0.0, 0.5, -9.8]),
+                               **EXACT)
+
+
+def test_simulation_conserves_energy_and_publishes_library_steps(harness_factory):
+    rate = 200.0
+    q0 = [1.2, -0.5]
+    h = harness_factory(robot_description=DOUBLE_PENDULUM, simulate=True, rate_hz=rate, initial_positions=q0)
+    robot = rd.load_urdf(DOUBLE_PENDULUM)
+    states = h.collect(JointState, "/joint_states")
+    wait_for_count(h, states, 120)
+    q = np.array([m.position for m in states])
+    qd = np.array([m.velocity for m in states])
+    assert all(m.name == ["shoulder", "elbow"] and list(m.effort) == [0.0, 0.0] for m in states)
+    for k in range(len(states) - 1):  # every published state is the library's step from the one before
+        q_next, qd_next = step(robot, q[k], qd[k], np.zeros(2), 1.0 / rate)
+        np.testing.assert_allclose(q[k + 1], q_next, **EXACT)
+        np.testing.assert_allclose(qd[k + 1], qd_next, **EXACT)
+    e0 = pendulum_energy(q0, [0.0, 0.0])
+    energy = np.array([pendulum_energy(a, b) for a, b in zip(q, qd)])
+    kinetic = energy - np.array([pendulum_energy(a, [0.0, 0.0]) for a in q])
+    assert kinetic.max() > 2.0  # it does swing: joules moved between kinetic and potential energy
+    assert np.abs(energy - e0).max() < 1e-5 * abs(e0), np.abs(energy - e0).max()
+
+
+def test_simulation_stops_at_joint_limits(harness_factory):
+    h = harness_factory(robot_description=LIMITED_PENDULUM, simulate=True, rate_hz=200.0, initial_positions=[1.5])
+    states = h.collect(JointState, "/joint_states")
+    assert h.spin_until(lambda: len(states) > 5 and states[-1].position[0] > states[-2].position[0]
+                        and min(m.position[0] for m in states) <= -0.5)  # hit the stop, swinging back
+    q = np.array([m.position[0] for m in states])
+    qd = np.array([m.velocity[0] for m in states])
+    assert q.min() == -0.5 and q.max() <= 1.5
+    first_stop = int(np.argmax(q == -0.5))
+    assert qd[first_stop] == 0.0 and (qd[:first_stop] < 0.0).all()  # the stop took all the velocity into it
+    assert not h.warnings()  # a stop is physics, not an error
+
+
+def test_effort_command_reset_and_diagnostics_while_simulating(harness_factory):
+    rate = 100.0
+    h = harness_factory(robot_description=DOUBLE_PENDULUM, simulate=True, rate_hz=rate, initial_positions=[0.3, 0.2],
+                        diagnostics_rate_hz=20.0)
+    robot = rd.load_urdf(DOUBLE_PENDULUM)
+    states = h.collect(JointState, "/joint_states")
+    accelerations = h.collect(JointTrajectory, "/forward_dynamics/accelerations")
+    diagnostics = h.collect(DiagnosticArray, "/diagnostics")
+    wait_for_count(h, states, 3)
+    tau = np.array([1.5, -0.7])
+    h.publish(JointState, "/forward_dynamics/effort_command", command(["elbow", "shoulder"], tau[::-1], sec=9))
+    point = wait_for_count(h, accelerations, 1).points[0]
+    np.testing.assert_allclose(point.accelerations, rd.forward_dynamics(robot, point.positions, point.velocities, tau),
+                               **EXACT)
+    assert h.spin_until(lambda: list(states[-1].effort) == list(tau))  # the command is applied and held
+
+    seen = len(states)
+    response = h.call(Trigger, "/forward_dynamics/reset")
+    assert response.success and "initial state" in response.message
+    q_first, qd_first = step(robot, [0.3, 0.2], [0.0, 0.0], [0.0, 0.0], 1.0 / rate)
+    assert h.spin_until(lambda: any(np.array_equal(m.position, q_first) and np.array_equal(m.velocity, qd_first)
+                                    for m in states[seen:]))
+    def values():
+        return {kv.key: kv.value for kv in diagnostics[-1].status[0].values} if diagnostics else {}
+    assert h.spin_until(lambda: values().get("mode") == "simulating" and int(values()["simulation steps"]) > 0)
+    assert values()["robot"] == "double_pendulum" and float(values()["simulated time [s]"]) > 0.0
+
+    assert h.node.set_parameters([Parameter("simulate", value=False)])[0].successful
+    assert h.node.joint_states_publisher is None and h.node.step_timer is None
+    assert h.spin_until(lambda: h.probe.count_publishers("/joint_states") == 0)
+    refused = h.node.set_parameters([Parameter("initial_positions", value=[0.1])])[0]
+    assert not refused.successful and "initial_positions has 1 values" in refused.reason
+
+
+def test_gravity_torques_of_the_inverse_node_hold_the_simulated_robot(harness_factory):
+    """The wiring of simulation.launch.py: the simulator's effort command is the inverse node's ~/gravity_torques."""
+    home, rate, armature, friction = [0.0, -1.2, 1.0, -1.4, -1.57, 0.0], 200.0, 0.1, 2.0
+    h = harness_factory(node_args=["--ros-args", "-r", "~/effort_command:=/inverse_dynamics/gravity_torques"],
+                        robot_description=DEFAULT_ROBOT, simulate=True, rate_hz=rate, initial_positions=home,
+                        armature=[armature], viscous_friction=[friction])  # drive dynamics damp the first steps
+    inverse = InverseDynamicsNode(context=h.context, parameter_overrides=[Parameter("robot_description",
+                                                                                   value=DEFAULT_ROBOT)])
+    h.executor.add_node(inverse)
+    try:
+        states = h.collect(JointState, "/joint_states")
+        wait_for_count(h, states, int(rate))  # a second of simulated time
+        q = np.array([m.position for m in states])
+        gravity = rd.gravity_torques(ARM, q)
+        commanded = [k for k, m in enumerate(states) if any(m.effort)]
+        assert len(commanded) > 0.8 * len(states)  # gravity torques arrive after a few steps and keep coming
+        for k in commanded:  # each applied effort is the inverse node's gravity torque at an earlier state
+            assert np.abs(gravity[:k] - states[k].effort).max(axis=1).min() <= 1e-12
+        robot = ARM.with_drive(armature=np.full(6, armature), damping=np.full(6, friction))
+        falling = rd.simulate(robot, home, np.zeros(6), np.zeros(6), 1.0, 1.0 / rate)
+        fall = np.abs(falling.q[-1] - home).max()
+        assert fall > 0.5 and np.abs(q - home).max() < 0.2 * fall  # held, up to the first steps without it
+    finally:
+        h.executor.remove_node(inverse)
+        inverse.destroy_node()
+
+
+def test_a_robot_without_forward_dynamics_is_refused(harness_factory):
+    h = harness_factory(robot_description=DOUBLE_PENDULUM, simulate=True, rate_hz=50.0)
+    massless = LIMITED_PENDULUM.replace('<mass value="2.0"/>', '<mass value="0.0"/>').replace(
+        'ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"', 'ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"')
+    h.publish(String, "/robot_description", String(data=massless), qos=LATCHED)
+    assert h.wait_for_warning("drives no mass"), h.warnings()
+    assert h.node.model.robot.name == "double_pendulum" and "keeping robot 'double_pendulum'" in h.warnings()[-1]
+    states = h.collect(JointState, "/joint_states")
+    wait_for_count(h, states, 2)  # still simulating the old robot
+    assert states[-1].name == ["shoulder", "elbow"]
+
+
+def test_live_demo_prints_torques_and_loads_and_exits_0(capsys):
+    from rne_dynamics.cli import main
+
+    assert main(["live", "--duration", "2.5", "--period", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("torque messages") >= 2 and "shoulder_lift_joint" in out and "%" in out
+    done = out.strip().splitlines()[-1]
+    assert done.startswith("done: ") and int(done.split()[1]) > 10  # torques arrived from the inverse node
