@@ -20,10 +20,9 @@ import numpy as np
 
 from ._jit import batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
 from .inputs import gravity_vector, states
-from .joints import X_up
 from .model import model_view
-from .rnea import joint_coordinate
-from .spatial import add_scaled, cross_force_add, cross_motion_add, dot6, force_to_parent_add, motion_to_child
+from .rnea import body_motion
+from .spatial import cross_force_add, dot6, force_to_parent_add
 
 #: Names of the 10 parameters of a body, in the order of ``pi``.
 PARAMETER_NAMES = ("m", "mc_x", "mc_y", "mc_z", "I_xx", "I_xy", "I_yy", "I_xz", "I_yz", "I_zz")
@@ -66,14 +65,7 @@ def torque_regressor_rows(m, w, q, qd, qdd, gravity, Y):
     a[-1, 0:3] = -gravity
     Y[:] = 0.0
     for i in range(m.nb):
-        λ = m.parent[i]
-        qd_i = joint_coordinate(m, i, qd)
-        X_up(m, i, q, R[i], p[i])
-        motion_to_child(R[i], p[i], v[λ], v[i])
-        add_scaled(v[i], qd_i, m.S[i])
-        motion_to_child(R[i], p[i], a[λ], a[i])
-        add_scaled(a[i], joint_coordinate(m, i, qdd), m.S[i])
-        cross_motion_add(v[i], m.S[i], qd_i, a[i])
+        body_motion(m, i, q, qd, qdd, R, p, v, a)
         inertia_regressor(a[i], F)
         inertia_regressor(v[i], Kv)
         for c in range(10):

@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._jit import batch_kernel, batch_range, chunk_count, chunk_rows, kernel
+from ._jit import batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
 from .inputs import all_finite, body_wrenches, gravity_vector, states
 from .joints import X_up
 from .model import model_view
@@ -21,6 +21,21 @@ from .spatial import (add_scaled, cross_force_add, cross_motion_add, dot6, force
 def joint_coordinate(m, i, x):
     """The coordinate of body ``i`` from the independent ones: a mimic joint follows ``q_mult * x + q_offset``."""
     return m.q_mult[i] * x[m.q_index[i]]
+
+
+@helper
+def body_motion(m, i, q, qd, qdd, R, p, v, a):
+    """Pose ``X_i``, velocity and acceleration of body ``i`` from its parent's (RBDA eq. 5.7-5.8):
+        v_i = X_i v_λ + S_i qd_i,   a_i = X_i a_λ + S_i qdd_i + v_i x S_i qd_i
+    """
+    λ = m.parent[i]
+    qd_i = joint_coordinate(m, i, qd)
+    X_up(m, i, q, R[i], p[i])
+    motion_to_child(R[i], p[i], v[λ], v[i])
+    add_scaled(v[i], qd_i, m.S[i])
+    motion_to_child(R[i], p[i], a[λ], a[i])
+    add_scaled(a[i], joint_coordinate(m, i, qdd), m.S[i])
+    cross_motion_add(v[i], m.S[i], qd_i, a[i])
 
 
 @kernel
@@ -54,14 +69,7 @@ def newton_euler(m, w, q, qd, qdd, gravity, f_ext, tau, f):
     a[-1, 0:3] = -gravity
     f[-1] = 0.0
     for i in range(m.nb):
-        λ = m.parent[i]
-        qd_i = joint_coordinate(m, i, qd)
-        X_up(m, i, q, R[i], p[i])
-        motion_to_child(R[i], p[i], v[λ], v[i])
-        add_scaled(v[i], qd_i, m.S[i])
-        motion_to_child(R[i], p[i], a[λ], a[i])
-        add_scaled(a[i], joint_coordinate(m, i, qdd), m.S[i])
-        cross_motion_add(v[i], m.S[i], qd_i, a[i])
+        body_motion(m, i, q, qd, qdd, R, p, v, a)
         inertia_times(m.mass[i], m.h[i], m.I[i], a[i], f[i])
         inertia_times(m.mass[i], m.h[i], m.I[i], v[i], w.Iv)
         cross_force_add(v[i], w.Iv, f[i])
