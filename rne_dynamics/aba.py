@@ -21,7 +21,7 @@ import numpy as np
 from ._jit import batch_kernel, batch_range, chunk_count, chunk_rows, kernel
 from .crba import composite_rigid_body, crba_workspace
 from .errors import SingularMassMatrixError, StateError
-from .inputs import body_wrenches, gravity_vector, states
+from .inputs import all_finite, body_wrenches, gravity_vector, overflow, states
 from .joints import X_up
 from .model import model_view
 from .rnea import newton_euler, rnea_workspace
@@ -231,6 +231,8 @@ def accelerations(robot, q, qd, tau, g, f_ext, with_wrenches=False):
         bad = forward_pass(robot.fdata, robot.idata, q, qd, tau, g, f_ext[0], qdd, f)
         if bad >= 0:
             raise singular(robot, bad, "")
+    if not all_finite(qdd.reshape(-1)):
+        raise overflow("the accelerations")
     return (qdd, f) if with_wrenches else qdd
 
 

@@ -48,6 +48,11 @@ def all_finite(x):
     return True
 
 
+def overflow(what):
+    """The error for results that are not finite although every input is: magnitudes beyond float64."""
+    return StateError(f"{what} are not finite although every input is: the inputs are too large (float64 overflow)")
+
+
 def _explain(robot, arrays):
     """Raise the StateError that names the argument, joint and state at fault; return if there is none."""
     shape = None

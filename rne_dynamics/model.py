@@ -192,7 +192,7 @@ class Robot:
     def with_payload(self, link, mass, com=(0.0, 0.0, 0.0), inertia=(0.0,) * 6):
         """A new robot carrying a rigid payload on ``link``: ``mass`` (kg), ``com`` (m, link frame) and ``inertia``
         ``(ixx, ixy, ixz, iyy, iyz, izz)`` about the payload's COM, link axes (kg m^2). This robot is unchanged."""
-        from .tree import inertia_problem
+        from .tree import inertia_problem, triangle_problem
         if link not in self.link_frames:
             raise ModelError(f"payload: robot '{self.name}' has no link '{link}'")
         com = np.asarray(com, float)
@@ -204,7 +204,7 @@ class Robot:
         if i.shape != (6,):
             raise ModelError(f"payload on '{link}': inertia must be 6 numbers ixx ixy ixz iyy iyz izz")
         I = np.array([[i[0], i[1], i[2]], [i[1], i[3], i[4]], [i[2], i[4], i[5]]])
-        problem = inertia_problem(I)
+        problem = inertia_problem(I) or triangle_problem(I)
         if problem:
             raise ModelError(f"payload on '{link}': inertia is {problem}")
         body, R, p = self.link_frames[link]

@@ -10,7 +10,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ._jit import batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
-from .inputs import all_finite, body_wrenches, gravity_vector, states
+from .inputs import all_finite, body_wrenches, gravity_vector, overflow, states
 from .joints import X_up
 from .model import model_view
 from .spatial import (add_scaled, cross_force_add, cross_motion_add, dot6, force_to_parent_add, inertia_times,
@@ -144,4 +144,5 @@ def inverse_dynamics(robot, q, qd, qdd, *, gravity=None, external_wrenches=None)
         finite = rnea(robot.fdata, robot.idata, q, qd, qdd, g, f_ext[0], tau, wrench, base)
     if not finite:
         states(robot, q=q, qd=qd, qdd=qdd)  # names the argument and joint that is not finite
+        raise overflow("the torques")
     return InverseDynamicsResult(tau, wrench, base)

@@ -128,6 +128,16 @@ def inertia_problem(I):
     return None
 
 
+def triangle_problem(I):
+    """Why the principal moments of ``I`` (PSD) are those of no real body (one exceeds the sum of the others), or
+    ``None``."""
+    moments = np.linalg.eigvalsh(I)
+    if np.any(moments > 0) and moments[2] > moments[0] + moments[1] + 1e-9 * max(moments[2], 1.0):
+        return (f"principal inertias {np.round(moments, 9).tolist()} break the triangle inequality "
+                "(no real body has them)")
+    return None
+
+
 def _resolve_coordinates(bodies, body_joints, fail):
     """Number the independent coordinates in body order and point every mimic body at its source coordinate."""
     names = [j.name for j in body_joints]
@@ -156,10 +166,9 @@ def _plausibility_warnings(links, bodies, body_joints):
     for link in links:
         if not np.isfinite(link.I_com).all():
             continue  # reported as ignored on a base link (refused elsewhere); eigvalsh would not converge
-        moments = np.linalg.eigvalsh(link.I_com)
-        if np.any(moments > 0) and moments[2] > moments[0] + moments[1] + 1e-9 * max(moments[2], 1.0):
-            messages.append(f"link '{link.name}': principal inertias {np.round(moments, 9).tolist()} break the "
-                            "triangle inequality (no real body has them)")
+        problem = triangle_problem(link.I_com)
+        if problem:
+            messages.append(f"link '{link.name}': {problem}")
     subtree_mass = np.array([b.mass for b in bodies])
     for i in range(len(bodies) - 1, -1, -1):
         if bodies[i].parent >= 0:

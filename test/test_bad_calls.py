@@ -195,3 +195,24 @@ def test_massless_subtree_still_has_inverse_dynamics(massless_wrist):
     0.2 sin(q) m g, so the holding torque is -0.2 sin(q) m g."""
     result = rd.inverse_dynamics(massless_wrist, np.array([0.5, 1.0]), np.zeros(2), np.zeros(2))
     np.testing.assert_allclose(result.torques, [-0.2 * np.sin(0.5) * 2 * 9.81, 0.0], atol=1e-12)
+
+
+# -- finite inputs whose results overflow float64 ------------------------------------------------------------------
+
+
+def test_inverse_dynamics_overflow_is_an_error_not_nan():
+    robot = rd.load_urdf(default_robot_path())
+    with pytest.raises(rd.StateError, match="torques are not finite although every input is"):
+        rd.inverse_dynamics(robot, np.zeros(6), np.full(6, 1e200), np.zeros(6))
+
+
+def test_forward_dynamics_overflow_is_an_error_not_nan():
+    robot = rd.load_urdf(default_robot_path())
+    with pytest.raises(rd.StateError, match="accelerations are not finite although every input is"):
+        rd.forward_dynamics(robot, np.zeros(6), np.zeros(6), np.full(6, 1e308))
+
+
+def test_payload_that_no_real_body_has_is_refused():
+    robot = rd.load_urdf(default_robot_path())
+    with pytest.raises(rd.ModelError, match="payload on 'tool_flange'.*triangle inequality"):
+        robot.with_payload("tool_flange", 1.0, inertia=(0.01, 0.0, 0.0, 0.01, 0.0, 0.05))

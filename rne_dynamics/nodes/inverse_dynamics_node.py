@@ -54,7 +54,8 @@ class VelocityDerivative:
 
     Per message, with ``dt`` the difference of the stamps and ``T = 1 / (2 pi cutoff)``:
     ``qdd <- qdd + dt / (dt + T) * ((qd - qd_prev) / dt - qdd)`` (a first-order filter, backward Euler).
-    The estimate starts at zero; a message that is not newer than the last leaves it unchanged.
+    The estimate starts at zero; a message that is not newer than the last, or whose derivative overflows, leaves
+    it unchanged.
     """
 
     def __init__(self, dof, cutoff_hz):
@@ -63,14 +64,17 @@ class VelocityDerivative:
         self.t = self.qd = None
 
     def update(self, t, qd):
-        """Take a measurement at ``t`` (s); False if it is not newer than the last one."""
+        """Take a measurement at ``t`` (s); the reason it was not used, or None."""
         if self.t is not None:
             dt = t - self.t
             if dt <= 0.0:
-                return False
-            self.qdd = self.qdd + dt / (dt + self.time_constant) * ((qd - self.qd) / dt - self.qdd)
+                return "needs increasing stamps"
+            qdd = self.qdd + dt / (dt + self.time_constant) * ((qd - self.qd) / dt - self.qdd)
+            if not np.isfinite(qdd).all():
+                return "the derivative of the velocity is not finite"
+            self.qdd = qdd
         self.t, self.qd = t, qd
-        return True
+        return None
 
 
 class Outputs:
@@ -129,11 +133,16 @@ class InverseDynamicsNode(DynamicsNode):
             return
         qdd = model.zeros
         if self.derivative is not None:
-            if not self.derivative.update(stamp_seconds(msg.header.stamp), qd):
-                self.warn_throttled("/joint_states: acceleration_source 'differentiate' needs increasing stamps; "
-                                    "keeping the last acceleration estimate")
+            unused = self.derivative.update(stamp_seconds(msg.header.stamp), qd)
+            if unused:
+                self.warn_throttled(f"/joint_states: acceleration_source 'differentiate' {unused}; keeping the last "
+                                    "acceleration estimate")
             qdd = self.derivative.qdd
-        result = rd.inverse_dynamics(model.robot, q, qd, qdd, gravity=model.gravity)
+        try:
+            result = rd.inverse_dynamics(model.robot, q, qd, qdd, gravity=model.gravity)
+        except ValueError as exc:  # finite but huge values: the torques overflow
+            self.reject_input("/joint_states", exc)
+            return
         stamp = msg.header.stamp
         out.torques.header.stamp = stamp
         out.torques.effort = doubles(result.torques)
