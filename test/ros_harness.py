@@ -14,6 +14,17 @@ from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 
 TIMEOUT = 10.0  # s; a passing test waits for events, never this long
+
+
+def pendulum_urdf(name, lower, upper, effort):
+    """A 2 kg bob 0.5 m below a hinge about y, with the given limits: a robot whose numbers are easy to check."""
+    return f"""<robot name="{name}">
+  <link name="base"/>
+  <link name="bob"><inertial><origin xyz="0 0 -0.5"/><mass value="2.0"/>
+    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
+  <joint name="hinge" type="revolute"><parent link="base"/><child link="bob"/><axis xyz="0 1 0"/>
+    <limit lower="{lower}" upper="{upper}" effort="{effort}" velocity="10"/></joint>
+</robot>"""
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 
 

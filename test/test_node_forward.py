@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 # first: it skips the module where rclpy is missing
-from ros_harness import LATCHED, Harness, wait_for_count
+from ros_harness import LATCHED, Harness, pendulum_urdf, wait_for_count
 
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.parameter import Parameter
@@ -37,13 +37,7 @@ DOUBLE_PENDULUM = f"""<robot name="double_pendulum">
     <axis xyz="0 1 0"/></joint>
 </robot>"""
 
-LIMITED_PENDULUM = """<robot name="stop">
-  <link name="base"/>
-  <link name="bob"><inertial><origin xyz="0 0 -0.5"/><mass value="2.0"/>
-    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
-  <joint name="hinge" type="revolute"><parent link="base"/><child link="bob"/><axis xyz="0 1 0"/>
-    <limit lower="-0.5" upper="1.6" effort="50" velocity="10"/></joint>
-</robot>"""
+LIMITED_PENDULUM = pendulum_urdf("stop", -0.5, 1.6, 50)
 
 
 def pendulum_energy(q, qd, g=9.81):

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 # first: it skips the module where rclpy is missing
-from ros_harness import LATCHED, Harness, wait_for_count
+from ros_harness import LATCHED, Harness, pendulum_urdf, wait_for_count
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import WrenchStamped
@@ -26,13 +26,7 @@ ARM = rd.load_urdf(DEFAULT_ROBOT)
 NAMES = list(ARM.joint_names)
 EXACT = dict(rtol=0.0, atol=1e-12)
 
-PENDULUM = """<robot name="pendulum">
-  <link name="base"/>
-  <link name="bob"><inertial><origin xyz="0 0 -0.5"/><mass value="2.0"/>
-    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
-  <joint name="hinge" type="revolute"><parent link="base"/><child link="bob"/><axis xyz="0 1 0"/>
-    <limit lower="-3" upper="3" effort="5" velocity="5"/></joint>
-</robot>"""
+PENDULUM = pendulum_urdf("pendulum", -3, 3, 5)
 
 
 def joint_state(names, position, velocity=(), sec=1, nanosec=0):
