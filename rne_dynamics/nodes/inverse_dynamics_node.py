@@ -69,7 +69,8 @@ class VelocityDerivative:
             dt = t - self.t
             if dt <= 0.0:
                 return "needs increasing stamps"
-            qdd = self.qdd + dt / (dt + self.time_constant) * ((qd - self.qd) / dt - self.qdd)
+            with np.errstate(over="ignore", invalid="ignore"):  # checked on the next line
+                qdd = self.qdd + dt / (dt + self.time_constant) * ((qd - self.qd) / dt - self.qdd)
             if not np.isfinite(qdd).all():
                 return "the derivative of the velocity is not finite"
             self.qdd = qdd
