@@ -24,7 +24,7 @@ from .errors import SingularMassMatrixError, StateError
 from .inputs import all_finite, body_wrenches, gravity_vector, overflow, states
 from .joints import X_up
 from .model import model_view
-from .rnea import newton_euler, rnea_workspace
+from .rnea import drive_torques_add, newton_euler, rnea_workspace
 from .spatial import (add_scaled, congruence_to_parent_add, cross_force_add, cross_motion_add, dot6,
                       force_to_parent_add, inertia_times, matrix_times, motion_to_child, rigid_inertia_matrix)
 
@@ -159,6 +159,7 @@ def mass_matrix_dynamics(m, w, q, qd, tau, gravity, f_ext, qdd, f):
     as :func:`articulated_body`; the joint wrenches come from a second RNEA pass with the solved ``qdd``."""
     composite_rigid_body(m, w.crba, q, w.M)
     newton_euler(m, w.rnea, q, qd, w.zero, gravity, f_ext, w.bias, w.f_bias)
+    drive_torques_add(m, qd, w.zero, w.bias)
     for k in range(m.dof):
         qdd[k] = tau[k] - w.bias[k]
     bad = cholesky_solve(w.M, qdd)

@@ -79,7 +79,7 @@ def gravity_torques(robot, q, *, gravity=None):
 def bias_torques(robot, q, qd, *, gravity=None):
     """``C(q, qd) qd + g(q)``: the torques at zero acceleration, without drive friction (see the module notes).
 
-    Computed by RNEA with ``qdd = 0`` (RBDA Sec. 9.2), whose drive friction is then taken out again.
+    Computed by RNEA with ``qdd = 0`` (RBDA Sec. 9.2), rigid-body terms only.
     One state ``(dof,)`` or a batch ``(N, dof)``.
     """
     q, qd = states(robot, q=q, qd=qd)
@@ -87,9 +87,8 @@ def bias_torques(robot, q, qd, *, gravity=None):
     tau, wrench, base = np.empty(q.shape), np.empty(q.shape + (6,)), np.empty(q.shape[:-1] + (6,))
     qdd = np.zeros(q.shape)
     if q.ndim == 2:
-        rnea_batch(robot.fdata, robot.idata, q, qd, qdd, g, np.broadcast_to(NO_WRENCHES, (len(q), 0, 6)), tau, wrench,
-                   base)
+        rnea_batch(robot.fdata, robot.idata, q, qd, qdd, g, np.broadcast_to(NO_WRENCHES, (len(q), 0, 6)), False, tau,
+                   wrench, base)
     else:
-        rnea(robot.fdata, robot.idata, q, qd, qdd, g, NO_WRENCHES[0], tau, wrench, base)
-    tau -= robot.damping * qd + robot.friction * np.sign(qd)
+        rnea(robot.fdata, robot.idata, q, qd, qdd, g, NO_WRENCHES[0], False, tau, wrench, base)
     return tau

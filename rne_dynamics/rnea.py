@@ -57,7 +57,8 @@ def rnea_workspace(nb):
 
 @kernel
 def newton_euler(m, w, q, qd, qdd, gravity, f_ext, tau, f):
-    """RNEA (RBDA Table 5.1) for one state; writes ``tau`` (dof) and ``f`` (nb + 1, 6).
+    """RNEA (RBDA Table 5.1) for one state; writes the rigid-body torques ``tau`` (dof) and ``f`` (nb + 1, 6).
+    Callers that model the drives add :func:`drive_torques_add`.
 
     Row ``-1`` of ``v``, ``a`` and ``f`` is the fixed base, so a parent index of -1 needs no special case:
         v_i = X_i v_λ + S_i qd_i
@@ -79,7 +80,6 @@ def newton_euler(m, w, q, qd, qdd, gravity, f_ext, tau, f):
     for i in range(m.nb - 1, -1, -1):
         tau[m.q_index[i]] += m.q_mult[i] * dot6(m.S[i], f[i])  # a mimic's load reaches its source by virtual work
         force_to_parent_add(R[i], p[i], f[i], f[m.parent[i]])
-    drive_torques_add(m, qd, qdd, tau)
 
 
 @kernel
@@ -91,17 +91,20 @@ def joint_loads(m, f, wrench, base):
 
 
 @kernel
-def rnea(fdata, idata, q, qd, qdd, gravity, f_ext, tau, wrench, base):
-    """:func:`newton_euler` for one state, with its own workspace; False if a torque is not finite."""
+def rnea(fdata, idata, q, qd, qdd, gravity, f_ext, drives, tau, wrench, base):
+    """:func:`newton_euler` for one state, with its own workspace, plus the drive torques if ``drives``; False if a
+    torque is not finite."""
     m = model_view(fdata, idata)
     f = np.empty((m.nb + 1, 6))
     newton_euler(m, rnea_workspace(m.nb), q, qd, qdd, gravity, f_ext, tau, f)
+    if drives:
+        drive_torques_add(m, qd, qdd, tau)
     joint_loads(m, f, wrench, base)
     return all_finite(tau)
 
 
 @batch_kernel
-def rnea_batch(fdata, idata, q, qd, qdd, gravity, f_ext, tau, wrench, base):
+def rnea_batch(fdata, idata, q, qd, qdd, gravity, f_ext, drives, tau, wrench, base):
     """:func:`newton_euler` for each row of a batch (``f_ext`` has one row of body wrenches per state); chunks of
     states run in parallel, each with one workspace."""
     for chunk in batch_range(chunk_count(q.shape[0])):
@@ -110,6 +113,8 @@ def rnea_batch(fdata, idata, q, qd, qdd, gravity, f_ext, tau, wrench, base):
         f = np.empty((m.nb + 1, 6))
         for n in chunk_rows(chunk, q.shape[0]):
             newton_euler(m, w, q[n], qd[n], qdd[n], gravity, f_ext[n], tau[n], f)
+            if drives:
+                drive_torques_add(m, qd[n], qdd[n], tau[n])
             joint_loads(m, f, wrench[n], base[n])
 
 
@@ -138,10 +143,10 @@ def inverse_dynamics(robot, q, qd, qdd, *, gravity=None, external_wrenches=None)
     tau, wrench, base = np.empty(q.shape), np.empty(q.shape + (6,)), np.empty(q.shape[:-1] + (6,))
     if q.ndim == 2:
         rnea_batch(robot.fdata, robot.idata, q, qd, qdd, g, np.broadcast_to(f_ext, (len(q),) + f_ext.shape[1:]),
-                   tau, wrench, base)
+                   True, tau, wrench, base)
         finite = all_finite(tau.reshape(-1))
     else:
-        finite = rnea(robot.fdata, robot.idata, q, qd, qdd, g, f_ext[0], tau, wrench, base)
+        finite = rnea(robot.fdata, robot.idata, q, qd, qdd, g, f_ext[0], True, tau, wrench, base)
     if not finite:
         states(robot, q=q, qd=qd, qdd=qdd)  # names the argument and joint that is not finite
         raise overflow("the torques")
