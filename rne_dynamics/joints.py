@@ -39,13 +39,20 @@ def rotation_terms(code, axis, R_tree):
 
 
 @helper
+def joint_coordinate(m, i, x):
+    """Body ``i``'s joint velocity or acceleration from the independent ones, ``q_mult x[q_index]`` (a mimic joint
+    follows its source); its position adds ``q_offset``."""
+    return m.q_mult[i] * x[m.q_index[i]]
+
+
+@helper
 def X_up(m, i, q, R, p):
     """Pose ``(R, p)`` of body ``i`` in its parent body at coordinates ``q``: ``X_up = X_J(q_i) X_T`` (RBDA
     eq. 4.4), with ``q_i = q_mult q[q_index] + q_offset`` (a mimic joint follows its source).
 
     ``X_T`` (``R_tree, p_tree``) is the joint frame at ``q_i = 0``: the URDF ``<origin>``, fixed joints folded in.
     """
-    q_i = m.q_mult[i] * q[m.q_index[i]] + m.q_offset[i]
+    q_i = joint_coordinate(m, i, q) + m.q_offset[i]
     if m.jtype[i] == REVOLUTE:
         s = math.sin(q_i)
         versine = 1.0 - math.cos(q_i)

@@ -11,16 +11,10 @@ import numpy as np
 
 from ._jit import batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
 from .inputs import all_finite, body_wrenches, gravity_vector, overflow, states
-from .joints import X_up
+from .joints import X_up, joint_coordinate
 from .model import model_view
 from .spatial import (add_scaled, cross_force_add, cross_motion_add, dot6, force_to_parent_add, inertia_times,
                       motion_to_child)
-
-
-@kernel
-def joint_coordinate(m, i, x):
-    """The coordinate of body ``i`` from the independent ones: a mimic joint follows ``q_mult * x + q_offset``."""
-    return m.q_mult[i] * x[m.q_index[i]]
 
 
 @helper
