@@ -12,6 +12,7 @@ import pinocchio as pin
 import pytest
 
 import oracle
+from oracle import random_states
 import rne_dynamics as rd
 from rne_dynamics.derivatives import forward_dynamics_derivatives, joint_wrench_derivatives
 
@@ -22,13 +23,6 @@ PATHS = oracle.comparable_paths()
 IDS = [oracle.short_name(p) for p in PATHS]
 TILTED_GRAVITY = np.array([1.7, -2.3, -9.1])
 BATCH = 4
-
-
-def random_states(robot, n, seed, scale=1.0):
-    """:func:`oracle.random_states` with positions folded into ``[-pi, pi)`` where the limits are wider (iris'
-    rotors have limits of 1e16, where a finite-difference step is lost to rounding)."""
-    q, qd, qdd = oracle.random_states(robot, n, seed=seed, scale=scale)
-    return np.where(np.abs(q) > np.pi, np.remainder(q, 2 * np.pi) - np.pi, q), qd, qdd
 
 
 def has_mimic(robot):

@@ -6,7 +6,8 @@ import pytest
 
 import oracle
 import rne_dynamics as rd
-from test_derivatives import PLANAR_GRAVITY, TILTED_GRAVITY, TwoLinkArm, random_states, with_armature
+from oracle import random_states
+from test_derivatives import PLANAR_GRAVITY, TILTED_GRAVITY, TwoLinkArm, with_armature
 
 PATHS = oracle.comparable_paths()
 IDS = [oracle.short_name(p) for p in PATHS]
