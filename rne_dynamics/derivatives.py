@@ -32,15 +32,8 @@ from .aba import forward_dynamics
 from .inputs import body_wrenches, gravity_vector, states
 from .joints import X_up, joint_coordinate
 from .model import model_view
-from .spatial import (
-    add_scaled,
-    cross_force_add,
-    cross_motion_add,
-    dot6,
-    force_to_parent_add,
-    inertia_times,
-    motion_to_child,
-)
+from .spatial import (add_scaled, cross_force_add, cross_motion_add, dot6, force_to_parent_add, inertia_times,
+                      motion_to_child)
 
 
 @helper
