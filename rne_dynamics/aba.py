@@ -21,7 +21,7 @@ import numpy as np
 from ._jit import batch_kernel, batch_range, chunk_count, chunk_rows, kernel
 from .crba import composite_rigid_body, crba_workspace
 from .errors import SingularMassMatrixError, StateError
-from .inputs import all_finite, body_wrenches, gravity_vector, overflow, states
+from .inputs import all_finite, body_wrenches, gravity_vector, not_finite, states
 from .joints import X_up
 from .model import model_view
 from .rnea import drive_torques_add, newton_euler, rnea_workspace
@@ -30,6 +30,9 @@ from .spatial import (add_scaled, congruence_to_parent_add, cross_force_add, cro
 
 #: ``D_i`` (or a Cholesky pivot) at or below this fraction of its scale counts as zero.
 SINGULAR_RATIO = 1e-12
+#: The status of a state whose inputs or accelerations hold a NaN or an inf (other statuses: ``-1`` solved, ``k``
+#: the coordinate of a joint that drives no mass).
+NOT_FINITE = -2
 
 
 AbaWorkspace = namedtuple("AbaWorkspace", "R p v c a IA pA U D u Ia pa Iv work")
@@ -191,21 +194,32 @@ def forward(m, w, q, qd, tau, gravity, f_ext, qdd, f):
 
 
 @kernel
+def finite_status(status, q, qd, tau, qdd):
+    """:data:`NOT_FINITE` if an input, or the solved ``qdd``, is not finite (a NaN can pass for a singular joint);
+    else ``status``."""
+    if not (all_finite(q) and all_finite(qd) and all_finite(tau)) or (status < 0 and not all_finite(qdd)):
+        return NOT_FINITE
+    return status
+
+
+@kernel
 def forward_pass(fdata, idata, q, qd, tau, gravity, f_ext, qdd, f):
-    """:func:`forward` for one state, with its own workspace."""
+    """:func:`forward` for one state, with its own workspace; its status, or :data:`NOT_FINITE`."""
     m = model_view(fdata, idata)
-    return forward(m, forward_workspace(m.nb, m.dof), q, qd, tau, gravity, f_ext, qdd, f)
+    return finite_status(forward(m, forward_workspace(m.nb, m.dof), q, qd, tau, gravity, f_ext, qdd, f), q, qd, tau,
+                         qdd)
 
 
 @batch_kernel
 def forward_pass_batch(fdata, idata, q, qd, tau, gravity, f_ext, qdd, f, status):
-    """:func:`forward` for each row of a batch, chunks in parallel, one workspace per chunk; ``status[n]`` is the
-    row's return value."""
+    """:func:`forward_pass` for each row of a batch, chunks in parallel, one workspace per chunk; ``status[n]`` is
+    the row's return value."""
     for chunk in batch_range(chunk_count(q.shape[0])):
         m = model_view(fdata, idata)  # made in the parallel body: numba cannot pass this namedtuple into it
         w = forward_workspace(m.nb, m.dof)
         for n in chunk_rows(chunk, q.shape[0]):
-            status[n] = forward(m, w, q[n], qd[n], tau[n], gravity, f_ext[n], qdd[n], f[n])
+            status[n] = finite_status(forward(m, w, q[n], qd[n], tau[n], gravity, f_ext[n], qdd[n], f[n]), q[n],
+                                      qd[n], tau[n], qdd[n])
 
 
 class ForwardDynamicsResult(NamedTuple):
@@ -217,23 +231,23 @@ class ForwardDynamicsResult(NamedTuple):
 
 
 def accelerations(robot, q, qd, tau, g, f_ext, with_wrenches=False):
-    """Forward dynamics on checked arrays (``f_ext`` from :func:`~rne_dynamics.inputs.body_wrenches`): ``qdd``, or
-    ``(qdd, f)`` with ``f`` ``(…, nb + 1, 6)``. Raises :class:`SingularMassMatrixError`."""
-    f = np.empty(q.shape[:-1] + ((len(robot.bodies) + 1) if with_wrenches else 0, 6))
+    """Forward dynamics on shaped arrays (``f_ext`` from :func:`~rne_dynamics.inputs.body_wrenches`): ``qdd``, or
+    ``(qdd, f)`` with ``f`` ``(…, nb + 1, 6)``. Raises :class:`SingularMassMatrixError`, or a
+    :class:`~rne_dynamics.errors.StateError` for a NaN or an inf."""
+    f = np.empty(q.shape[:-1] + ((robot.nb + 1) if with_wrenches else 0, 6))
     qdd = np.empty(q.shape)
     if q.ndim == 2:
         status = np.empty(len(q), np.int64)
         forward_pass_batch(robot.fdata, robot.idata, q, qd, tau, g, np.broadcast_to(f_ext, (len(q),) + f_ext.shape[1:]),
                            qdd, f, status)
-        bad = np.flatnonzero(status >= 0)
-        if bad.size:
-            raise singular(robot, status[bad[0]], f" at state {bad[0]}")
+        bad = np.flatnonzero(status != -1)
+        state, status = (bad[0], status[bad[0]]) if bad.size else (None, -1)
     else:
-        bad = forward_pass(robot.fdata, robot.idata, q, qd, tau, g, f_ext[0], qdd, f)
-        if bad >= 0:
-            raise singular(robot, bad, "")
-    if not all_finite(qdd.reshape(-1)):
-        raise overflow("the accelerations")
+        state, status = None, forward_pass(robot.fdata, robot.idata, q, qd, tau, g, f_ext[0], qdd, f)
+    if status == NOT_FINITE:
+        raise not_finite(robot, "the accelerations", q=q, qd=qd, tau=tau)
+    if status >= 0:
+        raise singular(robot, status, "" if state is None else f" at state {state}")
     return (qdd, f) if with_wrenches else qdd
 
 
@@ -255,7 +269,7 @@ def forward_dynamics(robot, q, qd, tau, *, gravity=None, external_wrenches=None,
     joint reaction wrenches of that motion. One state ``(dof,)`` or a batch ``(N, dof)``.
     Raises :class:`~rne_dynamics.errors.SingularMassMatrixError` naming a joint that drives no mass.
     """
-    q, qd, tau = states(robot, q=q, qd=qd, tau=tau)
+    q, qd, tau = states(robot, finite=False, q=q, qd=qd, tau=tau)
     if not isinstance(joint_wrenches, bool):
         raise StateError(f"joint_wrenches must be True or False, got {joint_wrenches!r}")
     g = gravity_vector(gravity)

@@ -14,7 +14,7 @@ from collections import namedtuple
 import numpy as np
 
 from ._jit import batch_kernel, batch_range, chunk_count, chunk_rows, kernel
-from .inputs import states
+from .inputs import all_finite, not_finite, states
 from .joints import X_up
 from .model import model_view
 from .spatial import dot6, force_to_parent_add, inertia_times, rigid_inertia_to_parent_add
@@ -67,26 +67,31 @@ def composite_rigid_body(m, w, q, M):
 
 @kernel
 def crba(fdata, idata, q, M):
-    """:func:`composite_rigid_body` for one state, with its own workspace."""
+    """:func:`composite_rigid_body` for one state, with its own workspace; False if ``q`` or an entry of ``M`` is
+    not finite."""
     m = model_view(fdata, idata)
     composite_rigid_body(m, crba_workspace(m.nb), q, M)
+    return all_finite(q) and all_finite(M)
 
 
 @batch_kernel
 def crba_batch(fdata, idata, q, M):
-    """:func:`composite_rigid_body` for each row of a batch, chunks in parallel, one workspace per chunk."""
+    """:func:`composite_rigid_body` for each row of a batch, chunks in parallel, one workspace per chunk; returns
+    what :func:`crba` returns, for the whole batch."""
     for chunk in batch_range(chunk_count(q.shape[0])):
         m = model_view(fdata, idata)  # made in the parallel body: numba cannot pass this namedtuple into it
         w = crba_workspace(m.nb)
         for n in chunk_rows(chunk, q.shape[0]):
             composite_rigid_body(m, w, q[n], M[n])
+    return all_finite(q) and all_finite(M)
 
 
 def mass_matrix(robot, q):
     """The joint-space inertia matrix ``M(q)`` ``(…, dof, dof)``, symmetric positive definite for a well-posed
     robot, with each drive's rotor inertia (armature) on the diagonal. One state ``(dof,)`` or a batch ``(N, dof)``.
     """
-    (q,) = states(robot, q=q)
+    (q,) = states(robot, finite=False, q=q)
     M = np.empty(q.shape + (robot.dof,))
-    (crba_batch if q.ndim == 2 else crba)(robot.fdata, robot.idata, q, M)
+    if not (crba_batch if q.ndim == 2 else crba)(robot.fdata, robot.idata, q, M):
+        raise not_finite(robot, "the mass matrix entries", q=q)
     return M

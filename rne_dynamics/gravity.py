@@ -13,7 +13,7 @@ from collections import namedtuple
 import numpy as np
 
 from ._jit import batch_kernel, batch_range, chunk_count, chunk_rows, kernel
-from .inputs import NO_WRENCHES, gravity_vector, states
+from .inputs import NO_WRENCHES, all_finite, gravity_vector, not_finite, states
 from .joints import X_up
 from .model import model_view
 from .rnea import rnea, rnea_batch
@@ -48,19 +48,23 @@ def static_newton_euler(m, w, q, gravity, tau):
 
 @kernel
 def gravity_pass(fdata, idata, q, gravity, tau):
-    """:func:`static_newton_euler` for one state, with its own workspace."""
+    """:func:`static_newton_euler` for one state, with its own workspace; False if ``q`` or a torque is not
+    finite."""
     m = model_view(fdata, idata)
     static_newton_euler(m, gravity_workspace(m.nb), q, gravity, tau)
+    return all_finite(q) and all_finite(tau)
 
 
 @batch_kernel
 def gravity_pass_batch(fdata, idata, q, gravity, tau):
-    """:func:`static_newton_euler` for each row of a batch, chunks in parallel, one workspace per chunk."""
+    """:func:`static_newton_euler` for each row of a batch, chunks in parallel, one workspace per chunk; returns
+    what :func:`gravity_pass` returns, for the whole batch."""
     for chunk in batch_range(chunk_count(q.shape[0])):
         m = model_view(fdata, idata)  # made in the parallel body: numba cannot pass this namedtuple into it
         w = gravity_workspace(m.nb)
         for n in chunk_rows(chunk, q.shape[0]):
             static_newton_euler(m, w, q[n], gravity, tau[n])
+    return all_finite(q) and all_finite(tau)
 
 
 def gravity_torques(robot, q, *, gravity=None):
@@ -69,10 +73,11 @@ def gravity_torques(robot, q, *, gravity=None):
     ``gravity``: 3-vector in the root-link frame, default ``(0, 0, -9.81)``. One state ``(dof,)`` or a batch
     ``(N, dof)``.
     """
-    (q,) = states(robot, q=q)
+    (q,) = states(robot, finite=False, q=q)
     g = gravity_vector(gravity)
     tau = np.empty(q.shape)
-    (gravity_pass_batch if q.ndim == 2 else gravity_pass)(robot.fdata, robot.idata, q, g, tau)
+    if not (gravity_pass_batch if q.ndim == 2 else gravity_pass)(robot.fdata, robot.idata, q, g, tau):
+        raise not_finite(robot, "the torques", q=q)
     return tau
 
 
@@ -82,13 +87,15 @@ def bias_torques(robot, q, qd, *, gravity=None):
     Computed by RNEA with ``qdd = 0`` (RBDA Sec. 9.2), rigid-body terms only.
     One state ``(dof,)`` or a batch ``(N, dof)``.
     """
-    q, qd = states(robot, q=q, qd=qd)
+    q, qd = states(robot, finite=False, q=q, qd=qd)
     g = gravity_vector(gravity)
     tau, wrench, base = np.empty(q.shape), np.empty(q.shape + (6,)), np.empty(q.shape[:-1] + (6,))
     qdd = np.zeros(q.shape)
     if q.ndim == 2:
-        rnea_batch(robot.fdata, robot.idata, q, qd, qdd, g, np.broadcast_to(NO_WRENCHES, (len(q), 0, 6)), False, tau,
-                   wrench, base)
+        finite = rnea_batch(robot.fdata, robot.idata, q, qd, qdd, g, np.broadcast_to(NO_WRENCHES, (len(q), 0, 6)),
+                            False, tau, wrench, base)
     else:
-        rnea(robot.fdata, robot.idata, q, qd, qdd, g, NO_WRENCHES[0], False, tau, wrench, base)
+        finite = rnea(robot.fdata, robot.idata, q, qd, qdd, g, NO_WRENCHES[0], False, tau, wrench, base)
+    if not finite:
+        raise not_finite(robot, "the torques", q=q, qd=qd)
     return tau

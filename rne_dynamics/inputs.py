@@ -10,8 +10,13 @@ from .model import Robot
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 
 
+_FLOAT64 = np.dtype(np.float64)
+
+
 def _floats(value, name):
     """``value`` as a float64 array; text, ragged lists and other non-numbers raise a :class:`StateError`."""
+    if type(value) is np.ndarray and value.dtype is _FLOAT64 and value.flags.carray:
+        return value  # the common case, as it is: C-contiguous, aligned and writable
     try:
         x = np.ascontiguousarray(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -23,29 +28,36 @@ def states(robot, finite=True, **arrays):
     """The named joint-space arrays as float64, all ``(dof,)`` or all ``(N, dof)``, finite.
 
     Returns the arrays in the order given; a mismatch names the argument and the shapes. This runs on every call,
-    so the common case costs a conversion and one compiled pass per array; the detailed checks run only on failure.
-    ``finite=False`` leaves finiteness to a kernel that reports it (NaN and inf in any input reach the output).
+    so the common case costs a few attribute reads per array; the detailed checks run only on failure.
+    ``finite=False`` leaves finiteness to the kernel, which reports it; then :func:`not_finite` names the culprit.
     """
     if not isinstance(robot, Robot):
         raise StateError(f"the first argument must be an rne_dynamics Robot (from rd.load_urdf or rd.load_dh), "
                          f"got {type(robot).__name__}")
-    out = []
-    for name, value in arrays.items():
-        x = _floats(value, name)
-        if (x.ndim not in (1, 2) or x.shape[-1] != robot.dof or (out and x.shape != out[0].shape)
-                or (finite and not all_finite(x.reshape(-1)))):
+    out = [_floats(value, name) for name, value in arrays.items()]
+    shape = out[0].shape
+    for x in out:
+        if x.shape != shape or (finite and not all_finite(x)):
             _explain(robot, arrays)
-        out.append(x)
+    if len(shape) not in (1, 2) or shape[-1] != robot.dof:
+        _explain(robot, arrays)
     return out
 
 
 @kernel
 def all_finite(x):
-    """No NaN and no inf in ``x`` (1-D); numpy's checks cost microseconds on a few numbers, this does not."""
-    for value in x:
+    """No NaN and no inf in ``x``; numpy's checks cost microseconds on a few numbers, this does not."""
+    for value in x.flat:
         if not math.isfinite(value):
             return False
     return True
+
+
+def not_finite(robot, what, **arrays):
+    """The error for a kernel that found a NaN or inf: the input that holds it (argument, joint, state), or else
+    an overflow of ``what``, the results."""
+    _explain(robot, arrays)
+    return overflow(what)
 
 
 def overflow(what):

@@ -2,8 +2,8 @@
 
 A *body* is a set of links joined by fixed joints, moved by one non-fixed joint (independent or mimic). Bodies are
 numbered in topological order (a parent before its children); the links fixed to the root form the fixed base,
-index ``-1``. The kernels receive two flat buffers (``fdata``, ``idata``) and read them through
-:func:`model_view`: numba dispatches two arrays far faster than a dozen.
+index ``-1``. The kernels receive two buffers (``fdata``, ``idata``) and read them through :func:`model_view`: numba
+dispatches two arrays far faster than a dozen.
 """
 from collections import namedtuple
 from dataclasses import dataclass, field, replace
@@ -40,41 +40,44 @@ ModelView = namedtuple("ModelView", [
 ])
 
 
-#: Rows of a body's (18, 3) block in ``fdata``: S (2 rows), axis, R_tree (3), p_tree, h, I (3), mass|q_mult|q_offset,
-#: R_sin (3), R_versine (3).
-BODY_ROWS = 18
+#: A body's (10, 6) block in ``fdata`` (row: columns 0:3 | 3:6): 0: S; 1: axis | p_tree; 2: h | mass, q_mult,
+#: q_offset; 3-5: R_tree | I; 6-8: R_sin | R_versine; 9: armature, damping, friction of coordinate ``k`` in block
+#: ``k`` (a robot has no more coordinates than bodies).
+BODY_BLOCK = (10, 6)
 
 
 @kernel
 def model_view(fdata, idata):
-    """Named views into the flat model buffers: slices only, and three reshapes (reshapes cost, slices do not)."""
+    """Named views into the model buffers: ``fdata`` ``(nb, 10, 6)`` and ``idata``. Slices only (a reshape costs
+    as much as the arithmetic of a small robot's gravity pass)."""
     nb = idata[0]
     dof = idata[1]
     parent = idata[2:2 + nb]
     jtype = idata[2 + nb:2 + 2 * nb]
     q_index = idata[2 + 2 * nb:2 + 3 * nb]
     dof_body = idata[2 + 3 * nb:2 + 3 * nb + dof]
-    size = 3 * BODY_ROWS * nb
-    block = fdata[:size].reshape((nb, BODY_ROWS, 3))
-    row = fdata[:size].reshape((nb, 3 * BODY_ROWS))
-    drive = fdata[size:size + 3 * dof].reshape((dof, 3))
-    return ModelView(nb, dof, parent, jtype, q_index, dof_body, row[:, 0:6], row[:, 6:9], block[:, 3:6],
-                     row[:, 18:21], row[:, 33], row[:, 21:24], block[:, 8:11], row[:, 34], row[:, 35],
-                     drive[:, 0], drive[:, 1], drive[:, 2], block[:, 12:15], block[:, 15:18])
+    return ModelView(nb, dof, parent, jtype, q_index, dof_body, fdata[:, 0], fdata[:, 1, 0:3], fdata[:, 3:6, 0:3],
+                     fdata[:, 1, 3:6], fdata[:, 2, 3], fdata[:, 2, 0:3], fdata[:, 3:6, 3:6], fdata[:, 2, 4],
+                     fdata[:, 2, 5], fdata[:dof, 9, 0], fdata[:dof, 9, 1], fdata[:dof, 9, 2], fdata[:, 6:9, 0:3],
+                     fdata[:, 6:9, 3:6])
 
 
 def pack(bodies, dof_body, armature, damping, friction):
-    """Flat ``(fdata, idata)`` buffers from a list of :class:`Body`, in the layout :func:`model_view` reads."""
+    """The ``(fdata, idata)`` buffers from a list of :class:`Body`, in the layout :func:`model_view` reads."""
     nb = len(bodies)
     idata = np.concatenate([[nb, len(dof_body)],
                             [b.parent for b in bodies], [b.code for b in bodies], [b.q_index for b in bodies],
                             dof_body]).astype(np.int64)
-    block = np.zeros((nb, BODY_ROWS, 3))
+    fdata = np.zeros((nb,) + BODY_BLOCK)
     for i, b in enumerate(bodies):
-        block[i] = np.vstack([np.reshape(b.S, (2, 3)), b.axis, b.R_tree, b.p_tree, b.h, b.I,
-                              [b.mass, b.q_mult, b.q_offset], *rotation_terms(b.code, b.axis, b.R_tree)])
-    drive = np.column_stack([armature, damping, friction]).astype(np.float64)
-    return np.concatenate([block.ravel(), drive.ravel()]), idata
+        R_sin, R_versine = rotation_terms(b.code, b.axis, b.R_tree)
+        fdata[i, 0] = b.S
+        fdata[i, 1] = np.concatenate([b.axis, b.p_tree])
+        fdata[i, 2] = np.concatenate([b.h, [b.mass, b.q_mult, b.q_offset]])
+        fdata[i, 3:6] = np.hstack([b.R_tree, b.I])
+        fdata[i, 6:9] = np.hstack([R_sin, R_versine])
+    fdata[:len(dof_body), 9, 0:3] = np.column_stack([armature, damping, friction])
+    return fdata, idata
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ._jit import batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
-from .inputs import all_finite, body_wrenches, gravity_vector, overflow, states
+from .inputs import all_finite, body_wrenches, gravity_vector, not_finite, states
 from .joints import X_up, joint_coordinate
 from .model import model_view
 from .spatial import (add_scaled, cross_force_add, cross_motion_add, dot6, force_to_parent_add, inertia_times,
@@ -86,21 +86,21 @@ def joint_loads(m, f, wrench, base):
 
 @kernel
 def rnea(fdata, idata, q, qd, qdd, gravity, f_ext, drives, tau, wrench, base):
-    """:func:`newton_euler` for one state, with its own workspace, plus the drive torques if ``drives``; False if a
-    torque is not finite."""
+    """:func:`newton_euler` for one state, with its own workspace, plus the drive torques if ``drives``; False if an
+    input or a torque is not finite."""
     m = model_view(fdata, idata)
     f = np.empty((m.nb + 1, 6))
     newton_euler(m, rnea_workspace(m.nb), q, qd, qdd, gravity, f_ext, tau, f)
     if drives:
         drive_torques_add(m, qd, qdd, tau)
     joint_loads(m, f, wrench, base)
-    return all_finite(tau)
+    return all_finite(q) and all_finite(qd) and all_finite(qdd) and all_finite(tau)
 
 
 @batch_kernel
 def rnea_batch(fdata, idata, q, qd, qdd, gravity, f_ext, drives, tau, wrench, base):
     """:func:`newton_euler` for each row of a batch (``f_ext`` has one row of body wrenches per state); chunks of
-    states run in parallel, each with one workspace."""
+    states run in parallel, each with one workspace. Returns what :func:`rnea` returns, for the whole batch."""
     for chunk in batch_range(chunk_count(q.shape[0])):
         m = model_view(fdata, idata)  # per chunk: numba's parallel loops cannot take a named tuple from outside
         w = rnea_workspace(m.nb)
@@ -110,6 +110,7 @@ def rnea_batch(fdata, idata, q, qd, qdd, gravity, f_ext, drives, tau, wrench, ba
             if drives:
                 drive_torques_add(m, qd[n], qdd[n], tau[n])
             joint_loads(m, f, wrench[n], base[n])
+    return all_finite(q) and all_finite(qd) and all_finite(qdd) and all_finite(tau)
 
 
 class InverseDynamicsResult(NamedTuple):
@@ -136,12 +137,10 @@ def inverse_dynamics(robot, q, qd, qdd, *, gravity=None, external_wrenches=None)
     f_ext = body_wrenches(robot, external_wrenches, len(q) if q.ndim == 2 else 1)
     tau, wrench, base = np.empty(q.shape), np.empty(q.shape + (6,)), np.empty(q.shape[:-1] + (6,))
     if q.ndim == 2:
-        rnea_batch(robot.fdata, robot.idata, q, qd, qdd, g, np.broadcast_to(f_ext, (len(q),) + f_ext.shape[1:]),
-                   True, tau, wrench, base)
-        finite = all_finite(tau.reshape(-1))
+        finite = rnea_batch(robot.fdata, robot.idata, q, qd, qdd, g,
+                            np.broadcast_to(f_ext, (len(q),) + f_ext.shape[1:]), True, tau, wrench, base)
     else:
         finite = rnea(robot.fdata, robot.idata, q, qd, qdd, g, f_ext[0], True, tau, wrench, base)
     if not finite:
-        states(robot, q=q, qd=qd, qdd=qdd)  # names the argument and joint that is not finite
-        raise overflow("the torques")
+        raise not_finite(robot, "the torques", q=q, qd=qd, qdd=qdd)
     return InverseDynamicsResult(tau, wrench, base)
