@@ -8,6 +8,9 @@ the calling thread (steady when other processes share the machine); the batch ro
 per-state cost on a batch of 10,000 states (on all cores) with a Python loop of ``pinocchio.rnea``. Talos is
 talos_full_v2 (44 moving bodies in both libraries; Pinocchio loads its 12 gripper mimic joints as independent joints,
 the same work); so does Panda's finger (Pinocchio's aba and its derivatives refuse mimic joints).
+
+The "call floor" row is the least a numba kernel with inverse dynamics' arguments costs from Python (allocating the
+results and calling a compiled function that returns at once): no wrapper of a numba kernel can beat it.
 """
 import argparse
 import os
@@ -17,6 +20,7 @@ import sys
 import time
 import warnings
 
+import numba
 import numpy as np
 import pinocchio as pin
 
@@ -33,16 +37,37 @@ ROBOTS = {
 BATCH = 10_000
 
 
-def median_time(call, repeats, inner, clock=time.thread_time):
-    """Median over ``repeats`` of the mean time of ``inner`` calls, in microseconds."""
-    call()
-    samples = []
+def median_times(calls, repeats, inner, clock=time.thread_time):
+    """Per call, the median over ``repeats`` rounds of the mean time of ``inner`` calls, in microseconds. The calls
+    take turns within each round, so that the machine's load falls on all of them alike."""
+    for call in calls:
+        call()
+    samples = [[] for _ in calls]
     for _ in range(repeats):
-        start = clock()
-        for _ in range(inner):
-            call()
-        samples.append((clock() - start) / inner)
-    return 1e6 * float(np.median(samples))
+        for call, times in zip(calls, samples):
+            start = clock()
+            for _ in range(inner):
+                call()
+            times.append((clock() - start) / inner)
+    return [1e6 * float(np.median(times)) for times in samples]
+
+
+@numba.njit(nogil=True)
+def no_op(fdata, idata, q, qd, qdd, gravity, f_ext, drives, tau, wrench, base):
+    """A compiled call that does nothing, with the arguments of ``rd.inverse_dynamics``'s kernel."""
+    return True
+
+
+def call_floor(case):
+    """The least any numba-compiled inverse dynamics can cost from Python: allocate the three results and call
+    :func:`no_op` with the kernel's arguments; no checks, no arithmetic."""
+    r, q, qd, qdd = case.robot, case.q, case.qd, case.qdd
+    gravity, f_ext = np.array([0.0, 0.0, -9.81]), np.zeros((0, 6))
+
+    def floor():
+        tau, wrench, base = np.empty(r.dof), np.empty((r.dof, 6)), np.empty(6)
+        no_op(r.fdata, r.idata, q, qd, qdd, gravity, f_ext, True, tau, wrench, base)
+    return floor
 
 
 class Case:
@@ -73,7 +98,8 @@ def single_rows(case):
     q, qd, qdd, tau = case.q, case.qd, case.qdd, case.tau
     pq, pv, pa = case.pq, case.pv, case.pa
     rows = [("inverse_dynamics", lambda: rd.inverse_dynamics(r, q, qd, qdd), "rnea",
-             lambda: pin.rnea(m, d, pq, pv, pa))]
+             lambda: pin.rnea(m, d, pq, pv, pa)),
+            ("call floor (see call_floor)", call_floor(case), "rnea", lambda: pin.rnea(m, d, pq, pv, pa))]
     optional = [
         ("gravity_torques", lambda: rd.gravity_torques(r, q), "computeGeneralizedGravity",
          lambda: pin.computeGeneralizedGravity(m, d, pq)),
@@ -96,13 +122,14 @@ def single_rows(case):
 def batch_row(case, quick):
     n = 1000 if quick else BATCH
     q, qd, qdd = (x[:n] for x in case.batch)
-    ours = median_time(lambda: rd.inverse_dynamics(case.robot, q, qd, qdd), 3 if quick else 5, 1, time.perf_counter) / n
     m, d, states = case.model, case.data, case.pbatch[:n]
 
     def loop():
         for pq, pv, pa in states:
             pin.rnea(m, d, pq, pv, pa)
-    return ours, median_time(loop, 3 if quick else 5, 1, time.perf_counter) / n
+    ours, theirs = median_times([lambda: rd.inverse_dynamics(case.robot, q, qd, qdd), loop], 3 if quick else 5, 1,
+                                time.perf_counter)
+    return ours / n, theirs / n
 
 
 def load_time_ms(path, repeats=5):
@@ -139,7 +166,7 @@ def main(argv=None):
     for label in args.robots.split(","):
         case = Case(label, *ROBOTS[label])
         for name, ours, pin_name, theirs in single_rows(case):
-            t_ours, t_pin = median_time(ours, repeats, inner), median_time(theirs, repeats, inner)
+            t_ours, t_pin = median_times([ours, theirs], repeats, inner)
             print(f"{label:<7}{name:<30}{t_ours:>11.2f}{t_pin:>16.2f}{t_ours / t_pin:>8.2f}   {pin_name}")
         t_ours, t_pin = batch_row(case, args.quick)
         print(f"{label:<7}{'inverse_dynamics batch/state':<30}{t_ours:>11.2f}{t_pin:>16.2f}{t_ours / t_pin:>8.2f}"
