@@ -1,27 +1,43 @@
 """Analytic derivatives of inverse dynamics, of the joint reaction wrenches and of forward dynamics.
 
-Forward-mode differentiation of the recursive Newton-Euler algorithm (RBDA Table 5.1): after one RNEA pass, one
-forward and one backward sweep per joint coordinate ``x_k`` (``x`` is ``q``, ``qd`` or ``qdd``, all three at once).
-Body ``i`` moves by ``theta_i = q_mult_i x[q_index_i] + q_offset_i`` (a mimic follows its source), so
-``dtheta_i/dx_k = q_mult_i`` when ``q_index_i == k`` and 0 otherwise; call it ``delta_i``.
+The algorithm of Carpentier & Mansard, "Analytical Derivatives of Rigid Body Dynamics Algorithms" (RSS 2018), for
+RNEA: every quantity is expressed in the frame of the fixed base (the world), where the spatial inertias and forces
+of a subtree simply add up, and each (torque, coordinate) pair costs a few scalar products.
 
-The one non-obvious derivative is that of the joint transform. ``X_i = X_J(theta_i) X_T`` with ``S_i`` constant in
-the body frame, so ``dX_i/dtheta_i = -S_i x X_i`` and, for the force transform, ``d(X_i^T f)/dtheta_i =
-X_i^T (S_i x* f)``. With ``X_i v_λ = v_i - S_i qd_i`` and ``S_i x S_i = 0``, differentiating every RNEA line gives
+Body ``i`` (parent λ; ``X_i`` takes world coordinates to its own) turns by
+``theta_i = q_mult_i q[q_index_i] + q_offset_i``. The algorithm differentiates with respect to the bodies' ``theta``;
+the chain rule (``dtheta_i/dq_k = q_mult_i`` when ``q_index_i == k``) adds each body pair into its coordinates' cell,
+so a mimic's torque reaches its source by virtual work. Forward pass, with ``J_i = X_i^-1 S_i`` the joint's motion
+subspace in the world:
 
-    w.r.t. q_k:   dv_i = X_i dv_λ + delta_i v_i x S_i
-                  da_i = X_i da_λ + delta_i (X_i a_λ) x S_i + dv_i x S_i qd_i
-    w.r.t. qd_k:  dv_i = X_i dv_λ + delta_i S_i
-                  da_i = X_i da_λ + dv_i x S_i qd_i + delta_i v_i x S_i
-    w.r.t. qdd_k: dv_i = 0,  da_i = X_i da_λ + delta_i S_i
-    then          df_i = I_i da_i + dv_i x* I_i v_i + v_i x* I_i dv_i       (external wrenches: body-fixed, constant)
-    backwards     dtau[q_index_i] += q_mult_i S_i^T df_i
-                  df_λ += X_i^T df_i + delta_i X_i^T (S_i x* f_i)          (q only; f_i the accumulated joint wrench)
+    V_i = v_λ x J_i,   A_i = a_λ x J_i + v_λ x V_i                                  (the paper's dv/dq, da/dq)
+    v_i = v_λ + J_i qd_i,   a_i = a_λ + J_i qdd_i + V_i qd_i                        (a_base = -g; v_i x J_i = V_i)
+    f_i = I_i a_i + v_i x* I_i v_i - f_ext_i                                        (I_i: world inertia)
+    B_i x = v_i x* I_i x - I_i (v_i x x) + x x* I_i v_i                             (change of f_i as v gains x)
 
-``df_i`` are the derivatives of the joint reaction wrenches themselves. A sweep visits only the bodies ``x_k`` can
-change: the subtrees of the bodies it drives (their motion) and, backwards, their ancestors (their loads).
-The drive terms of :func:`~rne_dynamics.rnea.drive_torques_add` add ``armature`` to ``dtau/dqdd`` and ``damping`` to
-``dtau/dqd``; Coulomb friction ``sign(qd)`` has zero derivative wherever ``qd != 0`` (undefined at 0, taken as 0).
+Backward pass: ``Ic_i``, ``Bc_i`` and ``F_i`` (the joint wrench, in the world) sum ``I``, ``B`` and ``f`` over the
+subtree of ``i``. Turning ``theta_c`` turns the subtree of ``c`` rigidly about ``J_c``, which leaves ``J_r^T F_r``
+unchanged for every ``r`` inside it (power does not depend on the frame), and adds ``V_c`` to its velocities and
+``A_c + V_c x v_j`` to its accelerations; ``qd_c`` adds ``J_c`` and ``2 V_c + J_c x v_j``. Hence, for ``r`` an
+ancestor of ``c`` or ``c`` itself (each column pair below is one body pair; ``r != c`` for the second column):
+
+    dtau_r/dtheta_c = J_r^T (Ic_c A_c + Bc_c V_c + J_c x* F_c)     dtau_c/dtheta_r = J_c^T (Ic_c A_r + Bc_c V_r)
+    dtau_r/dqd_c    = J_r^T (Ic_c 2 V_c + Bc_c J_c)                dtau_c/dqd_r    = J_c^T (Ic_c 2 V_r + Bc_c J_r)
+    dtau_r/dqdd_c   = J_r^T Ic_c J_c                               dtau_c/dqdd_r   = the same (the mass matrix)
+
+and every other pair is 0. ``B_i`` acts on the angular part only, ``B_i = [[0, -2 (P_i x)], [0, Bw_i]]`` with
+``P_i`` the linear momentum and ``Bw_i = (w x) I - I (w x) + 2 (v.h) 1 - h v^T - v h^T - (k x)`` (``v_i = [v; w]``,
+``h`` the first moment of mass, ``k`` the angular momentum), so ``Bc`` is kept as ``P`` and ``Bw`` summed.
+
+The joint wrench of ``r`` in its own frame, ``W_r = X_r^* F_r``, turns with ``r`` and with its ancestors:
+
+    dW_r/dtheta_c = X_r^* (Ic_c A_c + Bc_c V_c + J_c x* F_c)   for c a descendant of r (not r),
+                  = X_r^* (Ic_r A_c + Bc_r V_c)                for c = r or an ancestor of r,
+
+and so on for ``qd`` and ``qdd`` with the brackets of the torques. External wrenches are fixed in their bodies, so
+they only turn with them. The drive terms of :func:`~rne_dynamics.rnea.drive_torques_add` add ``armature`` to
+``dtau/dqdd`` and ``damping`` to ``dtau/dqd``; Coulomb friction ``sign(qd)`` has zero derivative wherever
+``qd != 0`` (undefined at 0, taken as 0).
 """
 from collections import namedtuple
 
@@ -29,179 +45,265 @@ import numpy as np
 
 from ._jit import batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
 from .aba import forward_dynamics
-from .inputs import body_wrenches, gravity_vector, states
+from .inputs import all_finite, body_wrenches, gravity_vector, not_finite, states
 from .joints import X_up, joint_coordinate
 from .model import model_view
-from .spatial import (add_scaled, cross_force_add, cross_motion_add, dot6, force_to_parent_add, inertia_times,
-                      motion_to_child)
+from .spatial import (add_scaled, compose_pose, cross, cross_force_add, cross_motion_add, dot6, force_to_child,
+                      force_to_parent_add, inertia_times, motion_to_parent, rigid_inertia_to_parent,
+                      scaled_sum)
 
 
 @helper
-def wrench_of_motion(m, i, v, dv, a_i, out, Iv, Idv):
-    """``out = I_i a_i + dv x* I_i v + v x* I_i dv``: the first-order change of ``I a + v x* I v``."""
-    inertia_times(m.mass[i], m.h[i], m.I[i], a_i, out)
-    inertia_times(m.mass[i], m.h[i], m.I[i], dv, Idv)
-    cross_force_add(dv, Iv, out)
-    cross_force_add(v, Idv, out)
+def coriolis_block(v, h, I, Iv, Bw):
+    """``Bw = (w x) I - I (w x) + 2 (v.h) 1 - h v^T - v h^T - (k x)``: the angular block of ``B`` (module
+    docstring) for velocity ``v = [v; w]``, first moment ``h``, inertia ``I`` and momentum ``Iv = [P; k]``."""
+    for c in range(3):  # (w x) I, then its transpose added: I is symmetric, so -I (w x) = ((w x) I)^T
+        Bw[0, c], Bw[1, c], Bw[2, c] = cross(v[3], v[4], v[5], I[0, c], I[1, c], I[2, c])
+    vh = v[0] * h[0] + v[1] * h[1] + v[2] * h[2]
+    for r in range(3):
+        for c in range(r, 3):
+            Bw[r, c] = Bw[c, r] = Bw[r, c] + Bw[c, r] - h[r] * v[c] - v[r] * h[c]
+        Bw[r, r] += 2.0 * vh
+    Bw[0, 1] += Iv[5]
+    Bw[1, 0] -= Iv[5]
+    Bw[0, 2] -= Iv[4]
+    Bw[2, 0] += Iv[4]
+    Bw[1, 2] += Iv[3]
+    Bw[2, 1] -= Iv[3]
 
 
-DerivativesWorkspace = namedtuple("DerivativesWorkspace", "R p v a Xa f Iv qd_body dv_q da_q df_q dv_qd da_qd df_qd "
-                                                          "da_qdd df_qdd Idv Sf moves loads")
+@helper
+def coriolis_times_add(P, Bw, x, out):
+    """``out += B x`` for ``B = [[0, -2 (P x)], [0, Bw]]``."""
+    c0, c1, c2 = cross(P[0], P[1], P[2], x[3], x[4], x[5])
+    out[0] -= 2.0 * c0
+    out[1] -= 2.0 * c1
+    out[2] -= 2.0 * c2
+    for r in range(3):
+        out[3 + r] += Bw[r, 0] * x[3] + Bw[r, 1] * x[4] + Bw[r, 2] * x[5]
+
+
+@helper
+def coriolis_transpose_times(P, Bw, J, out):
+    """``out = (B^T J)[3:]``, the only nonzero part: ``2 P x J_lin + Bw^T J_ang``."""
+    c0, c1, c2 = cross(P[0], P[1], P[2], J[0], J[1], J[2])
+    out[0] = 2.0 * c0 + Bw[0, 0] * J[3] + Bw[1, 0] * J[4] + Bw[2, 0] * J[5]
+    out[1] = 2.0 * c1 + Bw[0, 1] * J[3] + Bw[1, 1] * J[4] + Bw[2, 1] * J[5]
+    out[2] = 2.0 * c2 + Bw[0, 2] * J[3] + Bw[1, 2] * J[4] + Bw[2, 2] * J[5]
+
+
+@helper
+def dot_angular(x3, m):
+    """``x3 . m[3:]``: a 3-vector against the angular part of a motion vector."""
+    return x3[0] * m[3] + x3[1] * m[4] + x3[2] * m[5]
+
+
+@helper
+def load_change(Ic_mass, Ic_h, Ic_I, P, Bw, dv, da, out):
+    """``out = Ic da + Bc dv``: the change of a subtree's loads when its velocities gain ``dv`` and its
+    accelerations ``da + dv x v_j`` (module docstring)."""
+    inertia_times(Ic_mass, Ic_h, Ic_I, da, out)
+    coriolis_times_add(P, Bw, dv, out)
+
+
+DerivativesWorkspace = namedtuple("DerivativesWorkspace", "R p R0 p0 J v a V A mass_c h_c I_c P_c Bw_c F IcJ BtJ "
+                                                          "dF_dq dF_dqd Iv work")
 
 
 @kernel
 def derivatives_workspace(nb):
-    """Per-call arrays: the RNEA quantities (with a base row), ``X_i a_λ``, and one coordinate's derivatives."""
-    return DerivativesWorkspace(
-        np.empty((nb, 3, 3)), np.empty((nb, 3)), np.zeros((nb + 1, 6)), np.zeros((nb + 1, 6)), np.empty((nb, 6)),
-        np.zeros((nb + 1, 6)), np.empty((nb, 6)), np.empty(nb),
-        np.empty((nb + 1, 6)), np.empty((nb + 1, 6)), np.empty((nb + 1, 6)), np.empty((nb + 1, 6)),
-        np.empty((nb + 1, 6)), np.empty((nb + 1, 6)), np.empty((nb + 1, 6)), np.empty((nb + 1, 6)),
-        np.empty(6), np.empty(6), np.zeros(nb + 1, dtype=np.bool_), np.zeros(nb + 1, dtype=np.bool_))
+    """Per-call arrays, world frame, the base in row ``-1``: poses, ``J``, ``v``, ``a``, ``V``, ``A``, the
+    composites ``Ic`` (mass, first moment, inertia), ``Bc`` (``P``, ``Bw``), ``F``, and per body ``Ic J``,
+    ``(B^T J)[3:]``, ``dF/dtheta``, ``dF/dqd``; one body's ``I v`` and three 6-vectors of scratch.
+
+    Arrays of one shape share one allocation (allocations cost more than small kernels' arithmetic). Only the base
+    rows of the pose and the motion are read before they are written: the base is the world, at rest.
+    """
+    vectors, matrices, points = np.empty((9, nb + 1, 6)), np.empty((3, nb + 1, 3, 3)), np.empty((4, nb + 1, 3))
+    v, a, F, J, V, A = vectors[0], vectors[1], vectors[2], vectors[3, :nb], vectors[4, :nb], vectors[5, :nb]
+    IcJ, dF_dq, dF_dqd = vectors[6, :nb], vectors[7, :nb], vectors[8, :nb]
+    R0, I_c, Bw_c = matrices[0], matrices[1], matrices[2]
+    p0, h_c, P_c, BtJ = points[0], points[1], points[2], points[3, :nb]
+    R0[nb] = 0.0
+    p0[nb] = 0.0
+    v[nb] = 0.0
+    a[nb] = 0.0
+    for k in range(3):
+        R0[nb, k, k] = 1.0
+    scratch = np.empty((5, 6))
+    R, p, Iv, work = np.empty((3, 3)), scratch[4, 0:3], scratch[3], scratch[0:3]
+    return DerivativesWorkspace(R, p, R0, p0, J, v, a, V, A, np.empty(nb + 1), h_c, I_c, P_c, Bw_c, F, IcJ, BtJ,
+                                dF_dq, dF_dqd, Iv, work)
 
 
 @kernel
-def differentiate_newton_euler(m, w, q, qd, qdd, gravity, f_ext, dtau_dq, dtau_dqd, dtau_dqdd, dw_dq, dw_dqd,
-                               dw_dqdd):
+def newton_euler_derivatives(m, w, q, qd, qdd, gravity, f_ext, dtau_dq, dtau_dqd, dtau_dqdd, dw_dq, dw_dqd,
+                             dw_dqdd):
     """Derivatives of RNEA for one state (module docstring): writes the three ``(dof, dof)`` torque Jacobians and,
-    when ``dw_dq.shape[0] > 0``, the ``(dof, 6, dof)`` joint-wrench Jacobians.
-
-    One RNEA pass for ``v, a, f``, then one forward and one backward sweep per coordinate ``k`` over the bodies it
-    moves (``moves``: its bodies' subtrees) and loads (``loads``: those and their ancestors); rows outside
-    ``moves``/``loads`` are never read.
-    """
-    nb, dof = m.nb, m.dof
-    R, p, v, a, Xa, f, Iv, qd_body = w.R, w.p, w.v, w.a, w.Xa, w.f, w.Iv, w.qd_body
-    dv_q, da_q, df_q, dv_qd, da_qd, df_qd, da_qdd, df_qdd = (w.dv_q, w.da_q, w.df_q, w.dv_qd, w.da_qd, w.df_qd,
-                                                             w.da_qdd, w.df_qdd)
-    moves, loads = w.moves, w.loads
-    a[-1, 0:3] = -gravity
-    f[-1] = 0.0
+    when ``dw_dq.shape[0] > 0``, the ``(dof, 6, dof)`` joint-wrench Jacobians (``dw[j, :, k]``: joint ``j``'s
+    wrench in its child link's frame, with respect to coordinate ``k``)."""
+    nb = m.nb
+    R, p, R0, p0, J, v, a, V, A = w.R, w.p, w.R0, w.p0, w.J, w.v, w.a, w.V, w.A
+    mass_c, h_c, I_c, P_c, Bw_c, F, IcJ, BtJ, dF_dq, dF_dqd, Iv = (w.mass_c, w.h_c, w.I_c, w.P_c, w.Bw_c, w.F,
+                                                                    w.IcJ, w.BtJ, w.dF_dq, w.dF_dqd, w.Iv)
+    f_ext_world, twice_V = w.work[0], w.work[1]  # scratch
+    for k in range(3):
+        a[-1, k] = -gravity[k]
     for i in range(nb):
         λ = m.parent[i]
-        qd_body[i] = joint_coordinate(m, i, qd)
-        X_up(m, i, q, R[i], p[i])
-        motion_to_child(R[i], p[i], v[λ], v[i])
-        add_scaled(v[i], qd_body[i], m.S[i])
-        motion_to_child(R[i], p[i], a[λ], Xa[i])
-        a[i] = Xa[i]
-        add_scaled(a[i], joint_coordinate(m, i, qdd), m.S[i])
-        cross_motion_add(v[i], m.S[i], qd_body[i], a[i])
-        inertia_times(m.mass[i], m.h[i], m.I[i], v[i], Iv[i])
-        inertia_times(m.mass[i], m.h[i], m.I[i], a[i], f[i])
-        cross_force_add(v[i], Iv[i], f[i])
-        if f_ext.shape[0] > 0:
-            add_scaled(f[i], -1.0, f_ext[i])
-    for i in range(nb - 1, -1, -1):
-        force_to_parent_add(R[i], p[i], f[i], f[m.parent[i]])
+        qd_i = joint_coordinate(m, i, qd)
+        X_up(m, i, q, R, p)
+        compose_pose(R0[λ], p0[λ], R, p, R0[i], p0[i])
+        motion_to_parent(R0[i], p0[i], m.S[i], J[i])
+        V[i] = 0.0
+        cross_motion_add(v[λ], J[i], 1.0, V[i])
+        scaled_sum(v[λ], qd_i, J[i], v[i])
+        scaled_sum(a[λ], joint_coordinate(m, i, qdd), J[i], a[i])
+        add_scaled(a[i], qd_i, V[i])
+        A[i] = 0.0
+        cross_motion_add(a[λ], J[i], 1.0, A[i])
+        cross_motion_add(v[λ], V[i], 1.0, A[i])
+        mass_c[i] = m.mass[i]  # the body's own world inertia; its subtree is added in the backward pass
+        rigid_inertia_to_parent(R0[i], p0[i], m.mass[i], m.h[i], m.I[i], h_c[i], I_c[i])
+        inertia_times(mass_c[i], h_c[i], I_c[i], v[i], Iv)
+        inertia_times(mass_c[i], h_c[i], I_c[i], a[i], F[i])
+        cross_force_add(v[i], Iv, F[i])
+        if f_ext.shape[0] > 0:  # external wrenches given: body-fixed, seen in the world
+            f_ext_world[:] = 0.0
+            force_to_parent_add(R0[i], p0[i], f_ext[i], f_ext_world)
+            add_scaled(F[i], -1.0, f_ext_world)
+        P_c[i, 0], P_c[i, 1], P_c[i, 2] = Iv[0], Iv[1], Iv[2]  # the linear momentum
+        coriolis_block(v[i], h_c[i], I_c[i], Iv, Bw_c[i])
 
     dtau_dq[:] = 0.0
     dtau_dqd[:] = 0.0
     dtau_dqdd[:] = 0.0
-    for k in range(dof):
-        moves[:] = False
-        for i in range(nb):
-            λ = m.parent[i]
-            drives = m.q_index[i] == k
-            moves[i] = moves[λ] or drives
-            loads[i] = moves[i]
-            if not moves[i]:
-                continue
-            if moves[λ]:
-                motion_to_child(R[i], p[i], dv_q[λ], dv_q[i])
-                motion_to_child(R[i], p[i], da_q[λ], da_q[i])
-                motion_to_child(R[i], p[i], dv_qd[λ], dv_qd[i])
-                motion_to_child(R[i], p[i], da_qd[λ], da_qd[i])
-                motion_to_child(R[i], p[i], da_qdd[λ], da_qdd[i])
-            else:  # the first body coordinate k moves
-                dv_q[i] = 0.0
-                da_q[i] = 0.0
-                dv_qd[i] = 0.0
-                da_qd[i] = 0.0
-                da_qdd[i] = 0.0
-            if drives:
-                cross_motion_add(v[i], m.S[i], m.q_mult[i], dv_q[i])
-                cross_motion_add(Xa[i], m.S[i], m.q_mult[i], da_q[i])
-                add_scaled(dv_qd[i], m.q_mult[i], m.S[i])
-                cross_motion_add(v[i], m.S[i], m.q_mult[i], da_qd[i])
-                add_scaled(da_qdd[i], m.q_mult[i], m.S[i])
-            cross_motion_add(dv_q[i], m.S[i], qd_body[i], da_q[i])
-            cross_motion_add(dv_qd[i], m.S[i], qd_body[i], da_qd[i])
-            wrench_of_motion(m, i, v[i], dv_q[i], da_q[i], df_q[i], Iv[i], w.Idv)
-            wrench_of_motion(m, i, v[i], dv_qd[i], da_qd[i], df_qd[i], Iv[i], w.Idv)
-            inertia_times(m.mass[i], m.h[i], m.I[i], da_qdd[i], df_qdd[i])
-        loads[nb] = False
-        for i in range(nb - 1, -1, -1):
-            if not loads[i]:
-                continue
-            λ = m.parent[i]
-            j = m.q_index[i]
-            dtau_dq[j, k] += m.q_mult[i] * dot6(m.S[i], df_q[i])
-            dtau_dqd[j, k] += m.q_mult[i] * dot6(m.S[i], df_qd[i])
-            dtau_dqdd[j, k] += m.q_mult[i] * dot6(m.S[i], df_qdd[i])
-            if not loads[λ]:  # the parent's first load from coordinate k
-                df_q[λ] = 0.0
-                df_qd[λ] = 0.0
-                df_qdd[λ] = 0.0
-                loads[λ] = True
-            force_to_parent_add(R[i], p[i], df_q[i], df_q[λ])
-            force_to_parent_add(R[i], p[i], df_qd[i], df_qd[λ])
-            force_to_parent_add(R[i], p[i], df_qdd[i], df_qdd[λ])
-            if j == k:  # the joint transform itself turns with q_k
-                Sf = w.Sf
-                Sf[:] = 0.0
-                cross_force_add(m.S[i], f[i], Sf)
-                for c in range(6):
-                    Sf[c] *= m.q_mult[i]
-                force_to_parent_add(R[i], p[i], Sf, df_q[λ])
-        if dw_dq.shape[0] > 0:
-            for jj in range(dof):
-                b = m.dof_body[jj]
-                for c in range(6):
-                    dw_dq[jj, c, k] = df_q[b, c] if loads[b] else 0.0
-                    dw_dqd[jj, c, k] = df_qd[b, c] if loads[b] else 0.0
-                    dw_dqdd[jj, c, k] = df_qdd[b, c] if loads[b] else 0.0
-    for k in range(dof):
+    for c in range(nb - 1, -1, -1):  # children have larger indices: the composites of c are complete here
+        inertia_times(mass_c[c], h_c[c], I_c[c], J[c], IcJ[c])
+        coriolis_transpose_times(P_c[c], Bw_c[c], J[c], BtJ[c])
+        load_change(mass_c[c], h_c[c], I_c[c], P_c[c], Bw_c[c], V[c], A[c], dF_dq[c])
+        cross_force_add(J[c], F[c], dF_dq[c])
+        for k in range(6):
+            twice_V[k] = 2.0 * V[c, k]
+        load_change(mass_c[c], h_c[c], I_c[c], P_c[c], Bw_c[c], J[c], twice_V, dF_dqd[c])
+        k_c = m.q_index[c]
+        r = c
+        while r >= 0:  # r: c and its ancestors
+            k_r = m.q_index[r]
+            scale = m.q_mult[r] * m.q_mult[c]
+            dtau_dq[k_r, k_c] += scale * dot6(J[r], dF_dq[c])
+            dtau_dqd[k_r, k_c] += scale * dot6(J[r], dF_dqd[c])
+            M_rc = scale * dot6(J[r], IcJ[c])
+            dtau_dqdd[k_r, k_c] += M_rc
+            if r != c:
+                dtau_dq[k_c, k_r] += scale * (dot6(IcJ[c], A[r]) + dot_angular(BtJ[c], V[r]))
+                dtau_dqd[k_c, k_r] += scale * (2.0 * dot6(IcJ[c], V[r]) + dot_angular(BtJ[c], J[r]))
+                dtau_dqdd[k_c, k_r] += M_rc
+            r = m.parent[r]
+        λ = m.parent[c]
+        if λ < 0:  # the fixed base needs no composite
+            continue
+        mass_c[λ] += mass_c[c]
+        for k in range(3):
+            h_c[λ, k] += h_c[c, k]
+            P_c[λ, k] += P_c[c, k]
+            for n in range(3):
+                I_c[λ, k, n] += I_c[c, k, n]
+                Bw_c[λ, k, n] += Bw_c[c, k, n]
+        add_scaled(F[λ], 1.0, F[c])
+    for k in range(m.dof):
         dtau_dqd[k, k] += m.damping[k]
         dtau_dqdd[k, k] += m.armature[k]
+    if dw_dq.shape[0] > 0:
+        joint_wrench_terms(m, w, dw_dq, dw_dqd, dw_dqdd)
+
+
+@helper
+def wrench_in_body_add(R, p, dF, scale, out, work):
+    """``out += scale X^* dF``: a change of a world-frame joint wrench seen in the body frame ``(R, p)``."""
+    force_to_child(R, p, dF, work)
+    for k in range(6):
+        out[k] += scale * work[k]
+
+
+@kernel
+def joint_wrench_terms(m, w, dw_dq, dw_dqd, dw_dqdd):
+    """The ``(dof, 6, dof)`` joint-wrench Jacobians from the quantities :func:`newton_euler_derivatives` left in
+    ``w`` (module docstring). For each body pair ``(r, c)``, ``r`` an ancestor of ``c`` or ``c`` itself: ``W_c``
+    with respect to ``theta_r`` and, if ``r != c``, ``W_r`` with respect to ``theta_c``. Only a body moved by its
+    own coordinate (not a mimic) has a row."""
+    R0, p0, J, V, A, mass_c, h_c, I_c, P_c, Bw_c = w.R0, w.p0, w.J, w.V, w.A, w.mass_c, w.h_c, w.I_c, w.P_c, w.Bw_c
+    IcJ, dF_dq, dF_dqd = w.IcJ, w.dF_dq, w.dF_dqd
+    dF, twice_V, scratch = w.work[0], w.work[1], w.work[2]  # unpacked once: field access in the loop costs
+    dw_dq[:] = 0.0
+    dw_dqd[:] = 0.0
+    dw_dqdd[:] = 0.0
+    for c in range(m.nb):
+        k_c = m.q_index[c]
+        has_row_c = m.dof_body[k_c] == c
+        r = c
+        while r >= 0:
+            k_r = m.q_index[r]
+            if has_row_c:
+                load_change(mass_c[c], h_c[c], I_c[c], P_c[c], Bw_c[c], V[r], A[r], dF)
+                wrench_in_body_add(R0[c], p0[c], dF, m.q_mult[r], dw_dq[k_c, :, k_r], scratch)
+                for k in range(6):
+                    twice_V[k] = 2.0 * V[r, k]
+                load_change(mass_c[c], h_c[c], I_c[c], P_c[c], Bw_c[c], J[r], twice_V, dF)
+                wrench_in_body_add(R0[c], p0[c], dF, m.q_mult[r], dw_dqd[k_c, :, k_r], scratch)
+                inertia_times(mass_c[c], h_c[c], I_c[c], J[r], dF)
+                wrench_in_body_add(R0[c], p0[c], dF, m.q_mult[r], dw_dqdd[k_c, :, k_r], scratch)
+            if r != c and m.dof_body[k_r] == r:
+                wrench_in_body_add(R0[r], p0[r], dF_dq[c], m.q_mult[c], dw_dq[k_r, :, k_c], scratch)
+                wrench_in_body_add(R0[r], p0[r], dF_dqd[c], m.q_mult[c], dw_dqd[k_r, :, k_c], scratch)
+                wrench_in_body_add(R0[r], p0[r], IcJ[c], m.q_mult[c], dw_dqdd[k_r, :, k_c], scratch)
+            r = m.parent[r]
 
 
 @kernel
 def rnea_derivatives(fdata, idata, q, qd, qdd, gravity, f_ext, dtau_dq, dtau_dqd, dtau_dqdd, dw_dq, dw_dqd, dw_dqdd):
-    """:func:`differentiate_newton_euler` for one state, with its own workspace."""
+    """:func:`newton_euler_derivatives` for one state, with its own workspace; False if an input or a derivative
+    is not finite."""
     m = model_view(fdata, idata)
-    differentiate_newton_euler(m, derivatives_workspace(m.nb), q, qd, qdd, gravity, f_ext, dtau_dq, dtau_dqd,
-                               dtau_dqdd, dw_dq, dw_dqd, dw_dqdd)
+    newton_euler_derivatives(m, derivatives_workspace(m.nb), q, qd, qdd, gravity, f_ext, dtau_dq, dtau_dqd,
+                             dtau_dqdd, dw_dq, dw_dqd, dw_dqdd)
+    return all_finite(q) and all_finite(qd) and all_finite(qdd) and all_finite(dtau_dq) and all_finite(dtau_dqd)
 
 
 @batch_kernel
 def rnea_derivatives_batch(fdata, idata, q, qd, qdd, gravity, f_ext, dtau_dq, dtau_dqd, dtau_dqdd,
                            dw_dq, dw_dqd, dw_dqdd):
-    """:func:`differentiate_newton_euler` for each row of a batch; chunks of states in parallel, one workspace
-    each."""
+    """:func:`newton_euler_derivatives` for each row of a batch; chunks of states in parallel, one workspace
+    each. Returns what :func:`rnea_derivatives` returns, for the whole batch."""
     for chunk in batch_range(chunk_count(q.shape[0])):
         m = model_view(fdata, idata)  # per chunk: numba's parallel loops cannot take a named tuple from outside
         w = derivatives_workspace(m.nb)
         for n in chunk_rows(chunk, q.shape[0]):
-            differentiate_newton_euler(m, w, q[n], qd[n], qdd[n], gravity, f_ext[n], dtau_dq[n], dtau_dqd[n],
-                                       dtau_dqdd[n], dw_dq[n], dw_dqd[n], dw_dqdd[n])
+            newton_euler_derivatives(m, w, q[n], qd[n], qdd[n], gravity, f_ext[n], dtau_dq[n], dtau_dqd[n],
+                                     dtau_dqdd[n], dw_dq[n], dw_dqd[n], dw_dqdd[n])
+    return all_finite(q) and all_finite(qd) and all_finite(qdd) and all_finite(dtau_dq) and all_finite(dtau_dqd)
 
 
 def _derivatives(robot, q, qd, qdd, gravity, external_wrenches, wrenches):
     """Run the kernel; returns the torque Jacobians and, if ``wrenches``, the joint-wrench Jacobians."""
-    q, qd, qdd = states(robot, q=q, qd=qd, qdd=qdd)
+    q, qd, qdd = states(robot, finite=False, q=q, qd=qd, qdd=qdd)
     g = gravity_vector(gravity)
     batch = q.shape[:-1]
     dof = robot.dof
     f_ext = body_wrenches(robot, external_wrenches, q.shape[0] if batch else 1)
     jacobians = [np.empty(batch + (dof, dof)) for _ in range(3)]
-    wrench_shape = (dof, 6, dof) if wrenches else (0, 6, 0)
-    wrench_jacobians = [np.empty(batch + wrench_shape) for _ in range(3)]
-    if batch:
-        rnea_derivatives_batch(robot.fdata, robot.idata, q, qd, qdd, g,
-                               np.broadcast_to(f_ext, (len(q),) + f_ext.shape[1:]), *jacobians, *wrench_jacobians)
+    if wrenches:
+        wrench_jacobians = [np.empty(batch + (dof, 6, dof)) for _ in range(3)]
     else:
-        rnea_derivatives(robot.fdata, robot.idata, q, qd, qdd, g, f_ext[0], *jacobians, *wrench_jacobians)
+        wrench_jacobians = [np.empty(batch + (0, 6, 0))] * 3  # nothing is written to them
+    if batch:
+        finite = rnea_derivatives_batch(robot.fdata, robot.idata, q, qd, qdd, g,
+                                        np.broadcast_to(f_ext, (len(q),) + f_ext.shape[1:]), *jacobians,
+                                        *wrench_jacobians)
+    else:
+        finite = rnea_derivatives(robot.fdata, robot.idata, q, qd, qdd, g, f_ext[0], *jacobians, *wrench_jacobians)
+    if not finite:
+        raise not_finite(robot, "the derivatives", q=q, qd=qd, qdd=qdd)
     return tuple(jacobians), tuple(wrench_jacobians)
 
 
@@ -209,9 +311,10 @@ def inverse_dynamics_derivatives(robot, q, qd, qdd, *, gravity=None, external_wr
     """``(dtau_dq, dtau_dqd, dtau_dqdd)`` of :func:`~rne_dynamics.inverse_dynamics`, each ``(…, dof, dof)``, row =
     torque, column = coordinate; ``dtau_dqdd`` is the mass matrix (armature included).
 
-    Exact (forward-mode RNEA, see the module docstring), drive terms included: ``damping`` on the diagonal of
-    ``dtau_dqd``; Coulomb friction contributes nothing (its derivative is 0 for ``qd != 0``). External wrenches, as
-    in ``inverse_dynamics``, are fixed in their links' frames. One state ``(dof,)`` or a batch ``(N, dof)``.
+    Exact (Carpentier & Mansard's algorithm, see the module docstring), drive terms included: ``damping`` on the
+    diagonal of ``dtau_dqd``; Coulomb friction contributes nothing (its derivative is 0 for ``qd != 0``). External
+    wrenches, as in ``inverse_dynamics``, are fixed in their links' frames. One state ``(dof,)`` or a batch
+    ``(N, dof)``.
     """
     return _derivatives(robot, q, qd, qdd, gravity, external_wrenches, wrenches=False)[0]
 

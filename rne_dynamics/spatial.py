@@ -186,3 +186,65 @@ def congruence_to_parent_add(R, p, A, out, work):
         out[3, 3 + c] += c0
         out[4, 3 + c] += c1
         out[5, 3 + c] += c2
+
+
+@helper
+def compose_pose(R_a, p_a, R_b, p_b, R_out, p_out):
+    """``(R_out, p_out) = (R_a, p_a) (R_b, p_b)``: pose ``b`` given in frame ``a``, seen from ``a``'s parent
+    (``X_out = X_b X_a``): ``R_out = R_a R_b``, ``p_out = p_a + R_a p_b``."""
+    for r in range(3):
+        p_out[r] = p_a[r] + R_a[r, 0] * p_b[0] + R_a[r, 1] * p_b[1] + R_a[r, 2] * p_b[2]
+        for c in range(3):
+            R_out[r, c] = R_a[r, 0] * R_b[0, c] + R_a[r, 1] * R_b[1, c] + R_a[r, 2] * R_b[2, c]
+
+
+@helper
+def motion_to_parent(R, p, m, out):
+    """``out = X^-1 m``: a child-frame motion vector seen in the parent frame, ``[R v + p x R w; R w]``."""
+    w0 = R[0, 0] * m[3] + R[0, 1] * m[4] + R[0, 2] * m[5]
+    w1 = R[1, 0] * m[3] + R[1, 1] * m[4] + R[1, 2] * m[5]
+    w2 = R[2, 0] * m[3] + R[2, 1] * m[4] + R[2, 2] * m[5]
+    c0, c1, c2 = cross(p[0], p[1], p[2], w0, w1, w2)
+    out[0] = R[0, 0] * m[0] + R[0, 1] * m[1] + R[0, 2] * m[2] + c0
+    out[1] = R[1, 0] * m[0] + R[1, 1] * m[1] + R[1, 2] * m[2] + c1
+    out[2] = R[2, 0] * m[0] + R[2, 1] * m[1] + R[2, 2] * m[2] + c2
+    out[3], out[4], out[5] = w0, w1, w2
+
+
+@helper
+def force_to_child(R, p, f, out):
+    """``out = X^-T f``: a parent-frame force vector seen in the child frame, ``[R^T f; R^T (n - p x f)]``."""
+    c0, c1, c2 = cross(p[0], p[1], p[2], f[0], f[1], f[2])
+    n0, n1, n2 = f[3] - c0, f[4] - c1, f[5] - c2
+    for k in range(3):
+        out[k] = R[0, k] * f[0] + R[1, k] * f[1] + R[2, k] * f[2]
+        out[3 + k] = R[0, k] * n0 + R[1, k] * n1 + R[2, k] * n2
+
+
+@helper
+def scaled_sum(x, scale, y, out):
+    """``out = x + scale * y`` for 6-vectors (element by element: no temporary array)."""
+    for k in range(6):
+        out[k] = x[k] + scale * y[k]
+
+
+@helper
+def rigid_inertia_to_parent(R, p, mass, h, I, h_out, I_out):
+    """``h_out, I_out = X^T (mass, h, I) X``: :func:`rigid_inertia_to_parent_add` without the sum, and with the
+    symmetry of ``R I R^T`` used (half the products): ``h' = R h + mass p``,
+    ``I' = R I R^T + mass ((p.p) 1 - p p^T) + 2 (p.hr) 1 - hr p^T - p hr^T``."""
+    for r in range(3):
+        h_out[r] = R[r, 0] * h[0] + R[r, 1] * h[1] + R[r, 2] * h[2]  # hr = R h for now
+    diagonal = mass * (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]) + 2.0 * (p[0] * h_out[0] + p[1] * h_out[1]
+                                                                         + p[2] * h_out[2])
+    for c in range(3):
+        t0 = I[0, 0] * R[c, 0] + I[0, 1] * R[c, 1] + I[0, 2] * R[c, 2]  # column c of I R^T
+        t1 = I[1, 0] * R[c, 0] + I[1, 1] * R[c, 1] + I[1, 2] * R[c, 2]
+        t2 = I[2, 0] * R[c, 0] + I[2, 1] * R[c, 1] + I[2, 2] * R[c, 2]
+        for r in range(c, 3):
+            I_out[r, c] = (R[r, 0] * t0 + R[r, 1] * t1 + R[r, 2] * t2 - mass * p[r] * p[c] - h_out[r] * p[c]
+                           - p[r] * h_out[c])
+            I_out[c, r] = I_out[r, c]
+        I_out[c, c] += diagonal
+    for r in range(3):
+        h_out[r] += mass * p[r]
