@@ -5,8 +5,8 @@ Drives: the rotor inertia (armature) of joint ``i`` adds to ``D_i``; viscous and
 ``tau_eff = tau - damping qd - friction sign(qd)``, exactly as :func:`rne_dynamics.inverse_dynamics` adds them.
 
 Mimic joints move two bodies with one coordinate, which breaks ABA's one-coordinate-per-body recursion; robots with
-mimic joints are solved as ``M qdd = tau - rnea(q, qd, 0)`` with ``M`` from the CRBA and a Cholesky factorisation,
-O(n^3) (RBDA Sec. 6.1).
+mimic joints are solved as ``M qdd = tau - rnea(q, qd, 0)`` with ``M`` from the CRBA and a Cholesky factorisation
+``M = L^T L`` that skips the zeros a tree leaves in ``M`` (RBDA Sec. 6.1-6.3; O(n^3) at worst).
 
 A movable joint that drives no mass and no rotor inertia leaves ``qdd`` undefined: ABA's ``D_i`` (or the Cholesky
 pivot) is not positive, and :class:`~rne_dynamics.errors.SingularMassMatrixError` names the joint. "Not positive" is
@@ -25,8 +25,9 @@ from .inputs import all_finite, body_wrenches, gravity_vector, not_finite, state
 from .joints import X_up
 from .model import model_view
 from .rnea import drive_torques_add, newton_euler, rnea_workspace
-from .spatial import (add_scaled, congruence_to_parent_add, cross_force_add, cross_motion_add, dot6,
-                      force_to_parent_add, inertia_times, matrix_times, motion_to_child, rigid_inertia_matrix)
+from .spatial import (add_scaled, cross_force_add, cross_motion_add, dot6, force_shift_add, inertia_shift_add,
+                      inertia_times, matrix_times, motion_shift, pose_compose, rigid_inertia_matrix, rotate,
+                      rotate6, rotate_inertia)
 
 #: ``D_i`` (or a Cholesky pivot) at or below this fraction of its scale counts as zero.
 SINGULAR_RATIO = 1e-12
@@ -35,16 +36,22 @@ SINGULAR_RATIO = 1e-12
 NOT_FINITE = -2
 
 
-AbaWorkspace = namedtuple("AbaWorkspace", "R p v c a IA pA U D u Ia pa Iv work")
+AbaWorkspace = namedtuple("AbaWorkspace", "R p oR op d S h I v c a IA pA U D u Ia pa Iv")
 
 
 @kernel
 def aba_workspace(nb):
-    """Per-call arrays of the ABA: body poses ``(R, p)``; ``v``, ``a``, ``IA``, ``pA`` with a base row; ``c``,
-    ``U``, ``D``, ``u`` per body; ``Ia``, ``pa``, ``Iv`` and 6x6 scratch for one body at a time."""
-    return AbaWorkspace(np.empty((nb, 3, 3)), np.empty((nb, 3)), np.zeros((nb + 1, 6)), np.empty((nb, 6)),
-                        np.zeros((nb + 1, 6)), np.zeros((nb + 1, 6, 6)), np.zeros((nb + 1, 6)), np.empty((nb, 6)),
-                        np.empty(nb), np.empty(nb), np.empty((6, 6)), np.empty(6), np.empty(6), np.empty((2, 6, 6)))
+    """Per-call arrays of the ABA: one body's pose in its parent ``(R, p)``; the bodies' root-frame poses
+    ``(oR, op)`` with the root's (identity) in a base row, their origins' offsets ``d`` from their parents' and
+    ``S``; ``v``, ``a``, ``IA``, ``pA`` with a base row; ``c``, ``U``, ``D``, ``u`` per body; ``h``, ``I``, ``Ia``,
+    ``pa``, ``Iv`` for one body at a time."""
+    oR = np.zeros((nb + 1, 3, 3))
+    for k in range(3):
+        oR[-1, k, k] = 1.0
+    return AbaWorkspace(np.empty((3, 3)), np.empty(3), oR, np.zeros((nb + 1, 3)), np.empty((nb, 3)), np.empty((nb, 6)),
+                        np.empty(3), np.empty((3, 3)), np.zeros((nb + 1, 6)), np.empty((nb, 6)), np.zeros((nb + 1, 6)),
+                        np.zeros((nb + 1, 6, 6)), np.zeros((nb + 1, 6)), np.empty((nb, 6)), np.empty(nb), np.empty(nb),
+                        np.empty((6, 6)), np.empty(6), np.empty(6))
 
 
 @kernel
@@ -53,94 +60,108 @@ def articulated_body(m, w, q, qd, tau, gravity, f_ext, qdd, f):
     ``(nb + 1, 6)``, the joint wrenches ``f_i = IA_i a_i + pA_i`` (``f[-1]``: the base's share). Returns ``-1``, or
     the coordinate of the first joint found with ``D_i`` not positive (``qdd`` is then not written).
 
+    Body ``i``'s quantities are taken about its origin with the root's axes: each body's rotation is composed once,
+    and ``X_i`` from its parent is a translation by ``d_i`` (the origin's offset), so no articulated inertia is
+    rotated (as Pinocchio's world convention; about each body's own origin, tiny distal inertias keep their digits):
         v_i = X_i v_λ + S_i qd_i,   c_i = v_i x S_i qd_i,   IA_i = I_i,   pA_i = v_i x* I_i v_i - f_ext_i
         U_i = IA_i S_i,   D_i = S_i^T U_i + armature_i,   u_i = tau_eff_i - S_i^T pA_i
         IA_λ += X_i^T (IA_i - U_i U_i^T / D_i) X_i,   pA_λ += X_i^T (pA_i + Ia_i c_i + U_i u_i / D_i)
         a'_i = X_i a_λ + c_i,   qdd_i = (u_i - U_i^T a'_i) / D_i,   a_i = a'_i + S_i qdd_i
     """
-    R, p, v, c, a, IA, pA, U, D, u, Ia, pa, Iv, work = w
+    R, p, oR, op, d, S, h, I, v, c, a, IA, pA, U, D, u, Ia, pa, Iv = w
     nb = m.nb
     IA[-1] = 0.0
     pA[-1] = 0.0
     for i in range(nb):
         λ = m.parent[i]
         k = m.q_index[i]
-        X_up(m, i, q, R[i], p[i])
-        motion_to_child(R[i], p[i], v[λ], v[i])
-        add_scaled(v[i], qd[k], m.S[i])
+        X_up(m, i, q, R, p)
+        pose_compose(oR[λ], op[λ], R, p, oR[i], op[i])
+        for r in range(3):
+            d[i, r] = op[i, r] - op[λ, r]
+        rotate6(oR[i], m.S[i], S[i])
+        h[0], h[1], h[2] = rotate(oR[i], m.h[i, 0], m.h[i, 1], m.h[i, 2])
+        rotate_inertia(oR[i], m.I[i], I)
+        motion_shift(d[i], v[λ], v[i])
+        add_scaled(v[i], qd[k], S[i])
         c[i] = 0.0
-        cross_motion_add(v[i], m.S[i], qd[k], c[i])
-        rigid_inertia_matrix(m.mass[i], m.h[i], m.I[i], IA[i])
-        inertia_times(m.mass[i], m.h[i], m.I[i], v[i], Iv)
+        cross_motion_add(v[i], S[i], qd[k], c[i])
+        rigid_inertia_matrix(m.mass[i], h, I, IA[i])
+        inertia_times(m.mass[i], h, I, v[i], Iv)
         pA[i] = 0.0
         cross_force_add(v[i], Iv, pA[i])
         if f_ext.shape[0] > 0:
-            add_scaled(pA[i], -1.0, f_ext[i])
+            rotate6(oR[i], f_ext[i], Iv)
+            add_scaled(pA[i], -1.0, Iv)
     for i in range(nb - 1, -1, -1):  # children have larger indices: IA_i, pA_i are complete here
         λ = m.parent[i]
         k = m.q_index[i]
-        S = m.S[i]
-        matrix_times(IA[i], S, U[i])
-        D[i] = dot6(S, U[i]) + m.armature[k]
+        matrix_times(IA[i], S[i], U[i])
+        D[i] = dot6(S[i], U[i]) + m.armature[k]
         scale = m.armature[k]  # the articulated inertia about (along) the joint axis, for a relative test
         for r in range(3):
-            scale += (S[0] * S[0] + S[1] * S[1] + S[2] * S[2]) * IA[i, r, r]
-            scale += (S[3] * S[3] + S[4] * S[4] + S[5] * S[5]) * IA[i, 3 + r, 3 + r]
+            scale += (S[i, 0] * S[i, 0] + S[i, 1] * S[i, 1] + S[i, 2] * S[i, 2]) * IA[i, r, r]
+            scale += (S[i, 3] * S[i, 3] + S[i, 4] * S[i, 4] + S[i, 5] * S[i, 5]) * IA[i, 3 + r, 3 + r]
         if not D[i] > SINGULAR_RATIO * scale:  # also catches NaN
             return k
-        u[i] = tau[k] - m.damping[k] * qd[k] - m.friction[k] * np.sign(qd[k]) - dot6(S, pA[i])
+        u[i] = tau[k] - m.damping[k] * qd[k] - m.friction[k] * np.sign(qd[k]) - dot6(S[i], pA[i])
+        D_inv = 1.0 / D[i]
         for r in range(6):
             for s in range(6):
-                Ia[r, s] = IA[i, r, s] - U[i, r] * U[i, s] / D[i]
+                Ia[r, s] = IA[i, r, s] - U[i, r] * U[i, s] * D_inv
         matrix_times(Ia, c[i], pa)
         add_scaled(pa, 1.0, pA[i])
-        add_scaled(pa, u[i] / D[i], U[i])
-        congruence_to_parent_add(R[i], p[i], Ia, IA[λ], work)
-        force_to_parent_add(R[i], p[i], pa, pA[λ])
-    a[-1, 0:3] = -gravity
+        add_scaled(pa, u[i] * D_inv, U[i])
+        inertia_shift_add(d[i], Ia, IA[λ])
+        force_shift_add(d[i], pa, pA[λ])
+    for r in range(3):  # written in place: -gravity would allocate
+        a[-1, r] = -gravity[r]
     for i in range(nb):
         k = m.q_index[i]
-        motion_to_child(R[i], p[i], a[m.parent[i]], a[i])
+        motion_shift(d[i], a[m.parent[i]], a[i])
         add_scaled(a[i], 1.0, c[i])
         qdd[k] = (u[i] - dot6(U[i], a[i])) / D[i]
-        add_scaled(a[i], qdd[k], m.S[i])
+        add_scaled(a[i], qdd[k], S[i])
     if f.shape[0] > 0:
         f[-1] = 0.0
         for i in range(nb):
-            matrix_times(IA[i], a[i], f[i])
-            add_scaled(f[i], 1.0, pA[i])
+            matrix_times(IA[i], a[i], pa)
+            add_scaled(pa, 1.0, pA[i])
+            rotate6(oR[i].T, pa, f[i])  # to the body's axes
             if m.parent[i] < 0:
-                force_to_parent_add(R[i], p[i], f[i], f[-1])
+                force_shift_add(d[i], pa, f[-1])
     return -1
 
 
 @kernel
 def cholesky_solve(M, x):
-    """``x = M^-1 x`` in place by ``M = L L^T`` (``M``'s lower triangle is overwritten by ``L``). Returns ``-1``,
-    or the first column whose pivot is not positive (relative to the largest diagonal entry)."""
+    """``x = M^-1 x`` in place by ``M = L^T L``, factorised from the last row up (RBDA Table 6.3, ``M``'s lower
+    triangle is overwritten by ``L``): coordinates of a tree in topological order leave no fill-in, so the update of
+    a row ``k`` skips its zeros (the coordinates that are not its ancestors). Returns ``-1``, or the last column
+    whose pivot is not positive (relative to the largest diagonal entry)."""
     n = M.shape[0]
     scale = 0.0
     for k in range(n):
         scale = max(scale, M[k, k])
-    for k in range(n):
-        pivot = M[k, k]
-        for s in range(k):
-            pivot -= M[k, s] * M[k, s]
-        if not pivot > SINGULAR_RATIO * scale:
+    for k in range(n - 1, -1, -1):
+        if not M[k, k] > SINGULAR_RATIO * scale:
             return k
-        M[k, k] = np.sqrt(pivot)
-        for r in range(k + 1, n):
-            value = M[r, k]
-            for s in range(k):
-                value -= M[r, s] * M[k, s]
-            M[r, k] = value / M[k, k]
-    for k in range(n):  # L y = x
-        for s in range(k):
-            x[k] -= M[k, s] * x[s]
+        M[k, k] = np.sqrt(M[k, k])
+        for i in range(k):
+            M[k, i] /= M[k, k]
+        for i in range(k):
+            L_ki = M[k, i]
+            if L_ki != 0.0:
+                for j in range(i + 1):
+                    M[i, j] -= L_ki * M[k, j]
+    for k in range(n - 1, -1, -1):  # L^T y = x
         x[k] /= M[k, k]
-    for k in range(n - 1, -1, -1):  # L^T x = y
-        for s in range(k + 1, n):
-            x[k] -= M[s, k] * x[s]
+        y_k = x[k]
+        for i in range(k):
+            x[i] -= M[k, i] * y_k
+    for k in range(n):  # L x = y
+        for i in range(k):
+            x[k] -= M[k, i] * x[i]
         x[k] /= M[k, k]
     return -1
 

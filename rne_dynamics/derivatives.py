@@ -48,7 +48,7 @@ from .aba import forward_dynamics
 from .inputs import all_finite, body_wrenches, gravity_vector, not_finite, states
 from .joints import X_up, joint_coordinate
 from .model import model_view
-from .spatial import (add_scaled, compose_pose, cross, cross_force_add, cross_motion_add, dot6, force_to_child,
+from .spatial import (add_scaled, pose_compose, cross, cross_force_add, cross_motion_add, dot6, force_to_child,
                       force_to_parent_add, inertia_times, motion_to_parent, rigid_inertia_to_parent,
                       scaled_sum)
 
@@ -153,7 +153,7 @@ def newton_euler_derivatives(m, w, q, qd, qdd, gravity, f_ext, dtau_dq, dtau_dqd
         λ = m.parent[i]
         qd_i = joint_coordinate(m, i, qd)
         X_up(m, i, q, R, p)
-        compose_pose(R0[λ], p0[λ], R, p, R0[i], p0[i])
+        pose_compose(R0[λ], p0[λ], R, p, R0[i], p0[i])
         motion_to_parent(R0[i], p0[i], m.S[i], J[i])
         V[i] = 0.0
         cross_motion_add(v[λ], J[i], 1.0, V[i])

@@ -129,26 +129,6 @@ def rigid_inertia_matrix(mass, h, I, out):
 
 
 @helper
-def rigid_inertia_to_parent_add(R, p, mass, h, I, h_out, I_out):
-    """``h_out, I_out += X^T (mass, h, I) X``: a rigid inertia moved to the parent frame (RBDA eq. 2.66), the
-    caller adds ``mass``. With ``hr = R h``: ``h' = hr + mass p``,
-    ``I' = R I R^T + mass ((p.p) 1 - p p^T) + 2 (p.hr) 1 - hr p^T - p hr^T`` (parallel axes)."""
-    hr0 = R[0, 0] * h[0] + R[0, 1] * h[1] + R[0, 2] * h[2]
-    hr1 = R[1, 0] * h[0] + R[1, 1] * h[1] + R[1, 2] * h[2]
-    hr2 = R[2, 0] * h[0] + R[2, 1] * h[1] + R[2, 2] * h[2]
-    hr = (hr0, hr1, hr2)
-    diagonal = mass * (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]) + 2.0 * (p[0] * hr0 + p[1] * hr1 + p[2] * hr2)
-    for r in range(3):
-        h_out[r] += hr[r] + mass * p[r]
-        for c in range(3):
-            RIRt = 0.0
-            for s in range(3):
-                RIRt += R[r, s] * (I[s, 0] * R[c, 0] + I[s, 1] * R[c, 1] + I[s, 2] * R[c, 2])
-            I_out[r, c] += RIRt - mass * p[r] * p[c] - hr[r] * p[c] - p[r] * hr[c]
-        I_out[r, r] += diagonal
-
-
-@helper
 def congruence_to_parent_add(R, p, A, out, work):
     """``out += X^T A X``: a 6x6 force-from-motion matrix (articulated inertia, RBDA eq. 7.23) moved to the parent
     frame. ``work`` is ``(2, 6, 6)`` scratch.
@@ -189,26 +169,120 @@ def congruence_to_parent_add(R, p, A, out, work):
 
 
 @helper
-def compose_pose(R_a, p_a, R_b, p_b, R_out, p_out):
-    """``(R_out, p_out) = (R_a, p_a) (R_b, p_b)``: pose ``b`` given in frame ``a``, seen from ``a``'s parent
-    (``X_out = X_b X_a``): ``R_out = R_a R_b``, ``p_out = p_a + R_a p_b``."""
+def rows3(R):
+    """The rows of a 3x3 matrix as tuples: read once, kept in registers while the caller writes arrays."""
+    return ((R[0, 0], R[0, 1], R[0, 2]), (R[1, 0], R[1, 1], R[1, 2]), (R[2, 0], R[2, 1], R[2, 2]))
+
+
+@helper
+def pose_compose(R_a, p_a, R_b, p_b, R, p):
+    """``(R, p) = (R_a R_b, R_a p_b + p_a)``: the pose of frame ``b`` in frame ``o`` from frame ``a``'s pose in ``o``
+    and ``b``'s in ``a`` (``X_b^o = X_b^a X_a^o``, RBDA eq. 2.20)."""
+    A = rows3(R_a)
+    B = rows3(R_b)
+    pa = (p_a[0], p_a[1], p_a[2])
+    pb0, pb1, pb2 = p_b[0], p_b[1], p_b[2]
     for r in range(3):
-        p_out[r] = p_a[r] + R_a[r, 0] * p_b[0] + R_a[r, 1] * p_b[1] + R_a[r, 2] * p_b[2]
+        p[r] = A[r][0] * pb0 + A[r][1] * pb1 + A[r][2] * pb2 + pa[r]
         for c in range(3):
-            R_out[r, c] = R_a[r, 0] * R_b[0, c] + R_a[r, 1] * R_b[1, c] + R_a[r, 2] * R_b[2, c]
+            R[r, c] = A[r][0] * B[0][c] + A[r][1] * B[1][c] + A[r][2] * B[2][c]
 
 
 @helper
 def motion_to_parent(R, p, m, out):
-    """``out = X^-1 m``: a child-frame motion vector seen in the parent frame, ``[R v + p x R w; R w]``."""
-    w0 = R[0, 0] * m[3] + R[0, 1] * m[4] + R[0, 2] * m[5]
-    w1 = R[1, 0] * m[3] + R[1, 1] * m[4] + R[1, 2] * m[5]
-    w2 = R[2, 0] * m[3] + R[2, 1] * m[4] + R[2, 2] * m[5]
-    c0, c1, c2 = cross(p[0], p[1], p[2], w0, w1, w2)
-    out[0] = R[0, 0] * m[0] + R[0, 1] * m[1] + R[0, 2] * m[2] + c0
-    out[1] = R[1, 0] * m[0] + R[1, 1] * m[1] + R[1, 2] * m[2] + c1
-    out[2] = R[2, 0] * m[0] + R[2, 1] * m[1] + R[2, 2] * m[2] + c2
-    out[3], out[4], out[5] = w0, w1, w2
+    """``out = X^-1 m``: a child-frame motion vector seen in the parent frame (RBDA eq. 2.24 inverted): both
+    rotate by ``R``, then the origin velocity moves from the child origin to the parent's (``v + p x w``)."""
+    A = rows3(R)
+    w = (A[0][0] * m[3] + A[0][1] * m[4] + A[0][2] * m[5], A[1][0] * m[3] + A[1][1] * m[4] + A[1][2] * m[5],
+         A[2][0] * m[3] + A[2][1] * m[4] + A[2][2] * m[5])
+    c = cross(p[0], p[1], p[2], w[0], w[1], w[2])
+    for k in range(3):
+        out[k] = A[k][0] * m[0] + A[k][1] * m[1] + A[k][2] * m[2] + c[k]
+        out[3 + k] = w[k]
+
+
+@helper
+def rotate(R, x0, x1, x2):
+    """``R x`` for a 3x3 matrix and a 3-vector on components."""
+    return (R[0, 0] * x0 + R[0, 1] * x1 + R[0, 2] * x2, R[1, 0] * x0 + R[1, 1] * x1 + R[1, 2] * x2,
+            R[2, 0] * x0 + R[2, 1] * x1 + R[2, 2] * x2)
+
+
+@helper
+def rotate6(R, x, out):
+    """``out = diag(R, R) x``: a motion or force vector with its axes turned by ``R``, about the same point."""
+    out[0], out[1], out[2] = rotate(R, x[0], x[1], x[2])
+    out[3], out[4], out[5] = rotate(R, x[3], x[4], x[5])
+
+
+@helper
+def rotate_inertia(R, I, out):
+    """``out = R I R^T`` for a symmetric 3x3 ``I`` (a rotational inertia with its axes turned), on one triangle."""
+    RI = (rotate(R, I[0, 0], I[1, 0], I[2, 0]), rotate(R, I[0, 1], I[1, 1], I[2, 1]),
+          rotate(R, I[0, 2], I[1, 2], I[2, 2]))  # columns of R I
+    for r in range(3):
+        for c in range(r, 3):
+            out[r, c] = RI[0][r] * R[c, 0] + RI[1][r] * R[c, 1] + RI[2][r] * R[c, 2]
+            out[c, r] = out[r, c]
+
+
+@helper
+def rigid_inertia_to_parent(R, p, mass, h, I, h_out, I_out):
+    """``h_out, I_out = X^T (mass, h, I) X``: a rigid inertia (symmetric ``I``) in the parent frame (RBDA eq. 2.66),
+    mass unchanged. With ``hr = R h``: ``h' = hr + mass p``,
+    ``I' = R I R^T + ((p.p) mass + 2 p.hr) 1 - h' p^T - p hr^T`` (parallel axes)."""
+    hr = rotate(R, h[0], h[1], h[2])
+    diagonal = mass * (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]) + 2.0 * (p[0] * hr[0] + p[1] * hr[1] + p[2] * hr[2])
+    for r in range(3):
+        h_out[r] = hr[r] + mass * p[r]
+    rotate_inertia(R, I, I_out)
+    for r in range(3):
+        for c in range(3):
+            I_out[r, c] -= h_out[r] * p[c] + p[r] * hr[c]
+        I_out[r, r] += diagonal
+
+
+@helper
+def motion_shift(d, m, out):
+    """``out = X m`` for a pure translation: a motion vector moved from a point to another at ``d`` from it, axes
+    unchanged (RBDA eq. 2.24 with ``R = 1``): ``[v + w x d; w]``."""
+    c0, c1, c2 = cross(m[3], m[4], m[5], d[0], d[1], d[2])
+    out[0], out[1], out[2] = m[0] + c0, m[1] + c1, m[2] + c2
+    out[3], out[4], out[5] = m[3], m[4], m[5]
+
+
+@helper
+def force_shift_add(d, f, out):
+    """``out += X^T f`` for a pure translation: a force vector at a point ``d`` from another, moved there and added
+    (RBDA eq. 2.25 with ``R = 1``): ``[f; n + d x f]``."""
+    c0, c1, c2 = cross(d[0], d[1], d[2], f[0], f[1], f[2])
+    out[0] += f[0]
+    out[1] += f[1]
+    out[2] += f[2]
+    out[3] += f[3] + c0
+    out[4] += f[4] + c1
+    out[5] += f[5] + c2
+
+
+@helper
+def inertia_shift_add(d, A, out):
+    """``out += X^T A X`` for a pure translation: a symmetric 6x6 force-from-motion matrix (articulated inertia) about
+    a point ``d`` from another, moved there and added (RBDA eq. 7.23 with ``R = 1``). With ``X = [[1, -d x], [0, 1]]``
+    and ``A = [[A11, A12], [A12^T, A22]]``: ``A12' = A12 - A11 dx``, ``A22' = A22 + dx A12' - A12^T dx``."""
+    r0 = cross(A[0, 0], A[0, 1], A[0, 2], d[0], d[1], d[2])  # rows of A11 dx: row x d
+    r1 = cross(A[1, 0], A[1, 1], A[1, 2], d[0], d[1], d[2])
+    r2 = cross(A[2, 0], A[2, 1], A[2, 2], d[0], d[1], d[2])
+    B = ((A[0, 3] - r0[0], A[0, 4] - r0[1], A[0, 5] - r0[2]), (A[1, 3] - r1[0], A[1, 4] - r1[1], A[1, 5] - r1[2]),
+         (A[2, 3] - r2[0], A[2, 4] - r2[1], A[2, 5] - r2[2]))  # A12'
+    for c in range(3):
+        dB = cross(d[0], d[1], d[2], B[0][c], B[1][c], B[2][c])  # column c of dx A12'
+        Ad = cross(A[0, 3 + c], A[1, 3 + c], A[2, 3 + c], d[0], d[1], d[2])  # row c of A12^T dx
+        for r in range(3):
+            out[r, c] += A[r, c]
+            out[r, 3 + c] += B[r][c]
+            out[3 + c, r] += B[r][c]
+            out[3 + r, 3 + c] += A[3 + r, 3 + c] + dB[r]
+            out[3 + c, 3 + r] -= Ad[r]
 
 
 @helper
@@ -226,25 +300,3 @@ def scaled_sum(x, scale, y, out):
     """``out = x + scale * y`` for 6-vectors (element by element: no temporary array)."""
     for k in range(6):
         out[k] = x[k] + scale * y[k]
-
-
-@helper
-def rigid_inertia_to_parent(R, p, mass, h, I, h_out, I_out):
-    """``h_out, I_out = X^T (mass, h, I) X``: :func:`rigid_inertia_to_parent_add` without the sum, and with the
-    symmetry of ``R I R^T`` used (half the products): ``h' = R h + mass p``,
-    ``I' = R I R^T + mass ((p.p) 1 - p p^T) + 2 (p.hr) 1 - hr p^T - p hr^T``."""
-    for r in range(3):
-        h_out[r] = R[r, 0] * h[0] + R[r, 1] * h[1] + R[r, 2] * h[2]  # hr = R h for now
-    diagonal = mass * (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]) + 2.0 * (p[0] * h_out[0] + p[1] * h_out[1]
-                                                                         + p[2] * h_out[2])
-    for c in range(3):
-        t0 = I[0, 0] * R[c, 0] + I[0, 1] * R[c, 1] + I[0, 2] * R[c, 2]  # column c of I R^T
-        t1 = I[1, 0] * R[c, 0] + I[1, 1] * R[c, 1] + I[1, 2] * R[c, 2]
-        t2 = I[2, 0] * R[c, 0] + I[2, 1] * R[c, 1] + I[2, 2] * R[c, 2]
-        for r in range(c, 3):
-            I_out[r, c] = (R[r, 0] * t0 + R[r, 1] * t1 + R[r, 2] * t2 - mass * p[r] * p[c] - h_out[r] * p[c]
-                           - p[r] * h_out[c])
-            I_out[c, r] = I_out[r, c]
-        I_out[c, c] += diagonal
-    for r in range(3):
-        h_out[r] += mass * p[r]
