@@ -57,7 +57,8 @@ def kernel(function):
 
 
 def helper(function):
-    """A small kernel called from other kernels, inlined into them (calls would cost more than the arithmetic)."""
+    """A kernel called from other kernels and inlined into them: a call would cost more than a small helper's
+    arithmetic, and a reference count on every array it reads from a tuple (an algorithm reading the model)."""
     if numba is None:
         return function
     return numba.njit(cache=True, nogil=True, inline="always")(function)

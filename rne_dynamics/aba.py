@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._jit import batch_kernel, batch_range, chunk_count, chunk_rows, kernel
+from ._jit import batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
 from .crba import composite_rigid_body, crba_workspace
 from .errors import SingularMassMatrixError, StateError
 from .inputs import all_finite, body_wrenches, gravity_vector, not_finite, states
@@ -44,17 +44,28 @@ def aba_workspace(nb):
     """Per-call arrays of the ABA: one body's pose in its parent ``(R, p)``; the bodies' root-frame poses
     ``(oR, op)`` with the root's (identity) in a base row, their origins' offsets ``d`` from their parents' and
     ``S``; ``v``, ``a``, ``IA``, ``pA`` with a base row; ``c``, ``U``, ``D``, ``u`` per body; ``h``, ``I``, ``Ia``,
-    ``pa``, ``Iv`` for one body at a time."""
-    oR = np.zeros((nb + 1, 3, 3))
+    ``pa``, ``Iv`` for one body at a time. Arrays of one shape share an allocation (allocations cost more than a
+    small robot's arithmetic); only the base rows read before they are written are set."""
+    frames = np.empty((nb + 1, 4, 3))  # per body: oR (3 rows), op
+    points = np.empty((nb + 2, 3))  # d per body, then h and p
+    matrices = np.empty((2, 3, 3))  # R, I
+    vectors = np.empty((6, nb + 1, 6))  # v, a, pA with a base row; c, S, U per body
+    scratch = np.empty((8, 6))  # Ia (6 rows), pa, Iv
+    scalars = np.empty((2, nb))  # D, u
+    oR, op = frames[:, 0:3], frames[:, 3]
+    oR[-1] = 0.0
+    op[-1] = 0.0
     for k in range(3):
         oR[-1, k, k] = 1.0
-    return AbaWorkspace(np.empty((3, 3)), np.empty(3), oR, np.zeros((nb + 1, 3)), np.empty((nb, 3)), np.empty((nb, 6)),
-                        np.empty(3), np.empty((3, 3)), np.zeros((nb + 1, 6)), np.empty((nb, 6)), np.zeros((nb + 1, 6)),
-                        np.zeros((nb + 1, 6, 6)), np.zeros((nb + 1, 6)), np.empty((nb, 6)), np.empty(nb), np.empty(nb),
-                        np.empty((6, 6)), np.empty(6), np.empty(6))
+    v, a = vectors[0], vectors[1]
+    v[-1] = 0.0
+    a[-1] = 0.0
+    return AbaWorkspace(matrices[0], points[nb + 1], oR, op, points[:nb], vectors[4, :nb], points[nb], matrices[1], v,
+                        vectors[3, :nb], a, np.empty((nb + 1, 6, 6)), vectors[2], vectors[5, :nb], scalars[0],
+                        scalars[1], scratch[0:6], scratch[6], scratch[7])
 
 
-@kernel
+@helper
 def articulated_body(m, w, q, qd, tau, gravity, f_ext, qdd, f):
     """ABA (RBDA Table 7.1) for one state of a robot without mimic joints. Writes ``qdd`` and, when ``f`` has rows
     ``(nb + 1, 6)``, the joint wrenches ``f_i = IA_i a_i + pA_i`` (``f[-1]``: the base's share). Returns ``-1``, or
@@ -172,11 +183,12 @@ SolveWorkspace = namedtuple("SolveWorkspace", "crba rnea M bias zero f_bias")
 @kernel
 def solve_workspace(nb, dof):
     """Per-call arrays of :func:`mass_matrix_dynamics`: those of the CRBA and RNEA, ``M``, the bias torques."""
-    return SolveWorkspace(crba_workspace(nb), rnea_workspace(nb), np.empty((dof, dof)), np.empty(dof), np.zeros(dof),
+    torques = np.zeros((2, dof))  # the bias, and zero accelerations
+    return SolveWorkspace(crba_workspace(nb), rnea_workspace(nb), np.empty((dof, dof)), torques[0], torques[1],
                           np.empty((nb + 1, 6)))
 
 
-@kernel
+@helper
 def mass_matrix_dynamics(m, w, q, qd, tau, gravity, f_ext, qdd, f):
     """Forward dynamics for any tree, mimic joints included: ``M qdd = tau - rnea(q, qd, 0)`` (the RNEA term holds
     bias, external wrenches and drive friction), ``M`` by the CRBA, solved by Cholesky. Same outputs and return value
@@ -225,10 +237,14 @@ def finite_status(status, q, qd, tau, qdd):
 
 @kernel
 def forward_pass(fdata, idata, q, qd, tau, gravity, f_ext, qdd, f):
-    """:func:`forward` for one state, with its own workspace; its status, or :data:`NOT_FINITE`."""
+    """:func:`forward` for one state, with the workspace of the one algorithm it runs; its status, or
+    :data:`NOT_FINITE`."""
     m = model_view(fdata, idata)
-    return finite_status(forward(m, forward_workspace(m.nb, m.dof), q, qd, tau, gravity, f_ext, qdd, f), q, qd, tau,
-                         qdd)
+    if m.nb == m.dof:
+        status = articulated_body(m, aba_workspace(m.nb), q, qd, tau, gravity, f_ext, qdd, f)
+    else:
+        status = mass_matrix_dynamics(m, solve_workspace(m.nb, m.dof), q, qd, tau, gravity, f_ext, qdd, f)
+    return finite_status(status, q, qd, tau, qdd)
 
 
 @batch_kernel

@@ -29,12 +29,19 @@ CrbaWorkspace = namedtuple("CrbaWorkspace", "R p oR op oS mass_c h_c I_c F")
 def crba_workspace(nb):
     """Per-call arrays of the CRBA: one body's pose in its parent ``(R, p)``; the bodies' poses ``(oR, op)`` in the
     root frame with the root's (identity) in a base row; root-frame ``S``; composite inertias (mass, first moment,
-    rotational inertia) with a base row; the column force ``F``."""
-    oR = np.zeros((nb + 1, 3, 3))
+    rotational inertia) with a base row; the column force ``F``. Arrays of one shape share an allocation
+    (allocations cost more than a small robot's arithmetic)."""
+    frames = np.empty((nb + 1, 4, 3))  # per body: R (3 rows), p
+    composites = np.empty((nb + 1, 5, 3))  # per body: I (3 rows), h, mass
+    vectors = np.empty((nb + 1, 6))  # per body S, then F
+    pose = np.empty((4, 3))
+    oR, op = frames[:, 0:3], frames[:, 3]
+    oR[-1] = 0.0
+    op[-1] = 0.0
     for k in range(3):
         oR[-1, k, k] = 1.0
-    return CrbaWorkspace(np.empty((3, 3)), np.empty(3), oR, np.zeros((nb + 1, 3)), np.empty((nb, 6)),
-                         np.zeros(nb + 1), np.zeros((nb + 1, 3)), np.zeros((nb + 1, 3, 3)), np.empty(6))
+    return CrbaWorkspace(pose[0:3], pose[3], oR, op, vectors[:nb], composites[:, 4, 0], composites[:, 3],
+                         composites[:, 0:3], vectors[nb])
 
 
 @helper
