@@ -21,7 +21,7 @@ import numpy as np
 from ._jit import batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
 from .crba import composite_rigid_body, crba_workspace
 from .errors import SingularMassMatrixError, StateError
-from .inputs import all_finite, body_wrenches, gravity_vector, not_finite, states
+from .inputs import NO_WRENCHES, all_finite, body_wrenches, gravity_vector, not_finite, states
 from .joints import X_up
 from .model import model_view
 from .rnea import drive_torques_add, newton_euler, rnea_workspace
@@ -271,7 +271,10 @@ def accelerations(robot, q, qd, tau, g, f_ext, with_wrenches=False):
     """Forward dynamics on shaped arrays (``f_ext`` from :func:`~rne_dynamics.inputs.body_wrenches`): ``qdd``, or
     ``(qdd, f)`` with ``f`` ``(…, nb + 1, 6)``. Raises :class:`SingularMassMatrixError`, or a
     :class:`~rne_dynamics.errors.StateError` for a NaN or an inf."""
-    f = np.empty(q.shape[:-1] + ((robot.nb + 1) if with_wrenches else 0, 6))
+    if with_wrenches or q.ndim == 2:
+        f = np.empty(q.shape[:-1] + ((robot.nb + 1) if with_wrenches else 0, 6))
+    else:
+        f = NO_WRENCHES[0]  # no rows: nothing is written
     qdd = np.empty(q.shape)
     if q.ndim == 2:
         status = np.empty(len(q), np.int64)

@@ -15,8 +15,6 @@ _FLOAT64 = np.dtype(np.float64)
 
 def _floats(value, name):
     """``value`` as a float64 array; text, ragged lists and other non-numbers raise a :class:`StateError`."""
-    if type(value) is np.ndarray and value.dtype is _FLOAT64 and value.flags.carray:
-        return value  # the common case, as it is: C-contiguous, aligned and writable
     try:
         x = np.ascontiguousarray(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -34,13 +32,17 @@ def states(robot, finite=True, **arrays):
     if not isinstance(robot, Robot):
         raise StateError(f"the first argument must be an rne_dynamics Robot (from rd.load_urdf or rd.load_dh), "
                          f"got {type(robot).__name__}")
-    out = [_floats(value, name) for name, value in arrays.items()]
+    out = []
+    for name, x in arrays.items():
+        if not (type(x) is np.ndarray and x.dtype is _FLOAT64 and x.flags.carray):  # else taken as it is
+            x = _floats(x, name)
+        out.append(x)
     shape = out[0].shape
+    if len(shape) not in (1, 2) or shape[-1] != robot.dof:
+        _explain(robot, arrays)
     for x in out:
         if x.shape != shape or (finite and not all_finite(x)):
             _explain(robot, arrays)
-    if len(shape) not in (1, 2) or shape[-1] != robot.dof:
-        _explain(robot, arrays)
     return out
 
 
