@@ -46,6 +46,37 @@ def joint_coordinate(m, i, x):
 
 
 @helper
+def revolute_axis(m, i):
+    """``k`` when body ``i`` turns about ``±e_k`` of its frame (``S = [0; ±e_k]``, most URDF joints), else -1."""
+    if m.jtype[i] != REVOLUTE:
+        return -1
+    x, y, z = m.S[i, 3], m.S[i, 4], m.S[i, 5]
+    if y == 0.0 and z == 0.0:
+        return 0
+    if x == 0.0 and z == 0.0:
+        return 1
+    if x == 0.0 and y == 0.0:
+        return 2
+    return -1
+
+
+@helper
+def X_up_about_axis(m, i, k, q, R, p):
+    """:func:`X_up` of a revolute body ``i`` whose axis is ``±e_k`` (``k`` a constant where inlined): ``R_J`` turns
+    the plane of the two other axes ``k1, k2`` by ``q_i`` (by ``-q_i`` about ``-e_k``), so ``R = R_tree R_J`` mixes
+    two columns of ``R_tree`` and keeps the third."""
+    k1, k2 = (k + 1) % 3, (k + 2) % 3
+    q_i = joint_coordinate(m, i, q) + m.q_offset[i]
+    s = m.S[i, 3 + k] * math.sin(q_i)
+    c = math.cos(q_i)
+    for r in range(3):
+        p[r] = m.p_tree[i, r]
+        R[r, k] = m.R_tree[i, r, k]
+        R[r, k1] = c * m.R_tree[i, r, k1] + s * m.R_tree[i, r, k2]
+        R[r, k2] = c * m.R_tree[i, r, k2] - s * m.R_tree[i, r, k1]
+
+
+@helper
 def X_up(m, i, q, R, p):
     """Pose ``(R, p)`` of body ``i`` in its parent body at coordinates ``q``: ``X_up = X_J(q_i) X_T`` (RBDA
     eq. 4.4), with ``q_i = q_mult q[q_index] + q_offset`` (a mimic joint follows its source).

@@ -11,7 +11,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ._jit import kernel
+from ._jit import helper, kernel
 from .errors import ModelError
 from .joints import rotation_terms
 
@@ -50,6 +50,13 @@ BODY_BLOCK = (10, 6)
 def model_view(fdata, idata):
     """Named views into the model buffers: ``fdata`` ``(nb, 10, 6)`` and ``idata``. Slices only (a reshape costs
     as much as the arithmetic of a small robot's gravity pass)."""
+    return model_view_inline(fdata, idata)
+
+
+@helper
+def model_view_inline(fdata, idata):
+    """:func:`model_view` inlined into its caller: in a kernel compiled without reference counting
+    (``_jit.arithmetic_kernel``) its twenty views then cost nothing."""
     nb = idata[0]
     dof = idata[1]
     parent = idata[2:2 + nb]

@@ -9,10 +9,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._jit import batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
+from ._jit import arithmetic_kernel, batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
 from .inputs import all_finite, body_wrenches, gravity_vector, not_finite, states
-from .joints import X_up, joint_coordinate
-from .model import model_view
+from .joints import X_up, X_up_about_axis, joint_coordinate, revolute_axis
+from .model import model_view_inline
 from .spatial import (add_scaled, cross_force_add, cross_motion_add, dot6, force_to_parent_add, inertia_times,
                       motion_to_child)
 
@@ -32,24 +32,63 @@ def body_motion(m, i, q, qd, qdd, R, p, v, a):
     cross_motion_add(v[i], m.S[i], qd_i, a[i])
 
 
-@kernel
+@helper
+def revolute_motion(m, i, k, q, qd, qdd, R, p, v, a):
+    """:func:`body_motion` for a revolute joint about ``σ e_k`` (``σ = ±1``; ``k`` a constant where inlined):
+    ``S qd = [0; σ qd e_k]`` and ``v x S qd = σ qd [v x e_k; w x e_k]``, where ``u x e_k`` is ``u_k2`` in entry ``k1``
+    and ``-u_k1`` in entry ``k2``."""
+    k1, k2 = (k + 1) % 3, (k + 2) % 3
+    λ = m.parent[i]
+    σ = m.S[i, 3 + k]
+    qd_i = σ * joint_coordinate(m, i, qd)
+    X_up_about_axis(m, i, k, q, R[i], p[i])
+    motion_to_child(R[i], p[i], v[λ], v[i])
+    v[i, 3 + k] += qd_i
+    motion_to_child(R[i], p[i], a[λ], a[i])
+    a[i, 3 + k] += σ * joint_coordinate(m, i, qdd)
+    a[i, k1] += qd_i * v[i, k2]
+    a[i, k2] -= qd_i * v[i, k1]
+    a[i, 3 + k1] += qd_i * v[i, 3 + k2]
+    a[i, 3 + k2] -= qd_i * v[i, 3 + k1]
+
+
+@arithmetic_kernel
 def drive_torques_add(m, qd, qdd, tau):
     """Rotor inertia and friction of each drive: ``armature qdd + damping qd + friction sign(qd)``."""
     for k in range(m.dof):
         tau[k] += m.armature[k] * qdd[k] + m.damping[k] * qd[k] + m.friction[k] * np.sign(qd[k])
 
 
-RneaWorkspace = namedtuple("RneaWorkspace", "R p v a Iv")
+RneaWorkspace = namedtuple("RneaWorkspace", "R p v a Iv f")
+
+
+@helper
+def rnea_views(block):
+    """The arrays of RNEA as views of one ``(nb + 1, 6, 6)`` block (one allocation): per body, the pose ``X_up`` as
+    ``R`` (rows 0-2, columns 0:3) and ``p`` (row 0, columns 3:6), and ``v``, ``a``, ``f`` (rows 3, 4, 5), whose
+    last row is the fixed base's (``v = a = 0`` there); ``I v`` in the base's row 0."""
+    nb = block.shape[0] - 1
+    w = RneaWorkspace(block[:nb, 0:3, 0:3], block[:nb, 0, 3:6], block[:, 3], block[:, 4], block[nb, 0], block[:, 5])
+    for c in range(6):
+        w.v[nb, c] = 0.0
+        w.a[nb, c] = 0.0
+    return w
+
+
+@helper
+def rnea_block(nb):
+    """The memory of an RNEA workspace (:func:`rnea_views`)."""
+    return np.empty((nb + 1, 6, 6))
 
 
 @kernel
 def rnea_workspace(nb):
-    """Per-call arrays of RNEA: body poses ``X_up`` as ``(R, p)``, ``v`` and ``a`` with a base row, ``I v``."""
-    return RneaWorkspace(np.empty((nb, 3, 3)), np.empty((nb, 3)), np.zeros((nb + 1, 6)), np.zeros((nb + 1, 6)),
-                         np.empty(6))
+    """Per-call arrays of RNEA (:func:`rnea_views`): body poses ``X_up`` as ``(R, p)``, ``v``, ``a`` and ``f`` with a
+    base row, ``I v``."""
+    return rnea_views(rnea_block(nb))
 
 
-@kernel
+@arithmetic_kernel
 def newton_euler(m, w, q, qd, qdd, gravity, f_ext, tau, f):
     """RNEA (RBDA Table 5.1) for one state; writes the rigid-body torques ``tau`` (dof) and ``f`` (nb + 1, 6).
     Callers that model the drives add :func:`drive_torques_add`.
@@ -61,10 +100,19 @@ def newton_euler(m, w, q, qd, qdd, gravity, f_ext, tau, f):
         tau_i = S_i^T f_i,   f_λ += X_i^T f_i
     """
     R, p, v, a = w.R, w.p, w.v, w.a
-    a[-1, 0:3] = -gravity
+    for k in range(3):
+        a[-1, k] = -gravity[k]
     f[-1] = 0.0
     for i in range(m.nb):
-        body_motion(m, i, q, qd, qdd, R, p, v, a)
+        k = revolute_axis(m, i)  # most joints turn about ±x, ±y or ±z: a copy of the equations for each axis
+        if k == 0:
+            revolute_motion(m, i, 0, q, qd, qdd, R, p, v, a)
+        elif k == 1:
+            revolute_motion(m, i, 1, q, qd, qdd, R, p, v, a)
+        elif k == 2:
+            revolute_motion(m, i, 2, q, qd, qdd, R, p, v, a)
+        else:
+            body_motion(m, i, q, qd, qdd, R, p, v, a)
         inertia_times(m.mass[i], m.h[i], m.I[i], a[i], f[i])
         inertia_times(m.mass[i], m.h[i], m.I[i], v[i], w.Iv)
         cross_force_add(v[i], w.Iv, f[i])
@@ -76,25 +124,45 @@ def newton_euler(m, w, q, qd, qdd, gravity, f_ext, tau, f):
         force_to_parent_add(R[i], p[i], f[i], f[m.parent[i]])
 
 
-@kernel
+@arithmetic_kernel
 def joint_loads(m, f, wrench, base):
     """The joint wrenches of the coordinates' own joints, ``(dof, 6)``, and the base's share ``f[-1]``."""
     for k in range(m.dof):
-        wrench[k] = f[m.dof_body[k]]
-    base[:] = f[-1]
+        for c in range(6):
+            wrench[k, c] = f[m.dof_body[k], c]
+    for c in range(6):
+        base[c] = f[-1, c]
+
+
+@arithmetic_kernel
+def rnea_state(fdata, idata, block, q, qd, qdd, gravity, f_ext, drives, tau, wrench, base):
+    """:func:`newton_euler` for one state in the workspace ``block``, plus the drive torques if ``drives``, and the
+    joint loads."""
+    m = model_view_inline(fdata, idata)
+    w = rnea_views(block)
+    newton_euler(m, w, q, qd, qdd, gravity, f_ext, tau, w.f)
+    if drives:
+        drive_torques_add(m, qd, qdd, tau)
+    joint_loads(m, w.f, wrench, base)
 
 
 @kernel
 def rnea(fdata, idata, q, qd, qdd, gravity, f_ext, drives, tau, wrench, base):
-    """:func:`newton_euler` for one state, with its own workspace, plus the drive torques if ``drives``; False if an
-    input or a torque is not finite."""
-    m = model_view(fdata, idata)
-    f = np.empty((m.nb + 1, 6))
-    newton_euler(m, rnea_workspace(m.nb), q, qd, qdd, gravity, f_ext, tau, f)
-    if drives:
-        drive_torques_add(m, qd, qdd, tau)
-    joint_loads(m, f, wrench, base)
+    """:func:`rnea_state` with its own workspace; False if an input or a torque is not finite."""
+    rnea_state(fdata, idata, rnea_block(idata[0]), q, qd, qdd, gravity, f_ext, drives, tau, wrench, base)
     return all_finite(q) and all_finite(qd) and all_finite(qdd) and all_finite(tau)
+
+
+@arithmetic_kernel
+def rnea_rows(fdata, idata, block, rows, q, qd, qdd, gravity, f_ext, drives, tau, wrench, base):
+    """:func:`rnea_state` for the states ``rows`` of a batch, in one workspace ``block``."""
+    m = model_view_inline(fdata, idata)
+    w = rnea_views(block)
+    for n in rows:
+        newton_euler(m, w, q[n], qd[n], qdd[n], gravity, f_ext[n], tau[n], w.f)
+        if drives:
+            drive_torques_add(m, qd[n], qdd[n], tau[n])
+        joint_loads(m, w.f, wrench[n], base[n])
 
 
 @batch_kernel
@@ -102,14 +170,8 @@ def rnea_batch(fdata, idata, q, qd, qdd, gravity, f_ext, drives, tau, wrench, ba
     """:func:`newton_euler` for each row of a batch (``f_ext`` has one row of body wrenches per state); chunks of
     states run in parallel, each with one workspace. Returns what :func:`rnea` returns, for the whole batch."""
     for chunk in batch_range(chunk_count(q.shape[0])):
-        m = model_view(fdata, idata)  # per chunk: numba's parallel loops cannot take a named tuple from outside
-        w = rnea_workspace(m.nb)
-        f = np.empty((m.nb + 1, 6))
-        for n in chunk_rows(chunk, q.shape[0]):
-            newton_euler(m, w, q[n], qd[n], qdd[n], gravity, f_ext[n], tau[n], f)
-            if drives:
-                drive_torques_add(m, qd[n], qdd[n], tau[n])
-            joint_loads(m, f, wrench[n], base[n])
+        rnea_rows(fdata, idata, rnea_block(idata[0]), chunk_rows(chunk, q.shape[0]), q, qd, qdd, gravity, f_ext,
+                  drives, tau, wrench, base)
     return all_finite(q) and all_finite(qd) and all_finite(qdd) and all_finite(tau)
 
 
