@@ -43,11 +43,11 @@ from collections import namedtuple
 
 import numpy as np
 
-from ._jit import batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
+from ._jit import arithmetic_kernel, batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
 from .aba import forward_dynamics
 from .inputs import all_finite, body_wrenches, gravity_vector, not_finite, states
 from .joints import X_up, joint_coordinate
-from .model import model_view
+from .model import model_view_inline
 from .spatial import (add_scaled, pose_compose, cross, cross_force_add, cross_motion_add, dot6, force_to_child,
                       force_to_parent_add, inertia_times, motion_to_parent, rigid_inertia_to_parent,
                       scaled_sum)
@@ -110,33 +110,47 @@ DerivativesWorkspace = namedtuple("DerivativesWorkspace", "R p R0 p0 J v a V A m
                                                           "dF_dq dF_dqd Iv work")
 
 
+@helper
+def derivatives_views(block):
+    """The arrays of :func:`newton_euler_derivatives` as views of one ``(18, nb + 1, 6)`` block (one allocation),
+    world frame, a row per body and the base's last, each array contiguous: ``v``, ``a``, ``F``, ``J``, ``V``, ``A``,
+    ``Ic J``, ``dF/dtheta``, ``dF/dqd`` (planes 0-8); the pose ``R0``, the composites ``I_c``, ``Bw_c`` and ``X_up``'s
+    ``R`` (planes 9-14); ``p0``, the composites ``h_c``, ``P_c`` and ``(B^T J)[3:]`` (planes 15-16); the composite mass
+    and ``X_up``'s ``p`` (plane 17). The base rows of ``J`` and ``V`` to ``Ic J``, unused, hold one body's ``I v`` and
+    three 6-vectors of scratch. Only the base rows of the pose and the motion are read before they are written: the
+    base is the world, at rest.
+    """
+    nb = block.shape[1] - 1
+    matrices = block[9:15].reshape((4, nb + 1, 3, 3))
+    points = block[15:17].reshape((4, nb + 1, 3))
+    scalars = block[17].reshape(6 * (nb + 1))
+    w = DerivativesWorkspace(matrices[3, 0], scalars[nb + 1:nb + 4], matrices[0], points[0], block[3, :nb], block[0],
+                             block[1], block[4, :nb], block[5, :nb], scalars[:nb + 1], points[1], matrices[1],
+                             points[2], matrices[2], block[2], block[6, :nb], points[3, :nb], block[7, :nb],
+                             block[8, :nb], block[3, nb], block[4:7, nb])
+    for r in range(3):
+        for c in range(3):
+            w.R0[nb, r, c] = 1.0 if r == c else 0.0
+        w.p0[nb, r] = 0.0
+    for c in range(6):
+        w.v[nb, c] = 0.0
+        w.a[nb, c] = 0.0
+    return w
+
+
+@helper
+def derivatives_block(nb):
+    """The memory of a derivatives workspace (:func:`derivatives_views`)."""
+    return np.empty((18, nb + 1, 6))
+
+
 @kernel
 def derivatives_workspace(nb):
-    """Per-call arrays, world frame, the base in row ``-1``: poses, ``J``, ``v``, ``a``, ``V``, ``A``, the
-    composites ``Ic`` (mass, first moment, inertia), ``Bc`` (``P``, ``Bw``), ``F``, and per body ``Ic J``,
-    ``(B^T J)[3:]``, ``dF/dtheta``, ``dF/dqd``; one body's ``I v`` and three 6-vectors of scratch.
-
-    Arrays of one shape share one allocation (allocations cost more than small kernels' arithmetic). Only the base
-    rows of the pose and the motion are read before they are written: the base is the world, at rest.
-    """
-    vectors, matrices, points = np.empty((9, nb + 1, 6)), np.empty((3, nb + 1, 3, 3)), np.empty((4, nb + 1, 3))
-    v, a, F, J, V, A = vectors[0], vectors[1], vectors[2], vectors[3, :nb], vectors[4, :nb], vectors[5, :nb]
-    IcJ, dF_dq, dF_dqd = vectors[6, :nb], vectors[7, :nb], vectors[8, :nb]
-    R0, I_c, Bw_c = matrices[0], matrices[1], matrices[2]
-    p0, h_c, P_c, BtJ = points[0], points[1], points[2], points[3, :nb]
-    R0[nb] = 0.0
-    p0[nb] = 0.0
-    v[nb] = 0.0
-    a[nb] = 0.0
-    for k in range(3):
-        R0[nb, k, k] = 1.0
-    scratch = np.empty((5, 6))
-    R, p, Iv, work = np.empty((3, 3)), scratch[4, 0:3], scratch[3], scratch[0:3]
-    return DerivativesWorkspace(R, p, R0, p0, J, v, a, V, A, np.empty(nb + 1), h_c, I_c, P_c, Bw_c, F, IcJ, BtJ,
-                                dF_dq, dF_dqd, Iv, work)
+    """Per-call arrays of :func:`newton_euler_derivatives` (:func:`derivatives_views`)."""
+    return derivatives_views(derivatives_block(nb))
 
 
-@kernel
+@arithmetic_kernel
 def newton_euler_derivatives(m, w, q, qd, qdd, gravity, f_ext, dtau_dq, dtau_dqd, dtau_dqdd, dw_dq, dw_dqd,
                              dw_dqdd):
     """Derivatives of RNEA for one state (module docstring): writes the three ``(dof, dof)`` torque Jacobians and,
@@ -226,7 +240,7 @@ def wrench_in_body_add(R, p, dF, scale, out, work):
         out[k] += scale * work[k]
 
 
-@kernel
+@arithmetic_kernel
 def joint_wrench_terms(m, w, dw_dq, dw_dqd, dw_dqdd):
     """The ``(dof, 6, dof)`` joint-wrench Jacobians from the quantities :func:`newton_euler_derivatives` left in
     ``w`` (module docstring). For each body pair ``(r, c)``, ``r`` an ancestor of ``c`` or ``c`` itself: ``W_c``
@@ -260,14 +274,31 @@ def joint_wrench_terms(m, w, dw_dq, dw_dqd, dw_dqdd):
             r = m.parent[r]
 
 
+@arithmetic_kernel
+def derivatives_state(fdata, idata, block, q, qd, qdd, gravity, f_ext, dtau_dq, dtau_dqd, dtau_dqdd, dw_dq, dw_dqd,
+                      dw_dqdd):
+    """:func:`newton_euler_derivatives` for one state in the workspace ``block``."""
+    newton_euler_derivatives(model_view_inline(fdata, idata), derivatives_views(block), q, qd, qdd, gravity, f_ext,
+                             dtau_dq, dtau_dqd, dtau_dqdd, dw_dq, dw_dqd, dw_dqdd)
+
+
 @kernel
 def rnea_derivatives(fdata, idata, q, qd, qdd, gravity, f_ext, dtau_dq, dtau_dqd, dtau_dqdd, dw_dq, dw_dqd, dw_dqdd):
-    """:func:`newton_euler_derivatives` for one state, with its own workspace; False if an input or a derivative
-    is not finite."""
-    m = model_view(fdata, idata)
-    newton_euler_derivatives(m, derivatives_workspace(m.nb), q, qd, qdd, gravity, f_ext, dtau_dq, dtau_dqd,
-                             dtau_dqdd, dw_dq, dw_dqd, dw_dqdd)
+    """:func:`derivatives_state` with its own workspace; False if an input or a derivative is not finite."""
+    derivatives_state(fdata, idata, derivatives_block(idata[0]), q, qd, qdd, gravity, f_ext, dtau_dq, dtau_dqd,
+                      dtau_dqdd, dw_dq, dw_dqd, dw_dqdd)
     return all_finite(q) and all_finite(qd) and all_finite(qdd) and all_finite(dtau_dq) and all_finite(dtau_dqd)
+
+
+@arithmetic_kernel
+def derivatives_rows(fdata, idata, block, rows, q, qd, qdd, gravity, f_ext, dtau_dq, dtau_dqd, dtau_dqdd, dw_dq,
+                     dw_dqd, dw_dqdd):
+    """:func:`newton_euler_derivatives` for the states ``rows`` of a batch, in one workspace ``block``."""
+    m = model_view_inline(fdata, idata)
+    w = derivatives_views(block)
+    for n in rows:
+        newton_euler_derivatives(m, w, q[n], qd[n], qdd[n], gravity, f_ext[n], dtau_dq[n], dtau_dqd[n],
+                                 dtau_dqdd[n], dw_dq[n], dw_dqd[n], dw_dqdd[n])
 
 
 @batch_kernel
@@ -276,11 +307,8 @@ def rnea_derivatives_batch(fdata, idata, q, qd, qdd, gravity, f_ext, dtau_dq, dt
     """:func:`newton_euler_derivatives` for each row of a batch; chunks of states in parallel, one workspace
     each. Returns what :func:`rnea_derivatives` returns, for the whole batch."""
     for chunk in batch_range(chunk_count(q.shape[0])):
-        m = model_view(fdata, idata)  # per chunk: numba's parallel loops cannot take a named tuple from outside
-        w = derivatives_workspace(m.nb)
-        for n in chunk_rows(chunk, q.shape[0]):
-            newton_euler_derivatives(m, w, q[n], qd[n], qdd[n], gravity, f_ext[n], dtau_dq[n], dtau_dqd[n],
-                                     dtau_dqdd[n], dw_dq[n], dw_dqd[n], dw_dqdd[n])
+        derivatives_rows(fdata, idata, derivatives_block(idata[0]), chunk_rows(chunk, q.shape[0]), q, qd, qdd,
+                         gravity, f_ext, dtau_dq, dtau_dqd, dtau_dqdd, dw_dq, dw_dqd, dw_dqdd)
     return all_finite(q) and all_finite(qd) and all_finite(qdd) and all_finite(dtau_dq) and all_finite(dtau_dqd)
 
 
