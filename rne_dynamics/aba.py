@@ -18,13 +18,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._jit import batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
-from .crba import composite_rigid_body, crba_workspace
+from ._jit import arithmetic_kernel, batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
+from .crba import composite_rigid_body, crba_views
 from .errors import SingularMassMatrixError, StateError
 from .inputs import NO_WRENCHES, all_finite, body_wrenches, gravity_vector, not_finite, states
 from .joints import X_up
-from .model import model_view
-from .rnea import drive_torques_add, newton_euler, rnea_workspace
+from .model import model_view_inline
+from .rnea import drive_torques_add, newton_euler, rnea_views
 from .spatial import (add_scaled, cross_force_add, cross_motion_add, dot6, force_shift_add, inertia_shift_add,
                       inertia_times, matrix_times, motion_shift, pose_compose, rigid_inertia_matrix, rotate,
                       rotate6, rotate_inertia)
@@ -39,33 +39,37 @@ NOT_FINITE = -2
 AbaWorkspace = namedtuple("AbaWorkspace", "R p oR op d S h I v c a IA pA U D u Ia pa Iv")
 
 
-@kernel
-def aba_workspace(nb):
-    """Per-call arrays of the ABA: one body's pose in its parent ``(R, p)``; the bodies' root-frame poses
-    ``(oR, op)`` with the root's (identity) in a base row, their origins' offsets ``d`` from their parents' and
-    ``S``; ``v``, ``a``, ``IA``, ``pA`` with a base row; ``c``, ``U``, ``D``, ``u`` per body; ``h``, ``I``, ``Ia``,
-    ``pa``, ``Iv`` for one body at a time. Arrays of one shape share an allocation (allocations cost more than a
-    small robot's arithmetic); only the base rows read before they are written are set."""
-    frames = np.empty((nb + 1, 4, 3))  # per body: oR (3 rows), op
-    points = np.empty((nb + 2, 3))  # d per body, then h and p
-    matrices = np.empty((2, 3, 3))  # R, I
-    vectors = np.empty((6, nb + 1, 6))  # v, a, pA with a base row; c, S, U per body
-    scratch = np.empty((8, 6))  # Ia (6 rows), pa, Iv
-    scalars = np.empty((2, nb))  # D, u
-    oR, op = frames[:, 0:3], frames[:, 3]
-    oR[-1] = 0.0
-    op[-1] = 0.0
-    for k in range(3):
-        oR[-1, k, k] = 1.0
-    v, a = vectors[0], vectors[1]
-    v[-1] = 0.0
-    a[-1] = 0.0
-    return AbaWorkspace(matrices[0], points[nb + 1], oR, op, points[:nb], vectors[4, :nb], points[nb], matrices[1], v,
-                        vectors[3, :nb], a, np.empty((nb + 1, 6, 6)), vectors[2], vectors[5, :nb], scalars[0],
-                        scalars[1], scratch[0:6], scratch[6], scratch[7])
+@helper
+def aba_views(block):
+    """The arrays of the ABA as views of one ``(nb + 2, 16, 6)`` block (one allocation). Per body and a base row:
+    ``IA`` (rows 0-5), the root-frame pose ``(oR, op)`` (rows 6-8 and 9 of columns 0:3; the root's, identity, in
+    the base row), ``v``, ``a``, ``pA`` (rows 10-12); per body: the origin's offset ``d`` from its parent's (row 9,
+    columns 3:6), ``S``, ``c``, ``U`` (rows 13-15), ``D`` and ``u`` (row 6, columns 3 and 4). For one body at a
+    time, in the last row: ``Ia``, its pose in its parent ``(R, p)``, its root-axes ``I`` and ``h``, ``pa``,
+    ``Iv``."""
+    nb = block.shape[0] - 2
+    x = block[nb + 1]
+    w = AbaWorkspace(x[6:9, 0:3], x[9, 0:3], block[:nb + 1, 6:9, 0:3], block[:nb + 1, 9, 0:3], block[:nb, 9, 3:6],
+                     block[:nb, 13], x[9, 3:6], x[6:9, 3:6], block[:nb + 1, 10], block[:nb, 14], block[:nb + 1, 11],
+                     block[:nb + 1, 0:6], block[:nb + 1, 12], block[:nb, 15], block[:nb, 6, 3], block[:nb, 6, 4],
+                     x[0:6], x[10], x[11])
+    for r in range(3):
+        w.op[nb, r] = 0.0
+        for c in range(3):
+            w.oR[nb, r, c] = 1.0 if r == c else 0.0
+    for c in range(6):
+        w.v[nb, c] = 0.0
+        w.a[nb, c] = 0.0
+    return w
 
 
 @helper
+def aba_block(nb):
+    """The memory of an ABA workspace (:func:`aba_views`)."""
+    return np.empty((nb + 2, 16, 6))
+
+
+@arithmetic_kernel
 def articulated_body(m, w, q, qd, tau, gravity, f_ext, qdd, f):
     """ABA (RBDA Table 7.1) for one state of a robot without mimic joints. Writes ``qdd`` and, when ``f`` has rows
     ``(nb + 1, 6)``, the joint wrenches ``f_i = IA_i a_i + pA_i`` (``f[-1]``: the base's share). Returns ``-1``, or
@@ -144,7 +148,7 @@ def articulated_body(m, w, q, qd, tau, gravity, f_ext, qdd, f):
     return -1
 
 
-@kernel
+@arithmetic_kernel
 def cholesky_solve(M, x):
     """``x = M^-1 x`` in place by ``M = L^T L``, factorised from the last row up (RBDA Table 6.3, ``M``'s lower
     triangle is overwritten by ``L``): coordinates of a tree in topological order leave no fill-in, so the update of
@@ -177,24 +181,35 @@ def cholesky_solve(M, x):
     return -1
 
 
-SolveWorkspace = namedtuple("SolveWorkspace", "crba rnea M bias zero f_bias")
-
-
-@kernel
-def solve_workspace(nb, dof):
-    """Per-call arrays of :func:`mass_matrix_dynamics`: those of the CRBA and RNEA, ``M``, the bias torques."""
-    torques = np.zeros((2, dof))  # the bias, and zero accelerations
-    return SolveWorkspace(crba_workspace(nb), rnea_workspace(nb), np.empty((dof, dof)), torques[0], torques[1],
-                          np.empty((nb + 1, 6)))
+SolveWorkspace = namedtuple("SolveWorkspace", "crba rnea M bias zero")
 
 
 @helper
+def solve_views(block, nb, dof):
+    """The arrays of :func:`mass_matrix_dynamics` as views of one flat block (:func:`solve_block`): the CRBA's and
+    RNEA's workspaces, ``M``, the bias torques, zero accelerations."""
+    n_crba, n_rnea = (nb + 2) * 36, (nb + 1) * 36
+    n_M = n_crba + n_rnea + dof * dof
+    zero = block[n_M + dof:n_M + 2 * dof]
+    zero[:] = 0.0
+    return SolveWorkspace(crba_views(block[:n_crba].reshape((nb + 2, 6, 6))),
+                          rnea_views(block[n_crba:n_crba + n_rnea].reshape((nb + 1, 6, 6))),
+                          block[n_crba + n_rnea:n_M].reshape((dof, dof)), block[n_M:n_M + dof], zero)
+
+
+@helper
+def solve_block(nb, dof):
+    """The memory of :func:`solve_views`."""
+    return np.empty((2 * nb + 3) * 36 + dof * dof + 2 * dof)
+
+
+@arithmetic_kernel
 def mass_matrix_dynamics(m, w, q, qd, tau, gravity, f_ext, qdd, f):
     """Forward dynamics for any tree, mimic joints included: ``M qdd = tau - rnea(q, qd, 0)`` (the RNEA term holds
     bias, external wrenches and drive friction), ``M`` by the CRBA, solved by Cholesky. Same outputs and return value
     as :func:`articulated_body`; the joint wrenches come from a second RNEA pass with the solved ``qdd``."""
     composite_rigid_body(m, w.crba, q, w.M)
-    newton_euler(m, w.rnea, q, qd, w.zero, gravity, f_ext, w.bias, w.f_bias)
+    newton_euler(m, w.rnea, q, qd, w.zero, gravity, f_ext, w.bias, w.rnea.f)
     drive_torques_add(m, qd, w.zero, w.bias)
     for k in range(m.dof):
         qdd[k] = tau[k] - w.bias[k]
@@ -206,24 +221,29 @@ def mass_matrix_dynamics(m, w, q, qd, tau, gravity, f_ext, qdd, f):
     return -1
 
 
-ForwardWorkspace = namedtuple("ForwardWorkspace", "aba solve")
+@helper
+def forward_block(nb, dof):
+    """The memory of the workspace of the algorithm :func:`forward` runs for this model: an ABA workspace
+    (:func:`aba_views`) or a mass-matrix solve's (:func:`solve_views`), flat."""
+    if nb == dof:
+        return np.empty((nb + 2) * 96)
+    return solve_block(nb, dof)
 
 
 @kernel
 def forward_workspace(nb, dof):
-    """The workspace of the algorithm :func:`forward` runs for this model (the other one empty)."""
-    if nb == dof:
-        return ForwardWorkspace(aba_workspace(nb), solve_workspace(0, 0))
-    return ForwardWorkspace(aba_workspace(0), solve_workspace(nb, dof))
+    """:func:`forward_block`, for callers that keep a workspace."""
+    return forward_block(nb, dof)
 
 
-@kernel
-def forward(m, w, q, qd, tau, gravity, f_ext, qdd, f):
-    """Forward dynamics of one state: ABA, or the mass-matrix solve when mimic joints make bodies outnumber
-    coordinates. Outputs and return value of :func:`articulated_body`."""
+@arithmetic_kernel
+def forward(m, block, q, qd, tau, gravity, f_ext, qdd, f):
+    """Forward dynamics of one state in the workspace ``block`` (:func:`forward_block`): ABA, or the mass-matrix
+    solve when mimic joints make bodies outnumber coordinates. Outputs and return value of :func:`articulated_body`.
+    """
     if m.nb == m.dof:
-        return articulated_body(m, w.aba, q, qd, tau, gravity, f_ext, qdd, f)
-    return mass_matrix_dynamics(m, w.solve, q, qd, tau, gravity, f_ext, qdd, f)
+        return articulated_body(m, aba_views(block.reshape((m.nb + 2, 16, 6))), q, qd, tau, gravity, f_ext, qdd, f)
+    return mass_matrix_dynamics(m, solve_views(block, m.nb, m.dof), q, qd, tau, gravity, f_ext, qdd, f)
 
 
 @kernel
@@ -235,16 +255,24 @@ def finite_status(status, q, qd, tau, qdd):
     return status
 
 
+@arithmetic_kernel
+def forward_state(fdata, idata, block, q, qd, tau, gravity, f_ext, qdd, f):
+    """:func:`forward` for one state, on the model's buffers."""
+    return forward(model_view_inline(fdata, idata), block, q, qd, tau, gravity, f_ext, qdd, f)
+
+
 @kernel
 def forward_pass(fdata, idata, q, qd, tau, gravity, f_ext, qdd, f):
-    """:func:`forward` for one state, with the workspace of the one algorithm it runs; its status, or
-    :data:`NOT_FINITE`."""
-    m = model_view(fdata, idata)
-    if m.nb == m.dof:
-        status = articulated_body(m, aba_workspace(m.nb), q, qd, tau, gravity, f_ext, qdd, f)
-    else:
-        status = mass_matrix_dynamics(m, solve_workspace(m.nb, m.dof), q, qd, tau, gravity, f_ext, qdd, f)
+    """:func:`forward_state` with its own workspace; its status, or :data:`NOT_FINITE`."""
+    status = forward_state(fdata, idata, forward_block(idata[0], idata[1]), q, qd, tau, gravity, f_ext, qdd, f)
     return finite_status(status, q, qd, tau, qdd)
+
+
+@arithmetic_kernel
+def forward_rows(fdata, idata, block, rows, q, qd, tau, gravity, f_ext, qdd, f, status):
+    """:func:`forward_state` for the states ``rows`` of a batch, in one workspace ``block``."""
+    for n in rows:
+        status[n] = forward_state(fdata, idata, block, q[n], qd[n], tau[n], gravity, f_ext[n], qdd[n], f[n])
 
 
 @batch_kernel
@@ -252,11 +280,11 @@ def forward_pass_batch(fdata, idata, q, qd, tau, gravity, f_ext, qdd, f, status)
     """:func:`forward_pass` for each row of a batch, chunks in parallel, one workspace per chunk; ``status[n]`` is
     the row's return value."""
     for chunk in batch_range(chunk_count(q.shape[0])):
-        m = model_view(fdata, idata)  # made in the parallel body: numba cannot pass this namedtuple into it
-        w = forward_workspace(m.nb, m.dof)
-        for n in chunk_rows(chunk, q.shape[0]):
-            status[n] = finite_status(forward(m, w, q[n], qd[n], tau[n], gravity, f_ext[n], qdd[n], f[n]), q[n],
-                                      qd[n], tau[n], qdd[n])
+        rows = chunk_rows(chunk, q.shape[0])
+        forward_rows(fdata, idata, forward_block(idata[0], idata[1]), rows, q, qd, tau, gravity, f_ext, qdd, f,
+                     status)
+        for n in rows:
+            status[n] = finite_status(status[n], q[n], qd[n], tau[n], qdd[n])
 
 
 class ForwardDynamicsResult(NamedTuple):

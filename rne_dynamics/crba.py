@@ -15,33 +15,38 @@ from collections import namedtuple
 
 import numpy as np
 
-from ._jit import batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
+from ._jit import arithmetic_kernel, batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
 from .inputs import all_finite, not_finite, states
 from .joints import X_up
-from .model import model_view
+from .model import model_view_inline
 from .spatial import inertia_times, motion_to_parent, pose_compose, rigid_inertia_to_parent
 
 
 CrbaWorkspace = namedtuple("CrbaWorkspace", "R p oR op oS mass_c h_c I_c F")
 
 
-@kernel
-def crba_workspace(nb):
-    """Per-call arrays of the CRBA: one body's pose in its parent ``(R, p)``; the bodies' poses ``(oR, op)`` in the
-    root frame with the root's (identity) in a base row; root-frame ``S``; composite inertias (mass, first moment,
-    rotational inertia) with a base row; the column force ``F``. Arrays of one shape share an allocation
-    (allocations cost more than a small robot's arithmetic)."""
-    frames = np.empty((nb + 1, 4, 3))  # per body: R (3 rows), p
-    composites = np.empty((nb + 1, 5, 3))  # per body: I (3 rows), h, mass
-    vectors = np.empty((nb + 1, 6))  # per body S, then F
-    pose = np.empty((4, 3))
-    oR, op = frames[:, 0:3], frames[:, 3]
-    oR[-1] = 0.0
-    op[-1] = 0.0
-    for k in range(3):
-        oR[-1, k, k] = 1.0
-    return CrbaWorkspace(pose[0:3], pose[3], oR, op, vectors[:nb], composites[:, 4, 0], composites[:, 3],
-                         composites[:, 0:3], vectors[nb])
+@helper
+def crba_views(block):
+    """The arrays of the CRBA as views of one ``(nb + 2, 6, 6)`` block (one allocation): per body and a base row,
+    the root-frame pose ``(oR, op)`` (rows 0-2 and 3 of columns 0:3; the root's, identity, in the base row), the
+    composite inertia ``I_c``, ``h_c`` (rows 0-2 and 3 of columns 3:6), ``mass_c`` (row 5, column 0) and root-frame
+    ``S`` (row 4); the column force ``F`` in the base's row 4; one body's pose in its parent ``(R, p)`` in the last
+    row."""
+    nb = block.shape[0] - 2
+    w = CrbaWorkspace(block[nb + 1, 0:3, 0:3], block[nb + 1, 3, 0:3], block[:nb + 1, 0:3, 0:3],
+                      block[:nb + 1, 3, 0:3], block[:nb, 4], block[:nb + 1, 5, 0], block[:nb + 1, 3, 3:6],
+                      block[:nb + 1, 0:3, 3:6], block[nb, 4])
+    for r in range(3):
+        w.op[nb, r] = 0.0
+        for c in range(3):
+            w.oR[nb, r, c] = 1.0 if r == c else 0.0
+    return w
+
+
+@helper
+def crba_block(nb):
+    """The memory of a CRBA workspace (:func:`crba_views`)."""
+    return np.empty((nb + 2, 6, 6))
 
 
 @helper
@@ -55,7 +60,7 @@ def root_frame_body(m, w, i, q):
     rigid_inertia_to_parent(w.oR[i], w.op[i], m.mass[i], m.h[i], m.I[i], w.h_c[i], w.I_c[i])
 
 
-@kernel
+@arithmetic_kernel
 def composite_rigid_body(m, w, q, M):
     """CRBA (RBDA Table 6.2) for one state, in the root frame; writes ``M`` ``(dof, dof)``, both triangles.
 
@@ -91,13 +96,24 @@ def composite_rigid_body(m, w, q, M):
         M[k, k] += m.armature[k]
 
 
+@arithmetic_kernel
+def crba_state(fdata, idata, block, q, M):
+    """:func:`composite_rigid_body` for one state in the workspace ``block``."""
+    composite_rigid_body(model_view_inline(fdata, idata), crba_views(block), q, M)
+
+
 @kernel
 def crba(fdata, idata, q, M):
-    """:func:`composite_rigid_body` for one state, with its own workspace; False if ``q`` or an entry of ``M`` is
-    not finite."""
-    m = model_view(fdata, idata)
-    composite_rigid_body(m, crba_workspace(m.nb), q, M)
+    """:func:`crba_state` with its own workspace; False if ``q`` or an entry of ``M`` is not finite."""
+    crba_state(fdata, idata, crba_block(idata[0]), q, M)
     return all_finite(q) and all_finite(M)
+
+
+@arithmetic_kernel
+def crba_rows(fdata, idata, block, rows, q, M):
+    """:func:`crba_state` for the states ``rows`` of a batch, in one workspace ``block``."""
+    for n in rows:
+        crba_state(fdata, idata, block, q[n], M[n])
 
 
 @batch_kernel
@@ -105,10 +121,7 @@ def crba_batch(fdata, idata, q, M):
     """:func:`composite_rigid_body` for each row of a batch, chunks in parallel, one workspace per chunk; returns
     what :func:`crba` returns, for the whole batch."""
     for chunk in batch_range(chunk_count(q.shape[0])):
-        m = model_view(fdata, idata)  # made in the parallel body: numba cannot pass this namedtuple into it
-        w = crba_workspace(m.nb)
-        for n in chunk_rows(chunk, q.shape[0]):
-            composite_rigid_body(m, w, q[n], M[n])
+        crba_rows(fdata, idata, crba_block(idata[0]), chunk_rows(chunk, q.shape[0]), q, M)
     return all_finite(q) and all_finite(M)
 
 
