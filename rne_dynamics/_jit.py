@@ -2,7 +2,7 @@
 
 Kernels are cached on disk (``cache=True``), so only the first process on a machine pays the compile time. numba
 stamps a cached kernel with its own file only, so a kernel would keep stale machine code of a helper changed in
-another file; ours are stamped with a hash of every kernel module of the package instead.
+another file; ours are cached in a directory named by a hash of every kernel module of the package instead.
 """
 import hashlib
 import os
@@ -34,11 +34,17 @@ if numba is not None:
     _CacheImpl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)
     if _InTree is not None and _CacheImpl is not None:
         class _PackageLocator(_InTree):
-            """Caches our kernels in the package's __pycache__, stamped with the hash of all package sources."""
+            """Caches our kernels in the package's __pycache__, in a directory named by the hash of all package
+            sources."""
             stamp = _sources_hash()
 
             def get_source_stamp(self):
                 return self.stamp
+
+            def get_cache_path(self):
+                # a directory per source version: numba unpickles an index before it checks the stamp, and an
+                # index of older sources can name classes that no longer exist
+                return os.path.join(super().get_cache_path(), "kernels-" + self.stamp[:16])
 
             @classmethod
             def from_function(cls, py_func, py_file):
