@@ -25,9 +25,9 @@ from .inputs import NO_WRENCHES, all_finite, body_wrenches, gravity_vector, not_
 from .joints import X_up
 from .model import model_view_inline
 from .rnea import drive_torques_add, newton_euler, rnea_views
-from .spatial import (add_scaled, cross_force_add, cross_motion_add, dot6, force_shift_add, inertia_shift_add,
-                      inertia_times, matrix_times, motion_shift, pose_compose, rigid_inertia_matrix, rotate,
-                      rotate6, rotate_inertia)
+from .spatial import (add_scaled, base_acceleration, cross_force_add, cross_motion_add, dot6, force_shift_add,
+                      inertia_shift_add, inertia_times, matrix_times, motion_shift, pose_compose, rigid_inertia_matrix,
+                      rotate, rotate6, rotate_inertia)
 
 #: ``D_i`` (or a Cholesky pivot) at or below this fraction of its scale counts as zero.
 SINGULAR_RATIO = 1e-12
@@ -129,8 +129,7 @@ def articulated_body(m, w, q, qd, tau, gravity, f_ext, qdd, f):
         add_scaled(pa, u[i] * D_inv, U[i])
         inertia_shift_add(d[i], Ia, IA[λ])
         force_shift_add(d[i], pa, pA[λ])
-    for r in range(3):  # written in place: -gravity would allocate
-        a[-1, r] = -gravity[r]
+    base_acceleration(gravity, a[-1])
     for i in range(nb):
         k = m.q_index[i]
         motion_shift(d[i], a[m.parent[i]], a[i])

@@ -48,8 +48,8 @@ from .aba import forward_dynamics
 from .inputs import all_finite, body_wrenches, gravity_vector, not_finite, states
 from .joints import X_up, joint_coordinate
 from .model import model_view_inline
-from .spatial import (add_scaled, pose_compose, cross, cross_force_add, cross_motion_add, dot6, force_to_child,
-                      force_to_parent_add, inertia_times, motion_to_parent, rigid_inertia_to_parent,
+from .spatial import (add_scaled, base_acceleration, cross, cross_force_add, cross_motion_add, dot6, force_to_child,
+                      force_to_parent_add, inertia_times, motion_to_parent, pose_compose, rigid_inertia_to_parent,
                       scaled_sum)
 
 
@@ -161,8 +161,7 @@ def newton_euler_derivatives(m, w, q, qd, qdd, gravity, f_ext, dtau_dq, dtau_dqd
     mass_c, h_c, I_c, P_c, Bw_c, F, IcJ, BtJ, dF_dq, dF_dqd, Iv = (w.mass_c, w.h_c, w.I_c, w.P_c, w.Bw_c, w.F,
                                                                     w.IcJ, w.BtJ, w.dF_dq, w.dF_dqd, w.Iv)
     f_ext_world, twice_V = w.work[0], w.work[1]  # scratch
-    for k in range(3):
-        a[-1, k] = -gravity[k]
+    base_acceleration(gravity, a[-1])
     for i in range(nb):
         λ = m.parent[i]
         qd_i = joint_coordinate(m, i, qd)

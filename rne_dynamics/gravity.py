@@ -18,7 +18,7 @@ from .inputs import NO_WRENCHES, all_finite, gravity_vector, not_finite, states
 from .joints import X_up
 from .model import model_view_inline
 from .rnea import rnea, rnea_batch
-from .spatial import cross, dot6
+from .spatial import base_acceleration, cross, dot6
 
 
 GravityWorkspace = namedtuple("GravityWorkspace", "R p a mass_c h_c f")
@@ -52,8 +52,7 @@ def static_newton_euler(m, w, q, gravity, tau):
         mass^c_λ += mass^c_i,   h^c_λ += R_i h^c_i + mass^c_i p_i   (RBDA eq. 2.66)
     """
     R, p, a, mass_c, h_c, f = w.R, w.p, w.a, w.mass_c, w.h_c, w.f
-    for k in range(3):
-        a[-1, k] = -gravity[k]
+    base_acceleration(gravity, a[-1])
     mass_c[-1] = 0.0
     h_c[-1] = 0.0
     for i in range(m.nb):

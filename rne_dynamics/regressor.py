@@ -22,7 +22,7 @@ from ._jit import batch_kernel, batch_range, chunk_count, chunk_rows, helper, ke
 from .inputs import gravity_vector, states
 from .model import model_view
 from .rnea import body_motion
-from .spatial import cross_force_add, dot6, force_to_parent_add
+from .spatial import base_acceleration, cross_force_add, dot6, force_to_parent_add
 
 #: Names of the 10 parameters of a body, in the order of ``pi``.
 PARAMETER_NAMES = ("m", "mc_x", "mc_y", "mc_z", "I_xx", "I_xy", "I_yy", "I_xz", "I_yz", "I_zz")
@@ -62,7 +62,7 @@ def regressor_workspace(nb):
 def torque_regressor_rows(m, w, q, qd, qdd, gravity, Y):
     """``Y`` ``(dof, 10 nb)`` for one state (module docstring)."""
     R, p, v, a, F, F_up, Kv = w
-    a[-1, 0:3] = -gravity
+    base_acceleration(gravity, a[-1])
     Y[:] = 0.0
     for i in range(m.nb):
         body_motion(m, i, q, qd, qdd, R, p, v, a)

@@ -13,8 +13,8 @@ from ._jit import arithmetic_kernel, batch_kernel, batch_range, chunk_count, chu
 from .inputs import all_finite, body_wrenches, gravity_vector, not_finite, states
 from .joints import X_up, X_up_about_axis, joint_coordinate, revolute_axis
 from .model import model_view_inline
-from .spatial import (add_scaled, cross_force_add, cross_motion_add, dot6, force_to_parent_add, inertia_times,
-                      motion_to_child)
+from .spatial import (add_scaled, base_acceleration, cross_force_add, cross_motion_add, dot6, force_to_parent_add,
+                      inertia_times, motion_to_child)
 
 
 @helper
@@ -100,8 +100,7 @@ def newton_euler(m, w, q, qd, qdd, gravity, f_ext, tau, f):
         tau_i = S_i^T f_i,   f_λ += X_i^T f_i
     """
     R, p, v, a = w.R, w.p, w.v, w.a
-    for k in range(3):
-        a[-1, k] = -gravity[k]
+    base_acceleration(gravity, a[-1])
     f[-1] = 0.0
     for i in range(m.nb):
         k = revolute_axis(m, i)  # most joints turn about ±x, ±y or ±z: a copy of the equations for each axis

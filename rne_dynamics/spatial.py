@@ -300,3 +300,11 @@ def scaled_sum(x, scale, y, out):
     """``out = x + scale * y`` for 6-vectors (element by element: no temporary array)."""
     for k in range(6):
         out[k] = x[k] + scale * y[k]
+
+
+@helper
+def base_acceleration(gravity, out):
+    """``out[0:3] = -g``: gravity as a fictitious acceleration of the fixed base (RBDA Sec. 5.3), written element
+    by element (``-gravity`` would allocate an array)."""
+    for k in range(3):
+        out[k] = -gravity[k]

@@ -26,8 +26,8 @@ from ._jit import batch_kernel, batch_range, chunk_count, chunk_rows, kernel
 from .inputs import gravity_vector, states
 from .joints import X_up, joint_coordinate
 from .model import model_view
-from .spatial import (add_scaled, cross_force_add, cross_motion_add, dot6, force_to_parent_add, inertia_times,
-                      motion_to_child)
+from .spatial import (add_scaled, base_acceleration, cross_force_add, cross_motion_add, dot6, force_to_parent_add,
+                      inertia_times, motion_to_child)
 
 RateWorkspace = namedtuple("RateWorkspace", "R p v vd a ad f fd Iv Ivd Sf")
 
@@ -50,7 +50,7 @@ def newton_euler_rate(m, w, q, qd, qdd, qddd, gravity, tau_rate):
     ad[-1] = 0.0
     f[-1] = 0.0
     fd[-1] = 0.0
-    a[-1, 0:3] = -gravity
+    base_acceleration(gravity, a[-1])
     for i in range(m.nb):
         λ = m.parent[i]
         qd_i = joint_coordinate(m, i, qd)
