@@ -27,7 +27,7 @@ from .model import model_view_inline
 from .rnea import drive_torques_add, newton_euler, rnea_views
 from .spatial import (add_scaled, base_acceleration, cross_force_add, cross_motion_add, dot6, force_shift_add,
                       inertia_shift_add, inertia_times, matrix_times, motion_shift, pose_compose, rigid_inertia_matrix,
-                      rotate, rotate6, rotate_inertia)
+                      rotate, rotate6, rotate_inertia, set_at_rest, set_identity)
 
 #: ``D_i`` (or a Cholesky pivot) at or below this fraction of its scale counts as zero.
 SINGULAR_RATIO = 1e-12
@@ -53,13 +53,8 @@ def aba_views(block):
                      block[:nb, 13], x[9, 3:6], x[6:9, 3:6], block[:nb + 1, 10], block[:nb, 14], block[:nb + 1, 11],
                      block[:nb + 1, 0:6], block[:nb + 1, 12], block[:nb, 15], block[:nb, 6, 3], block[:nb, 6, 4],
                      x[0:6], x[10], x[11])
-    for r in range(3):
-        w.op[nb, r] = 0.0
-        for c in range(3):
-            w.oR[nb, r, c] = 1.0 if r == c else 0.0
-    for c in range(6):
-        w.v[nb, c] = 0.0
-        w.a[nb, c] = 0.0
+    set_identity(w.oR[nb], w.op[nb])
+    set_at_rest(w.v[nb], w.a[nb])
     return w
 
 

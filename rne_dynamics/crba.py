@@ -19,7 +19,7 @@ from ._jit import arithmetic_kernel, batch_kernel, batch_range, chunk_count, chu
 from .inputs import all_finite, not_finite, states
 from .joints import X_up
 from .model import model_view_inline
-from .spatial import inertia_times, motion_to_parent, pose_compose, rigid_inertia_to_parent
+from .spatial import inertia_times, motion_to_parent, pose_compose, rigid_inertia_to_parent, set_identity
 
 
 CrbaWorkspace = namedtuple("CrbaWorkspace", "R p oR op oS mass_c h_c I_c F")
@@ -36,10 +36,7 @@ def crba_views(block):
     w = CrbaWorkspace(block[nb + 1, 0:3, 0:3], block[nb + 1, 3, 0:3], block[:nb + 1, 0:3, 0:3],
                       block[:nb + 1, 3, 0:3], block[:nb, 4], block[:nb + 1, 5, 0], block[:nb + 1, 3, 3:6],
                       block[:nb + 1, 0:3, 3:6], block[nb, 4])
-    for r in range(3):
-        w.op[nb, r] = 0.0
-        for c in range(3):
-            w.oR[nb, r, c] = 1.0 if r == c else 0.0
+    set_identity(w.oR[nb], w.op[nb])
     return w
 
 

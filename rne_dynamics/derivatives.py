@@ -50,7 +50,7 @@ from .joints import X_up, joint_coordinate
 from .model import model_view_inline
 from .spatial import (add_scaled, base_acceleration, cross, cross_force_add, cross_motion_add, dot6, force_to_child,
                       force_to_parent_add, inertia_times, motion_to_parent, pose_compose, rigid_inertia_to_parent,
-                      scaled_sum)
+                      scaled_sum, set_at_rest, set_identity)
 
 
 @helper
@@ -128,13 +128,8 @@ def derivatives_views(block):
                              block[1], block[4, :nb], block[5, :nb], scalars[:nb + 1], points[1], matrices[1],
                              points[2], matrices[2], block[2], block[6, :nb], points[3, :nb], block[7, :nb],
                              block[8, :nb], block[3, nb], block[4:7, nb])
-    for r in range(3):
-        for c in range(3):
-            w.R0[nb, r, c] = 1.0 if r == c else 0.0
-        w.p0[nb, r] = 0.0
-    for c in range(6):
-        w.v[nb, c] = 0.0
-        w.a[nb, c] = 0.0
+    set_identity(w.R0[nb], w.p0[nb])
+    set_at_rest(w.v[nb], w.a[nb])
     return w
 
 

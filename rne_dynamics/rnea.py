@@ -14,7 +14,7 @@ from .inputs import all_finite, body_wrenches, gravity_vector, not_finite, state
 from .joints import X_up, X_up_about_axis, joint_coordinate, revolute_axis
 from .model import model_view_inline
 from .spatial import (add_scaled, base_acceleration, cross_force_add, cross_motion_add, dot6, force_to_parent_add,
-                      inertia_times, motion_to_child)
+                      inertia_times, motion_to_child, set_at_rest)
 
 
 @helper
@@ -69,9 +69,7 @@ def rnea_views(block):
     last row is the fixed base's (``v = a = 0`` there); ``I v`` in the base's row 0."""
     nb = block.shape[0] - 1
     w = RneaWorkspace(block[:nb, 0:3, 0:3], block[:nb, 0, 3:6], block[:, 3], block[:, 4], block[nb, 0], block[:, 5])
-    for c in range(6):
-        w.v[nb, c] = 0.0
-        w.a[nb, c] = 0.0
+    set_at_rest(w.v[nb], w.a[nb])
     return w
 
 

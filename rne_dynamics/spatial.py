@@ -308,3 +308,20 @@ def base_acceleration(gravity, out):
     by element (``-gravity`` would allocate an array)."""
     for k in range(3):
         out[k] = -gravity[k]
+
+
+@helper
+def set_identity(R, p):
+    """``(R, p) = (1, 0)``: a frame's pose in itself (the root's, in the base row of root-frame poses)."""
+    for r in range(3):
+        p[r] = 0.0
+        for c in range(3):
+            R[r, c] = 1.0 if r == c else 0.0
+
+
+@helper
+def set_at_rest(v, a):
+    """``v = a = 0``: the motion of the fixed base (gravity is added to ``a`` by :func:`base_acceleration`)."""
+    for c in range(6):
+        v[c] = 0.0
+        a[c] = 0.0
