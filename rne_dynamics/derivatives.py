@@ -139,12 +139,6 @@ def derivatives_block(nb):
     return np.empty((18, nb + 1, 6))
 
 
-@kernel
-def derivatives_workspace(nb):
-    """Per-call arrays of :func:`newton_euler_derivatives` (:func:`derivatives_views`)."""
-    return derivatives_views(derivatives_block(nb))
-
-
 @arithmetic_kernel
 def newton_euler_derivatives(m, w, q, qd, qdd, gravity, f_ext, dtau_dq, dtau_dqd, dtau_dqdd, dw_dq, dw_dqd,
                              dw_dqdd):

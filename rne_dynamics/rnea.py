@@ -79,13 +79,6 @@ def rnea_block(nb):
     return np.empty((nb + 1, 6, 6))
 
 
-@kernel
-def rnea_workspace(nb):
-    """Per-call arrays of RNEA (:func:`rnea_views`): body poses ``X_up`` as ``(R, p)``, ``v``, ``a`` and ``f`` with a
-    base row, ``I v``."""
-    return rnea_views(rnea_block(nb))
-
-
 @arithmetic_kernel
 def newton_euler(m, w, q, qd, qdd, gravity, f_ext, tau, f):
     """RNEA (RBDA Table 5.1) for one state; writes the rigid-body torques ``tau`` (dof) and ``f`` (nb + 1, 6).
