@@ -28,7 +28,7 @@ setup(
         "console_scripts": [
             "inverse_dynamics_node = rne_dynamics.nodes.inverse_dynamics_node:main",
             "forward_dynamics_node = rne_dynamics.nodes.forward_dynamics_node:main",
-            "rne-dynamics = rne_dynamics.cli:main",
+            "rne-dynamics = rne_dynamics.tools.cli:main",
         ],
     },
 )

@@ -2,19 +2,19 @@
 
 Conventions (SI units, ``[f; tau]`` wrenches, frames and signs) are those of the package's contract; see README.
 """
-from .aba import ForwardDynamicsResult, forward_dynamics
-from .coriolis import coriolis_matrix
-from .crba import mass_matrix
-from .derivatives import forward_dynamics_derivatives, inverse_dynamics_derivatives, joint_wrench_derivatives
-from .dh import load_dh
+from .algorithms.aba import ForwardDynamicsResult, forward_dynamics
+from .algorithms.coriolis import coriolis_matrix
+from .algorithms.crba import mass_matrix
+from .algorithms.derivatives import forward_dynamics_derivatives, inverse_dynamics_derivatives, joint_wrench_derivatives
+from .model.dh import load_dh
 from .errors import DHError, ModelError, ModelWarning, SingularMassMatrixError, StateError, URDFError
-from .gravity import bias_torques, gravity_torques
-from .model import JointInfo, Robot
-from .regressor import BaseParameters, base_parameters, inertial_parameters, joint_torque_regressor
-from .rnea import InverseDynamicsResult, inverse_dynamics
-from .simulate import Trajectory, simulate, step
-from .torque_rate import torque_rate
-from .urdf import load_urdf
+from .algorithms.gravity import bias_torques, gravity_torques
+from .model.robot import JointInfo, Robot
+from .algorithms.regressor import BaseParameters, base_parameters, inertial_parameters, joint_torque_regressor
+from .algorithms.rnea import InverseDynamicsResult, inverse_dynamics
+from .algorithms.simulate import Trajectory, simulate, step
+from .algorithms.torque_rate import torque_rate
+from .model.urdf import load_urdf
 
 __all__ = [
     "DHError", "InverseDynamicsResult", "JointInfo", "ModelError", "ModelWarning", "Robot",

@@ -19,12 +19,13 @@ PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 def _sources_hash():
     """Hash of the modules that define kernels (those importing this one)."""
     digest = hashlib.sha256()
-    for name in sorted(os.listdir(PACKAGE_DIR)):
-        if name.endswith(".py"):
-            with open(os.path.join(PACKAGE_DIR, name), "rb") as source:
-                text = source.read()
-            if b"_jit import" in text or name == "_jit.py":
-                digest.update(name.encode() + text)
+    for folder, _, names in sorted(os.walk(PACKAGE_DIR)):
+        for name in sorted(names):
+            if name.endswith(".py"):
+                with open(os.path.join(folder, name), "rb") as source:
+                    text = source.read()
+                if b"_jit import" in text or name == "_jit.py":
+                    digest.update(os.path.relpath(os.path.join(folder, name), PACKAGE_DIR).encode() + text)
     return digest.hexdigest()
 
 
@@ -48,7 +49,7 @@ if numba is not None:
 
             @classmethod
             def from_function(cls, py_func, py_file):
-                if os.path.dirname(os.path.abspath(py_file)) != PACKAGE_DIR:
+                if not os.path.abspath(py_file).startswith(PACKAGE_DIR + os.sep):
                     return None
                 return super().from_function(py_func, py_file)
 

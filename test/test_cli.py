@@ -13,7 +13,7 @@ import pytest
 from rosbags.rosbag2 import StoragePlugin
 
 import rne_dynamics as rd
-from rne_dynamics import benchmark, cli, loads
+from rne_dynamics.tools import benchmark, cli, loads
 from rne_dynamics.robots import DEFAULT_ROBOT
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -14,7 +14,7 @@ import pytest
 import oracle
 from oracle import random_states
 import rne_dynamics as rd
-from rne_dynamics.derivatives import forward_dynamics_derivatives, joint_wrench_derivatives
+from rne_dynamics.algorithms.derivatives import forward_dynamics_derivatives, joint_wrench_derivatives
 
 TOLERANCE = 1e-7            # against Pinocchio
 FD_TOLERANCE = 1e-6         # against central differences (step 1e-6: truncation and round-off near 1e-9)

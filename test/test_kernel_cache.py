@@ -20,7 +20,7 @@ print(repr(float(rd.gravity_torques(robot, np.array([0.3]), gravity=[-9.81, 0.0,
 
 
 def test_kernels_are_cached_under_the_hash_of_their_sources():
-    from rne_dynamics.gravity import gravity_pass
+    from rne_dynamics.algorithms.gravity import gravity_pass
     locator = gravity_pass._cache._impl.locator
     assert isinstance(locator, _jit._PackageLocator)
     assert locator.get_cache_path() == os.path.join(_jit.PACKAGE_DIR, "__pycache__",
@@ -42,7 +42,7 @@ def test_edited_sources_never_read_the_old_cache(tmp_path):
     # a point mass of 2 kg at 0.5 m along the link, gravity 9.81 along -x: holding it takes -m g r sin(q)
     expected = -2.0 * 9.81 * 0.5 * math.sin(0.3)
     assert torque() == pytest.approx(expected, rel=1e-12)
-    with open(tmp_path / "rne_dynamics" / "gravity.py", "a") as source:
+    with open(tmp_path / "rne_dynamics" / "algorithms" / "gravity.py", "a") as source:
         source.write("\n# an edit\n")
     assert torque() == pytest.approx(expected, rel=1e-12)
     caches = sorted(p for p in os.listdir(tmp_path / "rne_dynamics" / "__pycache__") if p.startswith("kernels-"))

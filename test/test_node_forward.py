@@ -18,7 +18,7 @@ import rne_dynamics as rd
 from rne_dynamics.nodes.forward_dynamics_node import ForwardDynamicsNode
 from rne_dynamics.nodes.inverse_dynamics_node import InverseDynamicsNode
 from rne_dynamics.robots import DEFAULT_ROBOT
-from rne_dynamics.simulate import step
+from rne_dynamics.algorithms.simulate import step
 
 ARM = rd.load_urdf(DEFAULT_ROBOT)
 NAMES = list(ARM.joint_names)
@@ -214,7 +214,7 @@ def test_a_robot_without_forward_dynamics_is_refused(harness_factory):
 
 
 def test_live_demo_prints_torques_and_loads_and_exits_0(capsys):
-    from rne_dynamics.cli import main
+    from rne_dynamics.tools.cli import main
 
     assert main(["live", "--duration", "2.5", "--period", "1"]) == 0
     out = capsys.readouterr().out

@@ -10,7 +10,7 @@ import pytest
 
 import oracle
 import rne_dynamics as rd
-from rne_dynamics.regressor import PARAMETER_NAMES, parameter_names
+from rne_dynamics.algorithms.regressor import PARAMETER_NAMES, parameter_names
 from oracle import random_states
 from test_derivatives import PLANAR_GRAVITY, TILTED_GRAVITY, TwoLinkArm, has_mimic, with_armature
 

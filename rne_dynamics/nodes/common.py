@@ -26,8 +26,8 @@ from std_msgs.msg import Header, String
 from std_srvs.srv import Trigger
 
 from ..errors import ModelError, ModelWarning, StateError
-from ..inputs import gravity_vector
-from ..urdf import load_urdf
+from ..algorithms.inputs import gravity_vector
+from ..model.urdf import load_urdf
 
 #: QoS of ``/robot_description`` as robot_state_publisher offers it: the last message kept for late joiners.
 DESCRIPTION_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,

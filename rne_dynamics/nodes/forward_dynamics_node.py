@@ -16,7 +16,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 import rne_dynamics as rd
 
 from ..errors import ModelError, StateError
-from ..simulate import step as simulation_step
+from ..algorithms.simulate import step as simulation_step
 from .common import BOOL, DOUBLE, DOUBLES, DynamicsNode, Spec, doubles, spin
 
 PARAMETERS = (

@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 from ..robots import DEFAULT_ROBOT
-from ..urdf import load_urdf
+from ..model.urdf import load_urdf
 
 #: Start pose of the bundled arm: elbow bent, wrist down, well inside the limits.
 ARM6_HOME = [0.0, -1.2, 1.0, -1.4, -1.57, 0.0]

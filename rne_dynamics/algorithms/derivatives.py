@@ -43,12 +43,12 @@ from collections import namedtuple
 
 import numpy as np
 
-from ._jit import arithmetic_kernel, batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
+from .._jit import arithmetic_kernel, batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
 from .aba import forward_dynamics
 from .inputs import all_finite, body_wrenches, gravity_vector, not_finite, states
-from .joints import X_up, joint_coordinate
-from .model import model_view_inline
-from .spatial import (add_scaled, base_acceleration, cross, cross_force_add, cross_motion_add, dot6, force_to_child,
+from ..model.joints import X_up, joint_coordinate
+from ..model.robot import model_view_inline
+from ..model.spatial import (add_scaled, base_acceleration, cross, cross_force_add, cross_motion_add, dot6, force_to_child,
                       force_to_parent_add, inertia_times, motion_to_parent, pose_compose, rigid_inertia_to_parent,
                       scaled_sum, set_at_rest, set_identity)
 

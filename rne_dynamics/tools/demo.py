@@ -1,9 +1,9 @@
 """The library's main job on the bundled arm: torques, gravity torques and joint wrenches along a sample motion."""
 import numpy as np
 
-from .robots import DEFAULT_ROBOT
-from .rnea import inverse_dynamics
-from .urdf import load_urdf
+from ..robots import DEFAULT_ROBOT
+from ..algorithms.rnea import inverse_dynamics
+from ..model.urdf import load_urdf
 
 
 def sample_motion(robot, duration=2.0, samples=5):

@@ -18,11 +18,11 @@ from collections import namedtuple
 
 import numpy as np
 
-from ._jit import batch_kernel, batch_range, chunk_count, chunk_rows, kernel
+from .._jit import batch_kernel, batch_range, chunk_count, chunk_rows, kernel
 from .inputs import states
-from .joints import X_up, joint_coordinate
-from .model import model_view
-from .spatial import (add_scaled, congruence_to_parent_add, cross_force_add, cross_motion_add, dot6,
+from ..model.joints import X_up, joint_coordinate
+from ..model.robot import model_view
+from ..model.spatial import (add_scaled, congruence_to_parent_add, cross_force_add, cross_motion_add, dot6,
                       force_to_parent_add, matrix_times, motion_to_child, rigid_inertia_matrix)
 
 

@@ -2,7 +2,7 @@
 import importlib.util
 import os
 
-SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks", "bench_dynamics.py")
+SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "benchmarks", "bench_dynamics.py")
 
 
 def run(argv=()):

@@ -11,8 +11,8 @@ from functools import cached_property
 
 import numpy as np
 
-from ._jit import helper, kernel
-from .errors import ModelError
+from .._jit import helper, kernel
+from ..errors import ModelError
 from .joints import rotation_terms
 
 #: Fields of the model seen by the kernels; per body unless noted.

@@ -9,11 +9,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._jit import arithmetic_kernel, batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
+from .._jit import arithmetic_kernel, batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
 from .inputs import all_finite, body_wrenches, gravity_vector, not_finite, states
-from .joints import X_up, X_up_about_axis, joint_coordinate, revolute_axis
-from .model import model_view_inline
-from .spatial import (add_scaled, base_acceleration, cross_force_add, cross_motion_add, dot6, force_to_parent_add,
+from ..model.joints import X_up, X_up_about_axis, joint_coordinate, revolute_axis
+from ..model.robot import model_view_inline
+from ..model.spatial import (add_scaled, base_acceleration, cross_force_add, cross_motion_add, dot6, force_to_parent_add,
                       inertia_times, motion_to_child, set_at_rest)
 
 

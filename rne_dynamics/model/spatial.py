@@ -8,7 +8,7 @@ A transform between a parent frame and a child frame is given as the child's pos
 The helpers write into preallocated rows instead of returning arrays, so compiled kernels never allocate.
 """
 
-from ._jit import helper
+from .._jit import helper
 
 
 @helper

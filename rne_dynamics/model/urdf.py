@@ -10,9 +10,9 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from .errors import URDFError
+from ..errors import URDFError
 from .joints import TYPE_CODES, UNSUPPORTED_TYPES
-from .model import JointInfo
+from .robot import JointInfo
 from .tree import LinkSpec, build_robot
 
 

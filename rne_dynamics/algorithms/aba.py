@@ -18,14 +18,14 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._jit import arithmetic_kernel, batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
+from .._jit import arithmetic_kernel, batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
 from .crba import composite_rigid_body, crba_views
-from .errors import SingularMassMatrixError, StateError
+from ..errors import SingularMassMatrixError, StateError
 from .inputs import NO_WRENCHES, all_finite, body_wrenches, gravity_vector, not_finite, states
-from .joints import X_up
-from .model import model_view_inline
+from ..model.joints import X_up
+from ..model.robot import model_view_inline
 from .rnea import drive_torques_add, newton_euler, rnea_views
-from .spatial import (add_scaled, base_acceleration, cross_force_add, cross_motion_add, dot6, force_shift_add,
+from ..model.spatial import (add_scaled, base_acceleration, cross_force_add, cross_motion_add, dot6, force_shift_add,
                       inertia_shift_add, inertia_times, matrix_times, motion_shift, pose_compose, rigid_inertia_matrix,
                       rotate, rotate6, rotate_inertia, set_at_rest, set_identity)
 

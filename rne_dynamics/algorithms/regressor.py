@@ -18,11 +18,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._jit import batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
+from .._jit import batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
 from .inputs import gravity_vector, states
-from .model import model_view
+from ..model.robot import model_view
 from .rnea import body_motion
-from .spatial import base_acceleration, cross_force_add, dot6, force_to_parent_add
+from ..model.spatial import base_acceleration, cross_force_add, dot6, force_to_parent_add
 
 #: Names of the 10 parameters of a body, in the order of ``pi``.
 PARAMETER_NAMES = ("m", "mc_x", "mc_y", "mc_z", "I_xx", "I_xy", "I_yy", "I_xz", "I_yz", "I_zz")

@@ -15,11 +15,11 @@ from collections import namedtuple
 
 import numpy as np
 
-from ._jit import arithmetic_kernel, batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
+from .._jit import arithmetic_kernel, batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
 from .inputs import all_finite, not_finite, states
-from .joints import X_up
-from .model import model_view_inline
-from .spatial import inertia_times, motion_to_parent, pose_compose, rigid_inertia_to_parent, set_identity
+from ..model.joints import X_up
+from ..model.robot import model_view_inline
+from ..model.spatial import inertia_times, motion_to_parent, pose_compose, rigid_inertia_to_parent, set_identity
 
 
 CrbaWorkspace = namedtuple("CrbaWorkspace", "R p oR op oS mass_c h_c I_c F")

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ._jit import helper
+from .._jit import helper
 
 REVOLUTE = 0
 PRISMATIC = 1

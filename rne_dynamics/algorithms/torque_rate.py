@@ -22,11 +22,11 @@ from collections import namedtuple
 
 import numpy as np
 
-from ._jit import batch_kernel, batch_range, chunk_count, chunk_rows, kernel
+from .._jit import batch_kernel, batch_range, chunk_count, chunk_rows, kernel
 from .inputs import gravity_vector, states
-from .joints import X_up, joint_coordinate
-from .model import model_view
-from .spatial import (add_scaled, base_acceleration, cross_force_add, cross_motion_add, dot6, force_to_parent_add,
+from ..model.joints import X_up, joint_coordinate
+from ..model.robot import model_view
+from ..model.spatial import (add_scaled, base_acceleration, cross_force_add, cross_motion_add, dot6, force_to_parent_add,
                       inertia_times, motion_to_child)
 
 RateWorkspace = namedtuple("RateWorkspace", "R p v vd a ad f fd Iv Ivd Sf")

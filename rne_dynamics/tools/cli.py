@@ -3,7 +3,7 @@ import argparse
 import os
 import sys
 
-from .errors import ModelError, StateError
+from ..errors import ModelError, StateError
 from .loads import MotionError
 
 
@@ -76,7 +76,7 @@ def run_benchmark(args):
 
 
 def run_live(args):
-    from .nodes import live_demo
+    from ..nodes import live_demo
     argv = [args.robot] if args.robot else []
     for name in ("duration", "period", "rate"):
         if getattr(args, name) is not None:

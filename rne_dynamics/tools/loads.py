@@ -26,9 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .gravity import gravity_torques
+from ..algorithms.gravity import gravity_torques
 from .inspect_robot import effort_unit, load_robot
-from .rnea import inverse_dynamics
+from ..algorithms.rnea import inverse_dynamics
 
 DEFAULT_TOPIC = "/joint_states"
 DEFAULT_WINDOW = 0.1         # s, the time span of each local fit of smooth_derivatives

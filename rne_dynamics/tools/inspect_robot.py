@@ -5,9 +5,9 @@ import warnings
 
 import numpy as np
 
-from .errors import ModelWarning
-from .gravity import gravity_torques
-from .urdf import load_urdf
+from ..errors import ModelWarning
+from ..algorithms.gravity import gravity_torques
+from ..model.urdf import load_urdf
 
 ENVELOPE_SAMPLES = 20_000
 

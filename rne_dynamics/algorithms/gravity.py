@@ -13,12 +13,12 @@ from collections import namedtuple
 
 import numpy as np
 
-from ._jit import arithmetic_kernel, batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
+from .._jit import arithmetic_kernel, batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
 from .inputs import NO_WRENCHES, all_finite, gravity_vector, not_finite, states
-from .joints import X_up
-from .model import model_view_inline
+from ..model.joints import X_up
+from ..model.robot import model_view_inline
 from .rnea import rnea, rnea_batch
-from .spatial import base_acceleration, cross, dot6
+from ..model.spatial import base_acceleration, cross, dot6
 
 
 GravityWorkspace = namedtuple("GravityWorkspace", "R p a mass_c h_c f")

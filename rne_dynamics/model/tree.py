@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import ModelWarning
+from ..errors import ModelWarning
 from .joints import TYPE_CODES, motion_subspace
-from .model import Body, Robot
+from .robot import Body, Robot
 
 
 @dataclass(frozen=True)

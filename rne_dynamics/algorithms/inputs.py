@@ -3,9 +3,9 @@ import math
 
 import numpy as np
 
-from ._jit import kernel
-from .errors import StateError
-from .model import Robot
+from .._jit import kernel
+from ..errors import StateError
+from ..model.robot import Robot
 
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 

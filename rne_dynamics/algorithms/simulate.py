@@ -15,11 +15,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._jit import batch_kernel, batch_range, chunk_count, chunk_rows, kernel
+from .._jit import batch_kernel, batch_range, chunk_count, chunk_rows, kernel
 from .aba import accelerations, forward, forward_workspace, singular
-from .errors import StateError
+from ..errors import StateError
 from .inputs import body_wrenches, gravity_vector, states
-from .model import model_view
+from ..model.robot import model_view
 
 METHODS = ("rk4", "semi_implicit")
 

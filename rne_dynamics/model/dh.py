@@ -12,8 +12,8 @@ import os
 
 import numpy as np
 
-from .errors import DHError
-from .model import JointInfo
+from ..errors import DHError
+from .robot import JointInfo
 from .tree import LinkSpec, build_robot
 
 REQUIRED = ("type", "a", "alpha", "d", "theta", "mass", "com", "inertia")
