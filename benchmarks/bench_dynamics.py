@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Time rne_dynamics against Pinocchio in the same process, same states; print medians and ratios.
 
-    python benchmarks/bench_dynamics.py [--quick] [--robots UR5,Panda,Talos]
+    python benchmarks/bench_dynamics.py [--quick] [--robots UR5,Panda,Talos,Talos-ff,ANYmal-ff]
 
 Ratios are ours / Pinocchio's Python call (below 1: we are faster). Single-state rows time one call in CPU time of
 the calling thread (steady when other processes share the machine); the batch row compares, in wall time, our
@@ -10,7 +10,8 @@ talos_full_v2 (44 moving bodies in both libraries; Pinocchio loads its 12 grippe
 the same work); so does Panda's finger (Pinocchio's aba and its derivatives refuse mimic joints).
 
 The "call floor" row is the least a numba kernel with inverse dynamics' arguments costs from Python (allocating the
-results and calling a compiled function that returns at once): no wrapper of a numba kernel can beat it.
+results and calling a compiled function that returns at once): no wrapper of a numba kernel can beat it. Rows marked
+``data=`` pass a held ``robot.data()`` (no allocation); ``-ff`` robots have a floating base (free-flyer in both).
 """
 import argparse
 import os
@@ -29,10 +30,12 @@ import oracle  # noqa: E402  (the Pinocchio oracle of the tests: paths and state
 
 import rne_dynamics as rd  # noqa: E402
 
-ROBOTS = {
-    "UR5": ("ur_description/urdf/ur5_robot.urdf", True),
-    "Panda": ("panda_description/urdf/panda.urdf", False),
-    "Talos": ("talos_data/robots/talos_full_v2.urdf", False),
+ROBOTS = {  # label: (URDF, Pinocchio's mimic joints, floating base)
+    "UR5": ("ur_description/urdf/ur5_robot.urdf", True, False),
+    "Panda": ("panda_description/urdf/panda.urdf", False, False),
+    "Talos": ("talos_data/robots/talos_full_v2.urdf", False, False),
+    "Talos-ff": ("talos_data/robots/talos_reduced.urdf", False, True),
+    "ANYmal-ff": ("anymal_b_simple_description/robots/anymal.urdf", False, True),
 }
 BATCH = 10_000
 
@@ -65,7 +68,7 @@ def call_floor(case):
     gravity, f_ext = np.array([0.0, 0.0, -9.81]), np.zeros((0, 6))
 
     def floor():
-        tau, wrench, base = np.empty(r.dof), np.empty((r.dof, 6)), np.empty(6)
+        tau, wrench, base = np.empty(r.nv), np.empty((len(r.joint_names), 6)), np.empty(6)
         no_op(r.fdata, r.idata, q, qd, qdd, gravity, f_ext, True, tau, wrench, base)
     return floor
 
@@ -73,50 +76,55 @@ def call_floor(case):
 class Case:
     """One robot in both libraries, with a random state in each one's coordinates."""
 
-    def __init__(self, label, fragment, mimic):
+    def __init__(self, label, fragment, mimic, floating):
         path = oracle.robot_path(fragment)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            self.robot = rd.load_urdf(path)
+            self.robot = rd.load_urdf(path, floating_base=True) if floating else rd.load_urdf(path)
         self.path = path
-        self.model = pin.buildModelFromUrdf(path, mimic=mimic)
+        self.model = (pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer(), mimic=mimic) if floating
+                      else pin.buildModelFromUrdf(path, mimic=mimic))
         self.data = self.model.createData()
         self.label = label
         rng = np.random.default_rng(1)
-        self.q, self.qd, self.qdd = (rng.uniform(-1, 1, self.robot.dof) for _ in range(3))
+        self.q = rd.random_configuration(self.robot, rng) if floating else rng.uniform(-1, 1, self.robot.nq)
+        self.qd, self.qdd = (rng.uniform(-1, 1, self.robot.nv) for _ in range(2))
         self.pq = pin.randomConfiguration(self.model, -np.ones(self.model.nq), np.ones(self.model.nq))
         self.pv, self.pa = (rng.uniform(-1, 1, self.model.nv) for _ in range(2))
         self.tau = rd.inverse_dynamics(self.robot, self.q, self.qd, self.qdd).torques
-        self.batch = [rng.uniform(-1, 1, (BATCH, self.robot.dof)) for _ in range(3)]
+        self.batch = ([rd.random_configuration(self.robot, rng, size=BATCH)] if floating
+                      else [rng.uniform(-1, 1, (BATCH, self.robot.nq))])
+        self.batch += [rng.uniform(-1, 1, (BATCH, self.robot.nv)) for _ in range(2)]
         self.pbatch = [(pin.randomConfiguration(self.model, -np.ones(self.model.nq), np.ones(self.model.nq)),
                         rng.uniform(-1, 1, self.model.nv), rng.uniform(-1, 1, self.model.nv)) for _ in range(BATCH)]
 
 
 def single_rows(case):
-    """(call name, ours, Pinocchio's name, Pinocchio) for every function both libraries have."""
+    """(call name, ours, Pinocchio's name, Pinocchio) for every function both libraries have, each of ours also with
+    a held ``data=``."""
     r, m, d = case.robot, case.model, case.data
     q, qd, qdd, tau = case.q, case.qd, case.qdd, case.tau
     pq, pv, pa = case.pq, case.pv, case.pa
-    rows = [("inverse_dynamics", lambda: rd.inverse_dynamics(r, q, qd, qdd), "rnea",
-             lambda: pin.rnea(m, d, pq, pv, pa)),
-            ("call floor (see call_floor)", call_floor(case), "rnea", lambda: pin.rnea(m, d, pq, pv, pa))]
-    optional = [
-        ("gravity_torques", lambda: rd.gravity_torques(r, q), "computeGeneralizedGravity",
-         lambda: pin.computeGeneralizedGravity(m, d, pq)),
-        ("bias_torques", lambda: rd.bias_torques(r, q, qd), "nonLinearEffects",
-         lambda: pin.nonLinearEffects(m, d, pq, pv)),
-        ("mass_matrix", lambda: rd.mass_matrix(r, q), "crba", lambda: pin.crba(m, d, pq)),
-        ("forward_dynamics", lambda: rd.forward_dynamics(r, q, qd, tau), "aba", lambda: pin.aba(m, d, pq, pv, pa)),
-        ("coriolis_matrix", lambda: rd.coriolis_matrix(r, q, qd), "computeCoriolisMatrix",
-         lambda: pin.computeCoriolisMatrix(m, d, pq, pv)),
-        ("inverse_dynamics_derivatives", lambda: rd.inverse_dynamics_derivatives(r, q, qd, qdd),
-         "computeRNEADerivatives", lambda: pin.computeRNEADerivatives(m, d, pq, pv, pa)),
-        ("forward_dynamics_derivatives", lambda: rd.forward_dynamics_derivatives(r, q, qd, tau),
-         "computeABADerivatives", lambda: pin.computeABADerivatives(m, d, pq, pv, pa)),
-        ("joint_torque_regressor", lambda: rd.joint_torque_regressor(r, q, qd, qdd), "computeJointTorqueRegressor",
+    calls = [  # (our function, its state arguments, Pinocchio's name, Pinocchio's call)
+        (rd.inverse_dynamics, (q, qd, qdd), "rnea", lambda: pin.rnea(m, d, pq, pv, pa)),
+        (rd.gravity_torques, (q,), "computeGeneralizedGravity", lambda: pin.computeGeneralizedGravity(m, d, pq)),
+        (rd.bias_torques, (q, qd), "nonLinearEffects", lambda: pin.nonLinearEffects(m, d, pq, pv)),
+        (rd.mass_matrix, (q,), "crba", lambda: pin.crba(m, d, pq)),
+        (rd.forward_dynamics, (q, qd, tau), "aba", lambda: pin.aba(m, d, pq, pv, pa)),
+        (rd.coriolis_matrix, (q, qd), "computeCoriolisMatrix", lambda: pin.computeCoriolisMatrix(m, d, pq, pv)),
+        (rd.inverse_dynamics_derivatives, (q, qd, qdd), "computeRNEADerivatives",
+         lambda: pin.computeRNEADerivatives(m, d, pq, pv, pa)),
+        (rd.forward_dynamics_derivatives, (q, qd, tau), "computeABADerivatives",
+         lambda: pin.computeABADerivatives(m, d, pq, pv, pa)),
+        (rd.joint_torque_regressor, (q, qd, qdd), "computeJointTorqueRegressor",
          lambda: pin.computeJointTorqueRegressor(m, d, pq, pv, pa)),
     ]
-    return rows + [row for row in optional if hasattr(rd, row[0])]
+    held = r.data()
+    rows = [("call floor (see call_floor)", call_floor(case), "rnea", calls[0][3])]
+    for function, args, pin_name, theirs in calls:
+        rows.append((function.__name__, lambda f=function, a=args: f(r, *a), pin_name, theirs))
+        rows.append((function.__name__ + " data=", lambda f=function, a=args: f(r, *a, data=held), pin_name, theirs))
+    return rows
 
 
 def batch_row(case, quick):
@@ -157,6 +165,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats and a 1,000-state batch")
     parser.add_argument("--robots", default=",".join(ROBOTS), help="comma-separated subset of " + ", ".join(ROBOTS))
+    parser.add_argument("--no-cold-start", action="store_true", help="skip the cold-start row")
     args = parser.parse_args(argv)
     repeats, inner = (5, 200) if args.quick else (15, 1000)
     print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
@@ -172,8 +181,8 @@ def main(argv=None):
         print(f"{label:<7}{'inverse_dynamics batch/state':<30}{t_ours:>11.2f}{t_pin:>16.2f}{t_ours / t_pin:>8.2f}"
               "   python loop of rnea")
     talos = oracle.robot_path(ROBOTS["Talos"][0])
-    print(f"load_urdf Talos: {load_time_ms(talos):.1f} ms (after the first import); "
-          f"cold start to first torques: {cold_start_s(talos):.2f} s")
+    cold = "" if args.no_cold_start else f"; cold start to first torques: {cold_start_s(talos):.2f} s"
+    print(f"load_urdf Talos: {load_time_ms(talos):.1f} ms (after the first import){cold}")
     return 0
 
 

@@ -1,27 +1,43 @@
 """rne_dynamics: rigid-body dynamics of URDF robots by the recursive Newton-Euler family of algorithms.
 
-Conventions (SI units, ``[f; tau]`` wrenches, frames and signs) are those of the package's contract; see README.
+Conventions (SI units, ``[f; tau]`` wrenches, frames and signs) are in README; every public name below has a
+docstring with its equations, shapes and units. Layers: ``model`` (spatial algebra, joints, the Robot and its Data,
+readers), ``algorithms`` (one module each), ``tools`` (command line), ``nodes`` (ROS 2).
 """
 from .algorithms.aba import ForwardDynamicsResult, forward_dynamics
+from .algorithms.configuration import difference, integrate, neutral, normalize, random_configuration
 from .algorithms.coriolis import coriolis_matrix
 from .algorithms.crba import mass_matrix
 from .algorithms.derivatives import forward_dynamics_derivatives, inverse_dynamics_derivatives, joint_wrench_derivatives
-from .model.dh import load_dh
-from .errors import DHError, ModelError, ModelWarning, SingularMassMatrixError, StateError, URDFError
 from .algorithms.gravity import bias_torques, gravity_torques
-from .model.robot import JointInfo, Robot
+from .algorithms.kinematics import (CenterOfMass, center_of_mass, centroidal_momentum, centroidal_momentum_matrix,
+                                    forward_kinematics, frame_acceleration, frame_jacobian, frame_placement,
+                                    frame_velocity)
 from .algorithms.regressor import BaseParameters, base_parameters, inertial_parameters, joint_torque_regressor
 from .algorithms.rnea import InverseDynamicsResult, inverse_dynamics
 from .algorithms.simulate import Trajectory, simulate, step
 from .algorithms.torque_rate import torque_rate
+from .errors import DHError, ModelError, ModelWarning, SingularMassMatrixError, StateError, URDFError
+from .model.body import JointInfo
+from .model.data import Data
+from .model.dh import load_dh
+from .model.robot import Robot
 from .model.urdf import load_urdf
+from .robots import bundled_robot_path
 
 __all__ = [
-    "DHError", "InverseDynamicsResult", "JointInfo", "ModelError", "ModelWarning", "Robot",
-    "SingularMassMatrixError", "StateError", "URDFError", "inverse_dynamics", "load_dh", "load_urdf",
-    "BaseParameters", "base_parameters", "forward_dynamics_derivatives", "inertial_parameters",
-    "inverse_dynamics_derivatives", "joint_torque_regressor", "joint_wrench_derivatives", "torque_rate",
-    "ForwardDynamicsResult", "Trajectory", "bias_torques", "coriolis_matrix", "forward_dynamics", "gravity_torques",
-    "mass_matrix", "simulate", "step",
+    # the model
+    "Robot", "Data", "JointInfo", "load_urdf", "load_dh", "bundled_robot_path",
+    # errors
+    "DHError", "ModelError", "ModelWarning", "SingularMassMatrixError", "StateError", "URDFError",
+    # dynamics
+    "InverseDynamicsResult", "inverse_dynamics", "gravity_torques", "bias_torques", "mass_matrix", "coriolis_matrix",
+    "ForwardDynamicsResult", "forward_dynamics", "inverse_dynamics_derivatives", "joint_wrench_derivatives",
+    "forward_dynamics_derivatives", "torque_rate", "joint_torque_regressor", "inertial_parameters",
+    "BaseParameters", "base_parameters", "Trajectory", "simulate", "step",
+    # kinematics and the configuration space
+    "forward_kinematics", "frame_placement", "frame_jacobian", "frame_velocity", "frame_acceleration",
+    "CenterOfMass", "center_of_mass", "centroidal_momentum", "centroidal_momentum_matrix",
+    "neutral", "integrate", "difference", "random_configuration", "normalize",
 ]
 __version__ = "0.1.0"

@@ -5,6 +5,9 @@ DATA_DIR = os.path.join(os.path.dirname(__file__), "data")
 DEFAULT_ROBOT = os.path.join(DATA_DIR, "rne_arm6.urdf")
 
 
-def default_robot_path():
-    """Path of the bundled 6-DOF arm URDF (``rne_arm6``)."""
+def bundled_robot_path():
+    """Path of the bundled 6-DOF arm URDF (``rne_arm6``), wherever the package is installed."""
     return DEFAULT_ROBOT
+
+
+default_robot_path = bundled_robot_path

@@ -140,10 +140,36 @@ def test_joint_without_type():
             "joint 'shoulder_lift'", "no type attribute")
 
 
-@pytest.mark.parametrize("kind", ["planar", "floating"])
-def test_multi_dof_joint_not_supported_yet(kind):
-    refusal(arm(joint2=joint("shoulder_lift", "shoulder", "upper", kind=kind)),
-            "joint 'shoulder_lift'", f"type '{kind}'", "not supported yet")
+def test_floating_joint_away_from_the_root():
+    refusal(arm(joint2=joint("shoulder_lift", "shoulder", "upper", kind="floating")),
+            "joint 'shoulder_lift'", "floating joint", "root link 'base'", "'shoulder'")
+
+
+def test_two_floating_bases():
+    with pytest.raises(rd.URDFError, match="floating joint 'free' and floating_base=True"):
+        rd.load_urdf(robot(link("world"), link("base"), joint("free", "world", "base", kind="floating")),
+                     floating_base=True)
+
+
+def test_planar_joint_with_a_zero_normal():
+    refusal(arm(joint2=joint("shoulder_lift", "shoulder", "upper", kind="planar", axis="0 0 0")),
+            "joint 'shoulder_lift'", "is zero", "plane's normal")
+
+
+def test_planar_and_floating_joints_load():
+    planar = rd.load_urdf(arm(joint2=joint("shoulder_lift", "shoulder", "upper", kind="planar")))
+    assert (planar.nq, planar.nv, planar.joint_names) == (4, 4, ("shoulder_pan", "shoulder_lift"))
+    assert planar.q_names[1:] == ("shoulder_lift.x", "shoulder_lift.y", "shoulder_lift.theta")
+    free = rd.load_urdf(robot(link("world"), link("base"), link("upper"), joint("free", "world", "base", kind="floating"),
+                              joint("lift", "base", "upper")))
+    assert (free.nq, free.nv, free.joint_names, free.base_joint) == (8, 7, ("lift",), "free")
+
+
+def test_mimic_of_a_planar_joint():
+    refusal(arm(joint2=joint("shoulder_lift", "shoulder", "upper", kind="planar"),
+                extra=[link("finger"), joint("finger_joint", "upper", "finger",
+                                             extra='<mimic joint="shoulder_lift"/>')]),
+            "joint 'finger_joint'", "follows a planar joint")
 
 
 @pytest.mark.parametrize("role", ["parent", "child"])
@@ -430,7 +456,7 @@ def test_huge_tree_loads_and_gives_finite_consistent_loads(shape):
     q, qd, qdd = (x[0] for x in oracle.random_states(loaded, 1, seed=5, scale=0.3))
     result = rd.inverse_dynamics(loaded, q, qd, qdd)
     assert np.isfinite(result.torques).all() and np.isfinite(result.joint_wrenches).all()
-    S = np.array([loaded.bodies[b].S for b in loaded.dof_body])
+    S = np.array([loaded.bodies[b].S[0] for b in loaded.joint_bodies])  # each joint: one motion column
     np.testing.assert_allclose(np.einsum("kj,kj->k", result.joint_wrenches, S), result.torques, rtol=1e-12,
                                atol=1e-9 * np.abs(result.torques).max())
     static = rd.inverse_dynamics(loaded, q, np.zeros_like(q), np.zeros_like(q))

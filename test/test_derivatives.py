@@ -12,7 +12,7 @@ import pinocchio as pin
 import pytest
 
 import oracle
-from oracle import random_states
+from oracle import random_states, with_armature
 import rne_dynamics as rd
 from rne_dynamics.algorithms.derivatives import forward_dynamics_derivatives, joint_wrench_derivatives
 
@@ -32,11 +32,6 @@ def has_mimic(robot):
 def without_drive_friction(robot):
     """The robot with URDF damping and friction removed (Pinocchio's derivatives leave them out)."""
     return robot.with_drive(damping=np.zeros(robot.dof), friction=np.zeros(robot.dof))
-
-
-def with_armature(robot, seed):
-    """The robot with random rotor inertias (no URDF has any), so the drive terms are all exercised."""
-    return robot.with_drive(armature=np.random.default_rng(seed).uniform(0.01, 0.2, robot.dof))
 
 
 def central_difference(function, x, step=STEP):
@@ -73,8 +68,7 @@ def test_inverse_dynamics_derivatives_match_pinocchio(path):
     rng = np.random.default_rng(5)
     q, qd, qdd = random_states(robot, BATCH, seed=5, scale=2.0)
     wrenches = {link: rng.normal(scale=20.0, size=6) for link in robot.link_names}
-    tilted = pin.Model(model)
-    tilted.gravity = pin.Motion(np.concatenate([TILTED_GRAVITY, np.zeros(3)]))
+    tilted = oracle.with_gravity(model, TILTED_GRAVITY)
     ours = rd.inverse_dynamics_derivatives(robot, q, qd, qdd)
     ours_loaded = rd.inverse_dynamics_derivatives(robot, q, qd, qdd, gravity=TILTED_GRAVITY,
                                                   external_wrenches=wrenches)

@@ -15,19 +15,12 @@ IDS = [oracle.short_name(p) for p in PATHS]
 TILTED_GRAVITY = np.array([1.7, -2.3, -9.1])
 
 
-def with_gravity(model, gravity):
-    """A copy of the shared oracle model with another gravity."""
-    model = pin.Model(model)
-    model.gravity = pin.Motion(np.concatenate([gravity, np.zeros(3)]))
-    return model
-
-
 @pytest.mark.parametrize("gravity", [None, TILTED_GRAVITY], ids=["default", "tilted"])
 @pytest.mark.parametrize("path", PATHS, ids=IDS)
 def test_matches_pinocchio(path, gravity):
     robot, model = oracle.pair(path)
     if gravity is not None:
-        model = with_gravity(model, gravity)
+        model = oracle.with_gravity(model, gravity)
     data, mapping = model.createData(), oracle.Mapping(robot, model)
     q, qd, _ = oracle.random_states(robot, 4, seed=1)
     g_batch = rd.gravity_torques(robot, q, gravity=gravity)

@@ -23,7 +23,7 @@ def test_kernels_are_cached_under_the_hash_of_their_sources():
     from rne_dynamics.algorithms.gravity import gravity_pass
     locator = gravity_pass._cache._impl.locator
     assert isinstance(locator, _jit._PackageLocator)
-    assert locator.get_cache_path() == os.path.join(_jit.PACKAGE_DIR, "__pycache__",
+    assert locator.get_cache_path() == os.path.join(_jit.PACKAGE_DIR, "algorithms", "__pycache__",
                                                     "kernels-" + _jit._sources_hash()[:16])
 
 
@@ -45,5 +45,6 @@ def test_edited_sources_never_read_the_old_cache(tmp_path):
     with open(tmp_path / "rne_dynamics" / "algorithms" / "gravity.py", "a") as source:
         source.write("\n# an edit\n")
     assert torque() == pytest.approx(expected, rel=1e-12)
-    caches = sorted(p for p in os.listdir(tmp_path / "rne_dynamics" / "__pycache__") if p.startswith("kernels-"))
+    caches = sorted(p for p in os.listdir(tmp_path / "rne_dynamics" / "algorithms" / "__pycache__")
+                    if p.startswith("kernels-"))
     assert len(caches) == 2

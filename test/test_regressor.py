@@ -11,29 +11,20 @@ import pytest
 import oracle
 import rne_dynamics as rd
 from rne_dynamics.algorithms.regressor import PARAMETER_NAMES, parameter_names
-from oracle import random_states
-from test_derivatives import PLANAR_GRAVITY, TILTED_GRAVITY, TwoLinkArm, has_mimic, with_armature
+from oracle import drive_torques, random_states, with_armature
+from test_derivatives import PLANAR_GRAVITY, TILTED_GRAVITY, TwoLinkArm, has_mimic
 
 TOLERANCE = 1e-9
 PATHS = oracle.comparable_paths()
 IDS = [oracle.short_name(p) for p in PATHS]
 
 
-def pinocchio_columns(robot, model):
-    """Pinocchio's regressor columns in our body order (10 per joint, joints by id)."""
-    return np.concatenate([10 * (model.getJointId(name) - 1) + np.arange(10) for name in robot.body_joint_names])
-
-
-def drive_torques(robot, qd, qdd):
-    """What the regressor leaves out: rotor inertia and friction."""
-    return robot.armature * qdd + robot.damping * qd + robot.friction * np.sign(qd)
-
-
 @pytest.mark.parametrize("path", PATHS, ids=IDS)
 def test_parameters_are_pinocchios(path):
     robot, model = oracle.pair(path)
     reference = np.concatenate([model.inertias[j].toDynamicParameters() for j in range(1, model.njoints)])
-    error = oracle.relative_error(rd.inertial_parameters(robot), reference[pinocchio_columns(robot, model)])
+    columns = oracle.Mapping(robot, model).regressor_columns()
+    error = oracle.relative_error(rd.inertial_parameters(robot), reference[columns])
     assert error < TOLERANCE, f"relative error {error:.3g}"
 
 
@@ -43,12 +34,10 @@ def test_regressor_matches_pinocchio(path):
     if has_mimic(robot):
         pytest.skip("Pinocchio's regressor refuses mimic joints; see test_regressor_times_parameters_is_the_torque")
     mapping = oracle.Mapping(robot, model)
-    columns = pinocchio_columns(robot, model)
+    columns = mapping.regressor_columns()
     q, qd, qdd = random_states(robot, 3, seed=21, scale=2.0)
     for gravity in (None, TILTED_GRAVITY):
-        reference_model = pin.Model(model)
-        if gravity is not None:
-            reference_model.gravity = pin.Motion(np.concatenate([gravity, np.zeros(3)]))
+        reference_model = oracle.with_gravity(model, gravity)
         data = reference_model.createData()
         ours = rd.joint_torque_regressor(robot, q, qd, qdd, gravity=gravity)
         for n in range(len(q)):

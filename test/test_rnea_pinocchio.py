@@ -30,8 +30,7 @@ def reference(robot, model, q, qd, qdd, gravity=None, link_wrenches=None):
     the link (a link merged into a body by fixed joints sits at ``link_frames[link]`` in that body).
     """
     if gravity is not None:
-        model = pin.Model(model)  # the oracle's model is shared: change gravity on a copy
-        model.gravity = pin.Motion(np.concatenate([gravity, np.zeros(3)]))
+        model = oracle.with_gravity(model, gravity)  # the oracle's model is shared: change gravity on a copy
     data = model.createData()
     mapping = oracle.Mapping(robot, model)
     args = (model, data, mapping.q(q), mapping.v(qd), mapping.v(qdd))

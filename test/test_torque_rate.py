@@ -6,8 +6,8 @@ import pytest
 
 import oracle
 import rne_dynamics as rd
-from oracle import random_states
-from test_derivatives import PLANAR_GRAVITY, TILTED_GRAVITY, TwoLinkArm, with_armature
+from oracle import random_states, with_armature
+from test_derivatives import PLANAR_GRAVITY, TILTED_GRAVITY, TwoLinkArm
 
 PATHS = oracle.comparable_paths()
 IDS = [oracle.short_name(p) for p in PATHS]

@@ -1,17 +1,23 @@
 """Forward dynamics ``qdd = M^-1 (tau - bias - friction)`` by the articulated-body algorithm (Featherstone, RBDA
 Table 7.1), O(n), with external wrenches and, on request, the joint reaction wrenches.
 
-Drives: the rotor inertia (armature) of joint ``i`` adds to ``D_i``; viscous and Coulomb friction oppose the motion,
-``tau_eff = tau - damping qd - friction sign(qd)``, exactly as :func:`rne_dynamics.inverse_dynamics` adds them.
+Joints of any number of coordinates go through the ABA as Table 7.1 writes it: ``S_i`` is ``6 x nv_i`` and
+``D_i = S_i^T IA_i S_i`` a small symmetric positive-definite matrix. A floating base is the free-flyer joint of body
+0, whose parent is the world (RBDA ch. 9: its ``D_0`` is the articulated inertia of the whole robot, ``S_0`` the
+identity).
 
-Mimic joints move two bodies with one coordinate, which breaks ABA's one-coordinate-per-body recursion; robots with
+Drives: the rotor inertia (armature) of joint ``i`` adds to ``D_i``'s diagonal; viscous and Coulomb friction oppose
+the motion, ``tau_eff = tau - damping qd - friction sign(qd)``, exactly as :func:`rne_dynamics.inverse_dynamics`
+adds them.
+
+Mimic joints move two bodies with one coordinate, which breaks ABA's one-joint-per-body recursion; robots with
 mimic joints are solved as ``M qdd = tau - rnea(q, qd, 0)`` with ``M`` from the CRBA and a Cholesky factorisation
 ``M = L^T L`` that skips the zeros a tree leaves in ``M`` (RBDA Sec. 6.1-6.3; O(n^3) at worst).
 
-A movable joint that drives no mass and no rotor inertia leaves ``qdd`` undefined: ABA's ``D_i`` (or the Cholesky
-pivot) is not positive, and :class:`~rne_dynamics.errors.SingularMassMatrixError` names the joint. "Not positive" is
-relative: ``D_i <= 1e-12`` times the articulated inertia about (along) the joint axis, or a pivot ``<= 1e-12`` times
-the largest diagonal entry of ``M``.
+A movable joint that drives no mass and no rotor inertia leaves ``qdd`` undefined: a pivot of ABA's ``D_i = L D L^T``
+(or of the Cholesky factorisation of ``M``) is not positive, and :class:`~rne_dynamics.errors.SingularMassMatrixError`
+names the coordinate. "Not positive" is relative: a pivot ``<= 1e-12`` times the articulated inertia about (along)
+its column, or ``<= 1e-12`` times the largest diagonal entry of ``M``.
 """
 from collections import namedtuple
 from typing import NamedTuple
@@ -21,81 +27,143 @@ import numpy as np
 from .._jit import arithmetic_kernel, batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
 from .crba import composite_rigid_body, crba_views
 from ..errors import SingularMassMatrixError, StateError
-from .inputs import NO_WRENCHES, all_finite, body_wrenches, gravity_vector, not_finite, states
+from ..model.data import packaged, results, workspace
+from .inputs import all_finite, body_wrenches, gravity_vector, not_finite, states
 from ..model.joints import X_up
 from ..model.robot import model_view_inline
 from .rnea import drive_torques_add, newton_euler, rnea_views
 from ..model.spatial import (add_scaled, base_acceleration, cross_force_add, cross_motion_add, dot6, force_shift_add,
-                      inertia_shift_add, inertia_times, matrix_times, motion_shift, pose_compose, rigid_inertia_matrix,
-                      rotate, rotate6, rotate_inertia, set_at_rest, set_identity)
+                             inertia_shift_add, inertia_times, matrix_times, motion_shift, pose_compose,
+                             rigid_inertia_matrix, rotate, rotate6, rotate_inertia, set_at_rest, set_identity)
 
-#: ``D_i`` (or a Cholesky pivot) at or below this fraction of its scale counts as zero.
+#: A pivot of ``D_i`` (or of the Cholesky factorisation of ``M``) at or below this fraction of its scale counts as zero.
 SINGULAR_RATIO = 1e-12
 #: The status of a state whose inputs or accelerations hold a NaN or an inf (other statuses: ``-1`` solved, ``k``
 #: the coordinate of a joint that drives no mass).
 NOT_FINITE = -2
 
+#: Rows of one body's part of the ABA workspace (:func:`aba_views`), and numbers per motion column.
+BODY_ROWS = 20
+COLUMN_SIZE = 14
 
-AbaWorkspace = namedtuple("AbaWorkspace", "R p oR op d S h I v c a IA pA U D u Ia pa Iv")
+
+AbaWorkspace = namedtuple("AbaWorkspace", "R p oR op d S h I v c a IA pA U D u y D_inv Ia pa Iv")
 
 
 @helper
-def aba_views(block):
-    """The arrays of the ABA as views of one ``(nb + 2, 16, 6)`` block (one allocation). Per body and a base row:
-    ``IA`` (rows 0-5), the root-frame pose ``(oR, op)`` (rows 6-8 and 9 of columns 0:3; the root's, identity, in
-    the base row), ``v``, ``a``, ``pA`` (rows 10-12); per body: the origin's offset ``d`` from its parent's (row 9,
-    columns 3:6), ``S``, ``c``, ``U`` (rows 13-15), ``D`` and ``u`` (row 6, columns 3 and 4). For one body at a
-    time, in the last row: ``Ia``, its pose in its parent ``(R, p)``, its root-axes ``I`` and ``h``, ``pa``,
-    ``Iv``."""
-    nb = block.shape[0] - 2
-    x = block[nb + 1]
-    w = AbaWorkspace(x[6:9, 0:3], x[9, 0:3], block[:nb + 1, 6:9, 0:3], block[:nb + 1, 9, 0:3], block[:nb, 9, 3:6],
-                     block[:nb, 13], x[9, 3:6], x[6:9, 3:6], block[:nb + 1, 10], block[:nb, 14], block[:nb + 1, 11],
-                     block[:nb + 1, 0:6], block[:nb + 1, 12], block[:nb, 15], block[:nb, 6, 3], block[:nb, 6, 4],
-                     x[0:6], x[10], x[11])
+def aba_views(block, nb, ncol):
+    """The arrays of the ABA as views of one flat block (:func:`aba_size` floats). Its first part is
+    ``(nb + 2, BODY_ROWS, 6)``; per body and a base row: the root-frame pose ``(oR, op)`` (rows 12-14 and 15 of
+    columns 0:3; the root's, identity, in the base row), ``v``, ``a`` (rows 16-17); per body: ``IA`` (rows 0-5),
+    ``D_i^-1`` (rows 6-11, its top-left ``nv_i x nv_i``), the origin's offset ``d`` from its parent's (row 15,
+    columns 3:6), ``pA``, ``c`` (rows 18-19). For one body at a time, in the last row: ``Ia`` (rows 0-5), ``D_i``
+    and its factors (rows 6-11), its pose in its parent ``(R, p)`` (rows 12-15, columns 0:3), its root-axes ``I``
+    and ``h`` (columns 3:6), ``pa``, ``Iv`` (rows 16-17). Then ``(ncol, COLUMN_SIZE)``, per motion column:
+    root-axes ``S`` (0:6), ``U`` (6:12), ``u`` (12) and a scratch number ``y`` (13)."""
+    b = block[:(nb + 2) * BODY_ROWS * 6].reshape((nb + 2, BODY_ROWS, 6))
+    col = block[(nb + 2) * BODY_ROWS * 6:(nb + 2) * BODY_ROWS * 6 + ncol * COLUMN_SIZE].reshape((ncol, COLUMN_SIZE))
+    x = b[nb + 1]
+    w = AbaWorkspace(x[12:15, 0:3], x[15, 0:3], b[:nb + 1, 12:15, 0:3], b[:nb + 1, 15, 0:3], b[:nb, 15, 3:6],
+                     col[:, 0:6], x[15, 3:6], x[12:15, 3:6], b[:nb + 1, 16], b[:nb, 19], b[:nb + 1, 17],
+                     b[:nb, 0:6], b[:nb, 18], col[:, 6:12], x[6:12], col[:, 12], col[:, 13],
+                     b[:nb, 6:12], x[0:6], x[16], x[17])
     set_identity(w.oR[nb], w.op[nb])
     set_at_rest(w.v[nb], w.a[nb])
     return w
 
 
 @helper
-def aba_block(nb):
-    """The memory of an ABA workspace (:func:`aba_views`)."""
-    return np.empty((nb + 2, 16, 6))
+def aba_size(nb, ncol):
+    """The number of floats of an ABA workspace (:func:`aba_views`)."""
+    return (nb + 2) * BODY_ROWS * 6 + ncol * COLUMN_SIZE
+
+
+@helper
+def ldl_inverse(D, n, scale, D_inv):
+    """``D_inv = D^-1`` for the symmetric ``D[:n, :n]`` (lower triangle read, ``n <= 6``) by ``D = L diag(d) L^T``
+    factored in place: ``d`` on the diagonal, ``L`` below it. Returns ``-1``, or the first ``j`` whose pivot ``d_j``
+    is not above ``SINGULAR_RATIO * scale[j]`` (a NaN included; ``D_inv`` is then not written)."""
+    for j in range(n):
+        for k in range(j):
+            D[j, j] -= D[j, k] * D[j, k] * D[k, k]
+        if not D[j, j] > SINGULAR_RATIO * scale[j]:
+            return j
+        for r in range(j + 1, n):
+            for k in range(j):
+                D[r, j] -= D[r, k] * D[j, k] * D[k, k]
+            D[r, j] /= D[j, j]
+    for c in range(n):  # column c of D^-1: L y = e_c, y /= d, L^T x = y; the rows above c are zero in y
+        for r in range(c, n):
+            s = 1.0 if r == c else 0.0
+            for k in range(c, r):
+                s -= D[r, k] * D_inv[k, c]
+            D_inv[r, c] = s
+        for r in range(c, n):
+            D_inv[r, c] /= D[r, r]
+        for r in range(n - 1, c - 1, -1):
+            s = D_inv[r, c]
+            for k in range(r + 1, n):
+                s -= D[k, r] * D_inv[k, c]
+            D_inv[r, c] = s
+    for r in range(n):  # the lower triangle holds all of D^-1; the upper one is its mirror, exactly symmetric
+        for c in range(r + 1, n):
+            D_inv[r, c] = D_inv[c, r]
+    return -1
+
+
+@helper
+def column_scale(IA, s, armature):
+    """The articulated inertia about (along) the motion column ``s``, plus its rotor's: the scale of the column's
+    pivot in ``D``, for a relative test."""
+    scale = armature
+    for r in range(3):
+        scale += (s[0] * s[0] + s[1] * s[1] + s[2] * s[2]) * IA[r, r]
+        scale += (s[3] * s[3] + s[4] * s[4] + s[5] * s[5]) * IA[3 + r, 3 + r]
+    return scale
 
 
 @arithmetic_kernel
 def articulated_body(m, w, q, qd, tau, gravity, f_ext, qdd, f):
-    """ABA (RBDA Table 7.1) for one state of a robot without mimic joints. Writes ``qdd`` and, when ``f`` has rows
-    ``(nb + 1, 6)``, the joint wrenches ``f_i = IA_i a_i + pA_i`` (``f[-1]``: the base's share). Returns ``-1``, or
-    the coordinate of the first joint found with ``D_i`` not positive (``qdd`` is then not written).
+    """ABA (RBDA Table 7.1) for one state of a robot without mimic joints, joints of any number of coordinates.
+    Writes ``qdd`` and, when ``f`` has rows ``(nb + 1, 6)``, the joint wrenches ``f_i = IA_i a_i + pA_i``
+    (``f[-1]``: the base's share). Returns ``-1``, or the coordinate of the first pivot of a ``D_i`` found not
+    positive (``qdd`` is then not written).
 
     Body ``i``'s quantities are taken about its origin with the root's axes: each body's rotation is composed once,
     and ``X_i`` from its parent is a translation by ``d_i`` (the origin's offset), so no articulated inertia is
-    rotated (as Pinocchio's world convention; about each body's own origin, tiny distal inertias keep their digits):
+    rotated (as Pinocchio's world convention; about each body's own origin, tiny distal inertias keep their digits).
+    ``S_i`` (``6 x nv_i``, root axes), ``U_i`` and ``u_i`` have a column (an entry) per coordinate of the joint:
         v_i = X_i v_λ + S_i qd_i,   c_i = v_i x S_i qd_i,   IA_i = I_i,   pA_i = v_i x* I_i v_i - f_ext_i
-        U_i = IA_i S_i,   D_i = S_i^T U_i + armature_i,   u_i = tau_eff_i - S_i^T pA_i
-        IA_λ += X_i^T (IA_i - U_i U_i^T / D_i) X_i,   pA_λ += X_i^T (pA_i + Ia_i c_i + U_i u_i / D_i)
-        a'_i = X_i a_λ + c_i,   qdd_i = (u_i - U_i^T a'_i) / D_i,   a_i = a'_i + S_i qdd_i
+        U_i = IA_i S_i,   D_i = S_i^T U_i + diag(armature_i),   u_i = tau_eff_i - S_i^T pA_i
+        Ia_i = IA_i - U_i D_i^-1 U_i^T,   IA_λ += X_i^T Ia_i X_i,   pA_λ += X_i^T (pA_i + Ia_i c_i + U_i D_i^-1 u_i)
+        a'_i = X_i a_λ + c_i,   qdd_i = D_i^-1 (u_i - U_i^T a'_i),   a_i = a'_i + S_i qdd_i
+    Most joints have one coordinate: their ``D_i`` is a number and they take a branch without the loops over
+    columns and the ``LDL^T`` inverse (those cost a quarter more on a fixed-base robot). A body whose parent is the
+    world passes nothing on: its ``Ia_i`` is not formed.
     """
-    R, p, oR, op, d, S, h, I, v, c, a, IA, pA, U, D, u, Ia, pa, Iv = w
+    R, p, oR, op, d, S, h, I, v, c, a, IA, pA, U, D, u, y, D_inv, Ia, pa, Iv = w
     nb = m.nb
-    IA[-1] = 0.0
-    pA[-1] = 0.0
     for i in range(nb):
         λ = m.parent[i]
-        k = m.q_index[i]
+        c0, c1 = m.col_start[i], m.col_start[i + 1]
         X_up(m, i, q, R, p)
         pose_compose(oR[λ], op[λ], R, p, oR[i], op[i])
         for r in range(3):
             d[i, r] = op[i, r] - op[λ, r]
-        rotate6(oR[i], m.S[i], S[i])
         h[0], h[1], h[2] = rotate(oR[i], m.h[i, 0], m.h[i, 1], m.h[i, 2])
         rotate_inertia(oR[i], m.I[i], I)
         motion_shift(d[i], v[λ], v[i])
-        add_scaled(v[i], qd[k], S[i])
         c[i] = 0.0
-        cross_motion_add(v[i], S[i], qd[k], c[i])
+        if c1 - c0 == 1:
+            rotate6(oR[i], m.S[c0], S[c0])
+            add_scaled(v[i], qd[m.col_v[c0]], S[c0])
+            cross_motion_add(v[i], S[c0], qd[m.col_v[c0]], c[i])
+        else:
+            for j in range(c0, c1):
+                rotate6(oR[i], m.S[j], S[j])
+                add_scaled(v[i], qd[m.col_v[j]], S[j])
+            for j in range(c0, c1):  # v_i x S_i qd_i, a column at a time, once v_i is complete
+                cross_motion_add(v[i], S[j], qd[m.col_v[j]], c[i])
         rigid_inertia_matrix(m.mass[i], h, I, IA[i])
         inertia_times(m.mass[i], h, I, v[i], Iv)
         pA[i] = 0.0
@@ -105,32 +173,70 @@ def articulated_body(m, w, q, qd, tau, gravity, f_ext, qdd, f):
             add_scaled(pA[i], -1.0, Iv)
     for i in range(nb - 1, -1, -1):  # children have larger indices: IA_i, pA_i are complete here
         λ = m.parent[i]
-        k = m.q_index[i]
-        matrix_times(IA[i], S[i], U[i])
-        D[i] = dot6(S[i], U[i]) + m.armature[k]
-        scale = m.armature[k]  # the articulated inertia about (along) the joint axis, for a relative test
-        for r in range(3):
-            scale += (S[i, 0] * S[i, 0] + S[i, 1] * S[i, 1] + S[i, 2] * S[i, 2]) * IA[i, r, r]
-            scale += (S[i, 3] * S[i, 3] + S[i, 4] * S[i, 4] + S[i, 5] * S[i, 5]) * IA[i, 3 + r, 3 + r]
-        if not D[i] > SINGULAR_RATIO * scale:  # also catches NaN
-            return k
-        u[i] = tau[k] - m.damping[k] * qd[k] - m.friction[k] * np.sign(qd[k]) - dot6(S[i], pA[i])
-        D_inv = 1.0 / D[i]
-        for r in range(6):
-            for s in range(6):
-                Ia[r, s] = IA[i, r, s] - U[i, r] * U[i, s] * D_inv
+        c0, c1 = m.col_start[i], m.col_start[i + 1]
+        for j in range(c0, c1):
+            k = m.col_v[j]
+            matrix_times(IA[i], S[j], U[j])
+            u[j] = tau[k] - m.damping[j] * qd[k] - m.friction[j] * np.sign(qd[k]) - dot6(S[j], pA[i])
+        if c1 - c0 == 1:
+            D_i = dot6(S[c0], U[c0]) + m.armature[c0]
+            if not D_i > SINGULAR_RATIO * column_scale(IA[i], S[c0], m.armature[c0]):  # also catches NaN
+                return m.col_v[c0]
+            D_inv_i = 1.0 / D_i  # a local: the stores to Ia could alias D_inv's row for all numba knows
+            D_inv[i, 0, 0] = D_inv_i
+            if λ < 0:
+                continue  # the world takes what the joint transmits: nothing to pass on
+            y[c0] = u[c0] * D_inv_i
+            for r in range(6):
+                for s in range(6):
+                    Ia[r, s] = IA[i, r, s] - U[c0, r] * U[c0, s] * D_inv_i
+        else:
+            for j in range(c0, c1):
+                y[j] = column_scale(IA[i], S[j], m.armature[j])
+                for k in range(c0, j + 1):
+                    D[j - c0, k - c0] = dot6(S[j], U[k])
+                D[j - c0, j - c0] += m.armature[j]
+            bad = ldl_inverse(D, c1 - c0, y[c0:c1], D_inv[i])
+            if bad >= 0:
+                return m.col_v[c0 + bad]
+            if λ < 0:
+                continue  # (a floating base) nothing to pass on to the world
+            for j in range(c0, c1):  # y = D^-1 u; D's rows now hold U D^-1 (D^-1 symmetric)
+                y[j] = 0.0
+                D[j - c0] = 0.0
+                for k in range(c0, c1):
+                    y[j] += D_inv[i, j - c0, k - c0] * u[k]
+                    add_scaled(D[j - c0], D_inv[i, j - c0, k - c0], U[k])
+            for r in range(6):
+                for s in range(6):
+                    Ia[r, s] = IA[i, r, s]
+                    for j in range(c0, c1):
+                        Ia[r, s] -= U[j, r] * D[j - c0, s]
         matrix_times(Ia, c[i], pa)
         add_scaled(pa, 1.0, pA[i])
-        add_scaled(pa, u[i] * D_inv, U[i])
+        for j in range(c0, c1):
+            add_scaled(pa, y[j], U[j])
         inertia_shift_add(d[i], Ia, IA[λ])
         force_shift_add(d[i], pa, pA[λ])
     base_acceleration(gravity, a[-1])
     for i in range(nb):
-        k = m.q_index[i]
+        c0, c1 = m.col_start[i], m.col_start[i + 1]
         motion_shift(d[i], a[m.parent[i]], a[i])
         add_scaled(a[i], 1.0, c[i])
-        qdd[k] = (u[i] - dot6(U[i], a[i])) / D[i]
-        add_scaled(a[i], qdd[k], S[i])
+        if c1 - c0 == 1:
+            k = m.col_v[c0]
+            qdd[k] = (u[c0] - dot6(U[c0], a[i])) * D_inv[i, 0, 0]
+            add_scaled(a[i], qdd[k], S[c0])
+            continue
+        for j in range(c0, c1):
+            y[j] = u[j] - dot6(U[j], a[i])
+        for j in range(c0, c1):
+            k = m.col_v[j]
+            qdd[k] = 0.0
+            for l in range(c0, c1):
+                qdd[k] += D_inv[i, j - c0, l - c0] * y[l]
+        for j in range(c0, c1):
+            add_scaled(a[i], qdd[m.col_v[j]], S[j])
     if f.shape[0] > 0:
         f[-1] = 0.0
         for i in range(nb):
@@ -179,22 +285,22 @@ SolveWorkspace = namedtuple("SolveWorkspace", "crba rnea M bias zero")
 
 
 @helper
-def solve_views(block, nb, dof):
-    """The arrays of :func:`mass_matrix_dynamics` as views of one flat block (:func:`solve_block`): the CRBA's and
+def solve_views(block, nb, ncol, nv):
+    """The arrays of :func:`mass_matrix_dynamics` as views of one flat block (:func:`solve_size` floats): the CRBA's and
     RNEA's workspaces, ``M``, the bias torques, zero accelerations."""
-    n_crba, n_rnea = (nb + 2) * 36, (nb + 1) * 36
-    n_M = n_crba + n_rnea + dof * dof
-    zero = block[n_M + dof:n_M + 2 * dof]
+    n_crba, n_rnea = (nb + 2 + ncol) * 36, (nb + 1) * 36
+    n_M = n_crba + n_rnea + nv * nv
+    zero = block[n_M + nv:n_M + 2 * nv]
     zero[:] = 0.0
-    return SolveWorkspace(crba_views(block[:n_crba].reshape((nb + 2, 6, 6))),
+    return SolveWorkspace(crba_views(block[:n_crba].reshape((nb + 2 + ncol, 6, 6)), nb),
                           rnea_views(block[n_crba:n_crba + n_rnea].reshape((nb + 1, 6, 6))),
-                          block[n_crba + n_rnea:n_M].reshape((dof, dof)), block[n_M:n_M + dof], zero)
+                          block[n_crba + n_rnea:n_M].reshape((nv, nv)), block[n_M:n_M + nv], zero)
 
 
 @helper
-def solve_block(nb, dof):
-    """The memory of :func:`solve_views`."""
-    return np.empty((2 * nb + 3) * 36 + dof * dof + 2 * dof)
+def solve_size(nb, ncol, nv):
+    """The number of floats of :func:`solve_views`."""
+    return (2 * nb + 3 + ncol) * 36 + nv * nv + 2 * nv
 
 
 @arithmetic_kernel
@@ -205,7 +311,7 @@ def mass_matrix_dynamics(m, w, q, qd, tau, gravity, f_ext, qdd, f):
     composite_rigid_body(m, w.crba, q, w.M)
     newton_euler(m, w.rnea, q, qd, w.zero, gravity, f_ext, w.bias, w.rnea.f)
     drive_torques_add(m, qd, w.zero, w.bias)
-    for k in range(m.dof):
+    for k in range(m.nv):
         qdd[k] = tau[k] - w.bias[k]
     bad = cholesky_solve(w.M, qdd)
     if bad >= 0:
@@ -216,28 +322,35 @@ def mass_matrix_dynamics(m, w, q, qd, tau, gravity, f_ext, qdd, f):
 
 
 @helper
-def forward_block(nb, dof):
-    """The memory of the workspace of the algorithm :func:`forward` runs for this model: an ABA workspace
-    (:func:`aba_views`) or a mass-matrix solve's (:func:`solve_views`), flat."""
-    if nb == dof:
-        return np.empty((nb + 2) * 96)
-    return solve_block(nb, dof)
+def without_mimic(ncol, nv):
+    """Every motion column has a coordinate of its own (no mimic joint): the ABA's recursion applies."""
+    return ncol == nv
+
+
+@helper
+def forward_size(nb, ncol, nv):
+    """The number of floats of the workspace of the algorithm :func:`forward` runs for this model: an ABA workspace
+    (:func:`aba_views`) or a mass-matrix solve's (:func:`solve_views`)."""
+    if without_mimic(ncol, nv):
+        return aba_size(nb, ncol)
+    return solve_size(nb, ncol, nv)
 
 
 @kernel
-def forward_workspace(nb, dof):
-    """:func:`forward_block`, for callers that keep a workspace."""
-    return forward_block(nb, dof)
+def forward_workspace(nb, ncol, nv):
+    """A :func:`forward` workspace, for callers that keep one."""
+    return np.empty(forward_size(nb, ncol, nv))
 
 
 @arithmetic_kernel
 def forward(m, block, q, qd, tau, gravity, f_ext, qdd, f):
-    """Forward dynamics of one state in the workspace ``block`` (:func:`forward_block`): ABA, or the mass-matrix
-    solve when mimic joints make bodies outnumber coordinates. Outputs and return value of :func:`articulated_body`.
+    """Forward dynamics of one state in the workspace ``block`` (:func:`forward_size` floats): ABA, or the mass-matrix
+    solve when mimic joints break the ABA's one-joint-per-body recursion. Outputs and return value of
+    :func:`articulated_body`.
     """
-    if m.nb == m.dof:
-        return articulated_body(m, aba_views(block.reshape((m.nb + 2, 16, 6))), q, qd, tau, gravity, f_ext, qdd, f)
-    return mass_matrix_dynamics(m, solve_views(block, m.nb, m.dof), q, qd, tau, gravity, f_ext, qdd, f)
+    if without_mimic(m.ncol, m.nv):
+        return articulated_body(m, aba_views(block, m.nb, m.ncol), q, qd, tau, gravity, f_ext, qdd, f)
+    return mass_matrix_dynamics(m, solve_views(block, m.nb, m.ncol, m.nv), q, qd, tau, gravity, f_ext, qdd, f)
 
 
 @kernel
@@ -256,9 +369,11 @@ def forward_state(fdata, idata, block, q, qd, tau, gravity, f_ext, qdd, f):
 
 
 @kernel
-def forward_pass(fdata, idata, q, qd, tau, gravity, f_ext, qdd, f):
-    """:func:`forward_state` with its own workspace; its status, or :data:`NOT_FINITE`."""
-    status = forward_state(fdata, idata, forward_block(idata[0], idata[1]), q, qd, tau, gravity, f_ext, qdd, f)
+def forward_pass(fdata, idata, block, q, qd, tau, gravity, f_ext, qdd, f):
+    """:func:`forward_state`; its status, or :data:`NOT_FINITE`."""
+    if block.size == 0:  # no held Data: a workspace of its own
+        block = np.empty(forward_size(idata[0], idata[4], idata[1]))
+    status = forward_state(fdata, idata, block, q, qd, tau, gravity, f_ext, qdd, f)
     return finite_status(status, q, qd, tau, qdd)
 
 
@@ -275,29 +390,26 @@ def forward_pass_batch(fdata, idata, q, qd, tau, gravity, f_ext, qdd, f, status)
     the row's return value."""
     for chunk in batch_range(chunk_count(q.shape[0])):
         rows = chunk_rows(chunk, q.shape[0])
-        forward_rows(fdata, idata, forward_block(idata[0], idata[1]), rows, q, qd, tau, gravity, f_ext, qdd, f,
-                     status)
+        block = np.empty(forward_size(idata[0], idata[4], idata[1]))
+        forward_rows(fdata, idata, block, rows, q, qd, tau, gravity, f_ext, qdd,
+                     f, status)
         for n in rows:
             status[n] = finite_status(status[n], q[n], qd[n], tau[n], qdd[n])
 
 
 class ForwardDynamicsResult(NamedTuple):
-    """``accelerations`` ``(…, dof)``: ``qdd``. ``joint_wrenches`` ``(…, dof, 6)`` and ``base_wrench`` ``(…, 6)``:
-    the joint reaction wrenches of that motion, as in :class:`~rne_dynamics.rnea.InverseDynamicsResult`."""
+    """``accelerations`` ``(…, nv)``: ``qdd``. ``joint_wrenches`` ``(…, len(joint_names), 6)`` and ``base_wrench``
+    ``(…, 6)``: the joint reaction wrenches of that motion, as in :class:`~rne_dynamics.rnea.InverseDynamicsResult`."""
     accelerations: np.ndarray
     joint_wrenches: np.ndarray
     base_wrench: np.ndarray
 
 
-def accelerations(robot, q, qd, tau, g, f_ext, with_wrenches=False):
+def accelerations(robot, q, qd, tau, g, f_ext, with_wrenches=False, data=None):
     """Forward dynamics on shaped arrays (``f_ext`` from :func:`~rne_dynamics.inputs.body_wrenches`): ``qdd``, or
-    ``(qdd, f)`` with ``f`` ``(…, nb + 1, 6)``. Raises :class:`SingularMassMatrixError`, or a
+    ``(qdd, f)`` with ``f`` ``(…, nb + 1, 6)``, in ``data`` if given. Raises :class:`SingularMassMatrixError`, or a
     :class:`~rne_dynamics.errors.StateError` for a NaN or an inf."""
-    if with_wrenches or q.ndim == 2:
-        f = np.empty(q.shape[:-1] + ((robot.nb + 1) if with_wrenches else 0, 6))
-    else:
-        f = NO_WRENCHES[0]  # no rows: nothing is written
-    qdd = np.empty(q.shape)
+    qdd, f = results(robot, data, "forward_dynamics", qd, (robot.nv,), ((robot.nb + 1) if with_wrenches else 0, 6))
     if q.ndim == 2:
         status = np.empty(len(q), np.int64)
         forward_pass_batch(robot.fdata, robot.idata, q, qd, tau, g, np.broadcast_to(f_ext, (len(q),) + f_ext.shape[1:]),
@@ -305,7 +417,8 @@ def accelerations(robot, q, qd, tau, g, f_ext, with_wrenches=False):
         bad = np.flatnonzero(status != -1)
         state, status = (bad[0], status[bad[0]]) if bad.size else (None, -1)
     else:
-        state, status = None, forward_pass(robot.fdata, robot.idata, q, qd, tau, g, f_ext[0], qdd, f)
+        block = workspace(robot, data, "forward", forward_size, robot.nb, robot.ncol, robot.nv)
+        state, status = None, forward_pass(robot.fdata, robot.idata, block, q, qd, tau, g, f_ext[0], qdd, f)
     if status == NOT_FINITE:
         raise not_finite(robot, "the accelerations", q=q, qd=qd, tau=tau)
     if status >= 0:
@@ -314,29 +427,37 @@ def accelerations(robot, q, qd, tau, g, f_ext, with_wrenches=False):
 
 
 def singular(robot, k, where):
-    """The error for joint coordinate ``k`` driving no mass."""
-    joint = robot.joint_names[k]
+    """The error for velocity coordinate ``k`` driving no mass."""
+    coordinate = robot.v_names[k]
+    joint = next(b.joint for b in robot.bodies if not b.mimic and b.idx_v <= k < b.idx_v + b.nv)
+    if joint == robot.base_joint:
+        remedy = "give the floating base's links mass and rotational inertia"
+    else:
+        remedy = (f"give the links it moves mass, set its rotor inertia with robot.with_drive(armature={{'{joint}': "
+                  f"...}}), or make it a fixed joint")
     return SingularMassMatrixError(
-        f"forward dynamics of robot '{robot.name}' is undefined{where}: joint '{joint}' drives no mass and no rotor "
-        f"inertia (its mass-matrix pivot is zero); give the links it moves mass, set its rotor inertia with "
-        f"robot.with_drive(armature={{'{joint}': ...}}), or make it a fixed joint")
+        f"forward dynamics of robot '{robot.name}' is undefined{where}: joint '{coordinate}' drives no mass and no "
+        f"rotor inertia (its mass-matrix pivot is zero); {remedy}")
 
 
-def forward_dynamics(robot, q, qd, tau, *, gravity=None, external_wrenches=None, joint_wrenches=False):
+def forward_dynamics(robot, q, qd, tau, *, gravity=None, external_wrenches=None, joint_wrenches=False, data=None):
     """Joint accelerations ``qdd`` for positions ``q``, velocities ``qd`` and joint torques/forces ``tau``.
 
     ``gravity``: 3-vector in the root-link frame, default ``(0, 0, -9.81)``. ``external_wrenches``:
     ``{link: [fx, fy, fz, tx, ty, tz]}`` applied on the link by the environment, link frame, about its origin.
     Returns ``qdd`` ``(…, dof)``; with ``joint_wrenches=True`` a :class:`ForwardDynamicsResult` that also holds the
-    joint reaction wrenches of that motion. One state ``(dof,)`` or a batch ``(N, dof)``.
-    Raises :class:`~rne_dynamics.errors.SingularMassMatrixError` naming a joint that drives no mass.
+    joint reaction wrenches of that motion. One state (``q`` ``(nq,)``, the others ``(nv,)``) or a batch;
+    ``data``: a ``robot.data()`` to compute in. Raises :class:`~rne_dynamics.errors.SingularMassMatrixError` naming a
+    joint that drives no mass.
     """
     q, qd, tau = states(robot, finite=False, q=q, qd=qd, tau=tau)
     if not isinstance(joint_wrenches, bool):
         raise StateError(f"joint_wrenches must be True or False, got {joint_wrenches!r}")
     g = gravity_vector(gravity)
-    f_ext = body_wrenches(robot, external_wrenches, q.shape[0] if q.ndim == 2 else 1)
+    f_ext = body_wrenches(robot, external_wrenches, q.shape[0] if q.ndim == 2 else 1, data)
     if not joint_wrenches:
-        return accelerations(robot, q, qd, tau, g, f_ext)
-    qdd, f = accelerations(robot, q, qd, tau, g, f_ext, with_wrenches=True)
-    return ForwardDynamicsResult(qdd, np.take(f, robot.dof_body, axis=-2), f[..., -1, :])
+        return accelerations(robot, q, qd, tau, g, f_ext, data=data)
+    qdd, f = accelerations(robot, q, qd, tau, g, f_ext, with_wrenches=True, data=data)
+    (wrenches,) = results(robot, data, "forward_dynamics.joint_wrenches", q, (len(robot.joint_names), 6))
+    np.take(f, robot.joint_body_indices, axis=-2, out=wrenches, mode="clip")  # "raise" copies out
+    return packaged(data, "forward_dynamics", ForwardDynamicsResult, qdd, wrenches, f[..., -1, :])

@@ -1,32 +1,36 @@
 """The Coriolis matrix ``C(q, qd)``: ``C qd = C(q, qd) qd`` is the velocity part of the bias torques and
-``dM/dt - 2 C`` is skew-symmetric; ``C`` is the one of the Christoffel symbols of ``M``, as Pinocchio's
-``computeCoriolisMatrix`` returns it.
+``dM/dt - 2 C`` is skew-symmetric; ``C`` is Pinocchio's ``computeCoriolisMatrix`` (for joints of one coordinate,
+the one of the Christoffel symbols of ``M``).
 
-With ``J_k`` the Jacobian of body ``k`` and ``I_k`` its spatial inertia (body coordinates),
-``C = sum_k J_k^T (I_k dJ_k/dt + B_k J_k)`` where ``B_k = 1/2 (v_k x* I_k - I_k v_k x + (I_k v_k) xbar*)`` and
-``(h xbar*) m = m x* h`` (Echeandia & Wensing 2021, eq. 10; Niemeyer & Slotine 1988). Column ``j`` of ``J_k`` is
-``S_j`` for every ``k`` that joint ``j`` carries, and its time derivative is ``v_j x S_j``. So, as in the CRBA
-(RBDA Table 6.2), with composite ``Ic_i`` and ``Bc_i`` summed over the subtree of ``i`` and ``j`` an ancestor of ``i``:
+With ``J_k`` the Jacobian of body ``k`` and ``I_k`` its spatial inertia, ``C = sum_k J_k^T (I_k dJ_k/dt + B_k J_k)``
+where ``B_k = 1/2 (v_k x* I_k - I_k v_k x + (I_k v_k) xbar*)`` and ``(h xbar*) m = m x* h`` (Echeandia & Wensing
+2021, eq. 10; Niemeyer & Slotine 1988). Every joint's motion columns ``S`` are constant in its child frame, so a
+column ``s`` of ``J_k`` is ``S_s`` for every body ``k`` its joint carries, and its time derivative ``dS_s = v_i x S_s``
+with ``v_i`` the velocity of the column's body ``i``. As in the CRBA (RBDA Table 6.2), everything is expressed in the
+root frame, where the composite ``Ic_i`` and ``Bc_i`` of the subtree of ``i`` are plain sums, and for a column ``s``
+of body ``i`` and a column ``t`` of ``i`` or of an ancestor:
 
-    C_ji = S_j^T (Ic_i dS_i + Bc_i S_i)
-    C_ij = S_i^T (Ic_i dS_j + Bc_i S_j) = dS_j^T (Ic_i S_i) + S_j^T (Bc_i^T S_i)
+    C_ts = S_t^T (Ic_i dS_s + Bc_i S_s)
+    C_st = S_s^T (Ic_i dS_t + Bc_i S_t) = dS_t^T (Ic_i S_s) + S_t^T (Bc_i^T S_s)     (t of a strict ancestor)
 
-the three force vectors in brackets being carried from body ``i`` down to ``j``. Mimic joints map into ``q`` as in
-:mod:`rne_dynamics.crba` (``C = J^T C_bodies J``). Drives add nothing: their inertia is constant.
+The columns of one body pair by the first line both ways round, as Pinocchio's algorithm does for joints of several
+coordinates (free-flyer, planar, spherical). Mimic joints map into ``v`` as in :mod:`~rne_dynamics.algorithms.crba`
+(``C = J^T C_columns J``). Drives add nothing: their inertia is constant.
 """
 from collections import namedtuple
 
 import numpy as np
 
-from .._jit import batch_kernel, batch_range, chunk_count, chunk_rows, kernel
-from .inputs import states
-from ..model.joints import X_up, joint_coordinate
-from ..model.robot import model_view
-from ..model.spatial import (add_scaled, congruence_to_parent_add, cross_force_add, cross_motion_add, dot6,
-                      force_to_parent_add, matrix_times, motion_to_child, rigid_inertia_matrix)
+from .._jit import arithmetic_kernel, batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
+from ..model.data import results, workspace
+from .inputs import all_finite, not_finite, states
+from ..model.joints import X_up
+from ..model.robot import S_times_add, model_view_inline
+from ..model.spatial import (add_scaled, cross_force_add, cross_motion_add, dot6, matrix_times, motion_to_parent,
+                             pose_compose, rigid_inertia_matrix, rigid_inertia_to_parent, set_identity)
 
 
-@kernel
+@arithmetic_kernel
 def coriolis_factor(I, v, B, work):
     """``B = 1/2 (v x* I - I v x + (I v) xbar*)`` for a body of spatial inertia ``I`` moving at ``v``, built column
     by column; ``B v = v x* I v`` and ``B + B^T = d I / dt``. ``work`` is ``(3, 6)`` scratch."""
@@ -48,80 +52,138 @@ def coriolis_factor(I, v, B, work):
             B[r, s] *= 0.5
 
 
-CoriolisWorkspace = namedtuple("CoriolisWorkspace", "R p v dS Ic Bc F F_up work")
+CoriolisWorkspace = namedtuple("CoriolisWorkspace", "R p oR op ov vJ oS dS h_o I_o Ic Bc F work")
 
 
-@kernel
-def coriolis_workspace(nb):
-    """Per-call arrays: body poses ``(R, p)``, ``v`` with a base row, ``dS``, composite ``Ic`` and ``Bc`` with a
-    base row, the three carried forces ``F`` and their transform, 6x6 scratch."""
-    return CoriolisWorkspace(np.empty((nb, 3, 3)), np.empty((nb, 3)), np.zeros((nb + 1, 6)), np.empty((nb, 6)),
-                             np.zeros((nb + 1, 6, 6)), np.zeros((nb + 1, 6, 6)), np.empty((3, 6)), np.empty((3, 6)),
-                             np.empty((2, 6, 6)))
+@helper
+def coriolis_views(block, nb, ncol):
+    """The arrays of :func:`composite_coriolis` as contiguous views of one flat block (:func:`coriolis_size` floats,
+    one allocation): per body and a base row last (the root: identity pose, at rest), the root-frame pose
+    ``(oR, op)`` and velocity ``ov``; per body, the composites ``Ic`` and ``Bc`` (the base has none); per motion
+    column, the root-frame ``S`` and ``dS``. Scratch: one body's pose in its parent ``(R, p)``, the joint velocity
+    ``vJ``, a rigid inertia's ``h, I`` in the root frame, the three column forces ``F`` and ``(3, 6)`` for
+    :func:`coriolis_factor`. Only the base rows are read before they are written: set here, on every call."""
+    n = nb + 1
+    oR = block[0:9 * n].reshape((n, 3, 3))
+    o = 9 * n
+    op, ov = block[o:o + 3 * n].reshape((n, 3)), block[o + 3 * n:o + 9 * n].reshape((n, 6))
+    o += 9 * n
+    Ic, Bc = block[o:o + 36 * nb].reshape((nb, 6, 6)), block[o + 36 * nb:o + 72 * nb].reshape((nb, 6, 6))
+    o += 72 * nb
+    oS, dS = block[o:o + 6 * ncol].reshape((ncol, 6)), block[o + 6 * ncol:o + 12 * ncol].reshape((ncol, 6))
+    o += 12 * ncol
+    w = CoriolisWorkspace(block[o:o + 9].reshape((3, 3)), block[o + 9:o + 12], oR, op, ov, block[o + 12:o + 18], oS,
+                          dS, block[o + 18:o + 21], block[o + 21:o + 30].reshape((3, 3)), Ic, Bc,
+                          block[o + 30:o + 48].reshape((3, 6)), block[o + 48:o + 66].reshape((3, 6)))
+    set_identity(oR[nb], op[nb])
+    ov[nb] = 0.0
+    return w
 
 
-@kernel
+@helper
+def coriolis_size(nb, ncol):
+    """The number of floats of a Coriolis workspace (:func:`coriolis_views`)."""
+    return 18 * (nb + 1) + 72 * nb + 12 * ncol + 66
+
+
+@arithmetic_kernel
 def composite_coriolis(m, w, q, qd, C):
-    """``C(q, qd)`` ``(dof, dof)`` for one state (see the module notes for the recursion)."""
-    R, p, v, dS, Ic, Bc, F, F_up, work = w
-    Ic[-1] = 0.0
-    Bc[-1] = 0.0
+    """``C(q, qd)`` ``(nv, nv)`` for one state (see the module notes for the recursion).
+
+        oX_i = oX_λ X_i,   ov_i = ov_λ + oX_i S_i qd_i,   oS = oX_i S,   dS = ov_i x oS   (each column of i)
+        Ic_i = oI_i + sum over children of Ic_c,   Bc_i = B(oI_i, ov_i) + sum over children of Bc_c
+    """
+    oR, op, ov, vJ, oS, dS, Ic, Bc, F = w.oR, w.op, w.ov, w.vJ, w.oS, w.dS, w.Ic, w.Bc, w.F
     for i in range(m.nb):
-        X_up(m, i, q, R[i], p[i])
-        motion_to_child(R[i], p[i], v[m.parent[i]], v[i])
-        add_scaled(v[i], joint_coordinate(m, i, qd), m.S[i])
-        dS[i] = 0.0
-        cross_motion_add(v[i], m.S[i], 1.0, dS[i])
-        rigid_inertia_matrix(m.mass[i], m.h[i], m.I[i], Ic[i])
-        coriolis_factor(Ic[i], v[i], Bc[i], work[0, 0:3])
+        λ = m.parent[i]
+        X_up(m, i, q, w.R, w.p)
+        pose_compose(oR[λ], op[λ], w.R, w.p, oR[i], op[i])
+        vJ[:] = 0.0
+        S_times_add(m, i, qd, 1.0, vJ)
+        motion_to_parent(oR[i], op[i], vJ, ov[i])
+        add_scaled(ov[i], 1.0, ov[λ])
+        for c in range(m.col_start[i], m.col_start[i + 1]):
+            motion_to_parent(oR[i], op[i], m.S[c], oS[c])
+            dS[c] = 0.0
+            cross_motion_add(ov[i], oS[c], 1.0, dS[c])
+        rigid_inertia_to_parent(oR[i], op[i], m.mass[i], m.h[i], m.I[i], w.h_o, w.I_o)
+        rigid_inertia_matrix(m.mass[i], w.h_o, w.I_o, Ic[i])
+        coriolis_factor(Ic[i], ov[i], Bc[i], w.work)
     C[:] = 0.0
     for i in range(m.nb - 1, -1, -1):  # children have larger indices: Ic_i, Bc_i are complete here
+        for s in range(m.col_start[i], m.col_start[i + 1]):
+            S = oS[s]
+            matrix_times(Ic[i], dS[s], F[0])  # F[0] = Ic_i dS_s + Bc_i S_s, F[1] = Ic_i S_s, F[2] = Bc_i^T S_s
+            matrix_times(Ic[i], S, F[1])
+            for r in range(6):
+                F[0, r] += dot6(Bc[i, r], S)
+                F[2, r] = (Bc[i, 0, r] * S[0] + Bc[i, 1, r] * S[1] + Bc[i, 2, r] * S[2]
+                           + Bc[i, 3, r] * S[3] + Bc[i, 4, r] * S[4] + Bc[i, 5, r] * S[5])
+            k_s = m.col_v[s]
+            for t in range(m.col_start[i], m.col_start[i + 1]):  # the body's own columns: the first rule
+                C[m.col_v[t], k_s] += m.col_mult[t] * m.col_mult[s] * dot6(oS[t], F[0])
+            j = m.parent[i]
+            while j >= 0:  # the columns of i's ancestors: both rules
+                for t in range(m.col_start[j], m.col_start[j + 1]):
+                    scale = m.col_mult[t] * m.col_mult[s]
+                    k_t = m.col_v[t]
+                    C[k_t, k_s] += scale * dot6(oS[t], F[0])
+                    C[k_s, k_t] += scale * (dot6(dS[t], F[1]) + dot6(oS[t], F[2]))
+                j = m.parent[j]
         λ = m.parent[i]
-        S = m.S[i]
-        matrix_times(Ic[i], dS[i], F[0])  # F[0] = Ic_i dS_i + Bc_i S_i, F[1] = Ic_i S_i, F[2] = Bc_i^T S_i
-        matrix_times(Ic[i], S, F[1])
-        for r in range(6):
-            F[0, r] += dot6(Bc[i, r], S)
-            F[2, r] = (Bc[i, 0, r] * S[0] + Bc[i, 1, r] * S[1] + Bc[i, 2, r] * S[2]
-                       + Bc[i, 3, r] * S[3] + Bc[i, 4, r] * S[4] + Bc[i, 5, r] * S[5])
-        k_i = m.q_index[i]
-        C[k_i, k_i] += m.q_mult[i] * m.q_mult[i] * dot6(S, F[0])
-        congruence_to_parent_add(R[i], p[i], Ic[i], Ic[λ], work)
-        congruence_to_parent_add(R[i], p[i], Bc[i], Bc[λ], work)
-        j = i
-        while m.parent[j] >= 0:
-            F_up[:] = 0.0
-            for n in range(3):
-                force_to_parent_add(R[j], p[j], F[n], F_up[n])
-            F[:] = F_up
-            j = m.parent[j]
-            scale = m.q_mult[j] * m.q_mult[i]
-            C[m.q_index[j], k_i] += scale * dot6(m.S[j], F[0])
-            C[k_i, m.q_index[j]] += scale * (dot6(dS[j], F[1]) + dot6(m.S[j], F[2]))
+        if λ >= 0:
+            for r in range(6):
+                for c in range(6):
+                    Ic[λ, r, c] += Ic[i, r, c]
+                    Bc[λ, r, c] += Bc[i, r, c]
+
+
+@arithmetic_kernel
+def coriolis_state(fdata, idata, block, q, qd, C):
+    """:func:`composite_coriolis` for one state in the workspace ``block``."""
+    composite_coriolis(model_view_inline(fdata, idata), coriolis_views(block, idata[0], idata[4]), q, qd, C)
 
 
 @kernel
-def coriolis(fdata, idata, q, qd, C):
-    """:func:`composite_coriolis` for one state, with its own workspace."""
-    m = model_view(fdata, idata)
-    composite_coriolis(m, coriolis_workspace(m.nb), q, qd, C)
+def coriolis(fdata, idata, block, q, qd, C):
+    """:func:`coriolis_state`; False if an input or an entry of ``C`` is not finite."""
+    if block.size == 0:  # no held Data: a workspace of its own
+        block = np.empty(coriolis_size(idata[0], idata[4]))
+    coriolis_state(fdata, idata, block, q, qd, C)
+    return all_finite(q) and all_finite(qd) and all_finite(C)
+
+
+@arithmetic_kernel
+def coriolis_rows(fdata, idata, block, rows, q, qd, C):
+    """:func:`composite_coriolis` for the states ``rows`` of a batch, in one workspace ``block``."""
+    m = model_view_inline(fdata, idata)
+    w = coriolis_views(block, idata[0], idata[4])
+    for n in rows:
+        composite_coriolis(m, w, q[n], qd[n], C[n])
 
 
 @batch_kernel
 def coriolis_batch(fdata, idata, q, qd, C):
-    """:func:`composite_coriolis` for each row of a batch, chunks in parallel, one workspace per chunk."""
+    """:func:`composite_coriolis` for each row of a batch, chunks in parallel, one workspace per chunk; returns what
+    :func:`coriolis` returns, for the whole batch."""
     for chunk in batch_range(chunk_count(q.shape[0])):
-        m = model_view(fdata, idata)  # made in the parallel body: numba cannot pass this namedtuple into it
-        w = coriolis_workspace(m.nb)
-        for n in chunk_rows(chunk, q.shape[0]):
-            composite_coriolis(m, w, q[n], qd[n], C[n])
+        coriolis_rows(fdata, idata, np.empty(coriolis_size(idata[0], idata[4])), chunk_rows(chunk, q.shape[0]), q,
+                      qd, C)
+    return all_finite(q) and all_finite(qd) and all_finite(C)
 
 
-def coriolis_matrix(robot, q, qd):
-    """The Coriolis matrix ``C(q, qd)`` ``(…, dof, dof)``: ``C qd = bias_torques(q, qd) - gravity_torques(q)`` and
-    ``dM/dt - 2 C`` is skew-symmetric (the Christoffel-symbol ``C``, Pinocchio's convention). One state ``(dof,)``
-    or a batch ``(N, dof)``."""
-    q, qd = states(robot, q=q, qd=qd)
-    C = np.empty(q.shape + (robot.dof,))
-    (coriolis_batch if q.ndim == 2 else coriolis)(robot.fdata, robot.idata, q, qd, C)
+def coriolis_matrix(robot, q, qd, *, data=None):
+    """The Coriolis matrix ``C(q, qd)`` ``(…, nv, nv)``: ``C qd = bias_torques(q, qd) - gravity_torques(q)`` and
+    ``dM/dt - 2 C`` is skew-symmetric (Pinocchio's ``computeCoriolisMatrix``; for joints of one coordinate the
+    Christoffel-symbol ``C``). One state (``q`` ``(nq,)``, ``qd`` ``(nv,)``) or a batch ``(N, nq)``, ``(N, nv)``;
+    ``data``: a ``robot.data()`` to compute in."""
+    q, qd = states(robot, finite=False, q=q, qd=qd)
+    (C,) = results(robot, data, "coriolis_matrix", q, (robot.nv, robot.nv))
+    if q.ndim == 2:
+        finite = coriolis_batch(robot.fdata, robot.idata, q, qd, C)
+    else:
+        block = workspace(robot, data, "coriolis", coriolis_size, robot.nb, robot.ncol)
+        finite = coriolis(robot.fdata, robot.idata, block, q, qd, C)
+    if not finite:
+        raise not_finite(robot, "the Coriolis matrix entries", q=q, qd=qd)
     return C

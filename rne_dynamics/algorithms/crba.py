@@ -6,63 +6,67 @@ root frame, where the composite inertia ``Ic_i`` (body ``i`` and everything it c
 subtree and column ``i`` is the force ``F = Ic_i S_i``, the same in every frame along the chain: ``M_ji = S_j^T F``
 for each ancestor ``j`` is a dot product.
 
-Mimic joints: body ``b`` moves with ``q_mult_b * q[q_index_b]``, so ``M = J^T M_bodies J`` with
-``J[b, q_index_b] = q_mult_b``; each body-pair entry is added, scaled, into its coordinates' cell (both cells of an
-off-diagonal pair, as the pair appears twice in the symmetric ``M_bodies``). The rotor inertia of each drive
-(armature) adds to the diagonal.
+Joints of several coordinates have a column of ``S`` each; mimic joints a column that moves with ``q_mult`` times
+its source's coordinate, so ``M = J^T M_columns J`` with ``J[column, coordinate] = q_mult``: each column-pair entry
+is added, scaled, into its coordinates' cell (both cells of an off-diagonal pair, as the pair appears twice in the
+symmetric ``M_columns``). The rotor inertia of each drive (armature) adds to the diagonal.
 """
 from collections import namedtuple
 
 import numpy as np
 
 from .._jit import arithmetic_kernel, batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
+from ..model.data import results, workspace
 from .inputs import all_finite, not_finite, states
 from ..model.joints import X_up
 from ..model.robot import model_view_inline
-from ..model.spatial import inertia_times, motion_to_parent, pose_compose, rigid_inertia_to_parent, set_identity
+from ..model.spatial import (inertia_times, motion_to_parent, pose_compose, rigid_inertia_add, rigid_inertia_to_parent,
+                             set_identity)
 
 
 CrbaWorkspace = namedtuple("CrbaWorkspace", "R p oR op oS mass_c h_c I_c F")
 
 
 @helper
-def crba_views(block):
-    """The arrays of the CRBA as views of one ``(nb + 2, 6, 6)`` block (one allocation): per body and a base row,
-    the root-frame pose ``(oR, op)`` (rows 0-2 and 3 of columns 0:3; the root's, identity, in the base row), the
-    composite inertia ``I_c``, ``h_c`` (rows 0-2 and 3 of columns 3:6), ``mass_c`` (row 5, column 0) and root-frame
-    ``S`` (row 4); the column force ``F`` in the base's row 4; one body's pose in its parent ``(R, p)`` in the last
-    row."""
-    nb = block.shape[0] - 2
+def crba_views(block, nb):
+    """The arrays of the CRBA as views of one ``(nb + 2 + ncol, 6, 6)`` block (one allocation): per body and a base
+    row, the root-frame pose ``(oR, op)`` (rows 0-2 and 3 of columns 0:3; the root's, identity, in the base row), the
+    composite inertia ``I_c``, ``h_c`` (rows 0-2 and 3 of columns 3:6) and ``mass_c`` (row 5, column 0); the column
+    force ``F`` in the base's row 4; one body's pose in its parent ``(R, p)`` in row ``nb + 1``; per motion column
+    after it, the root-frame ``S`` (row 0)."""
     w = CrbaWorkspace(block[nb + 1, 0:3, 0:3], block[nb + 1, 3, 0:3], block[:nb + 1, 0:3, 0:3],
-                      block[:nb + 1, 3, 0:3], block[:nb, 4], block[:nb + 1, 5, 0], block[:nb + 1, 3, 3:6],
+                      block[:nb + 1, 3, 0:3], block[nb + 2:, 0], block[:nb + 1, 5, 0], block[:nb + 1, 3, 3:6],
                       block[:nb + 1, 0:3, 3:6], block[nb, 4])
     set_identity(w.oR[nb], w.op[nb])
     return w
 
 
 @helper
-def crba_block(nb):
-    """The memory of a CRBA workspace (:func:`crba_views`)."""
-    return np.empty((nb + 2, 6, 6))
+def crba_shape(nb, ncol):
+    """The shape of a CRBA workspace (:func:`crba_views`)."""
+    return (nb + 2 + ncol, 6, 6)
 
 
 @helper
 def root_frame_body(m, w, i, q):
-    """Body ``i``'s pose ``oX_i = X_i oX_λ`` in the root frame, its ``S_i`` and rigid inertia ``oX_i^T I_i oX_i``
-    there (RBDA eq. 2.66); the rigid inertia is left in ``w``'s composite rows."""
+    """Body ``i``'s pose ``oX_i = X_i oX_λ`` in the root frame, its motion columns ``S_i`` and rigid inertia
+    ``oX_i^T I_i oX_i`` there (RBDA eq. 2.66); the rigid inertia is left in ``w``'s composite rows."""
     X_up(m, i, q, w.R, w.p)
     pose_compose(w.oR[m.parent[i]], w.op[m.parent[i]], w.R, w.p, w.oR[i], w.op[i])
-    motion_to_parent(w.oR[i], w.op[i], m.S[i], w.oS[i])
+    for c in range(m.col_start[i], m.col_start[i + 1]):
+        motion_to_parent(w.oR[i], w.op[i], m.S[c], w.oS[c])
     w.mass_c[i] = m.mass[i]
     rigid_inertia_to_parent(w.oR[i], w.op[i], m.mass[i], m.h[i], m.I[i], w.h_c[i], w.I_c[i])
 
 
 @arithmetic_kernel
 def composite_rigid_body(m, w, q, M):
-    """CRBA (RBDA Table 6.2) for one state, in the root frame; writes ``M`` ``(dof, dof)``, both triangles.
+    """CRBA (RBDA Table 6.2) for one state, in the root frame; writes ``M`` ``(nv, nv)``, both triangles.
 
         Ic_i = oI_i + sum over children c of Ic_c
-        F = Ic_i S_i,  M_ii = S_i^T F;  for each ancestor j of i: M_ji = M_ij = S_j^T F
+        for each column s of S_i:  F = Ic_i s;  M_ts = S_t^T F  for the columns t of i and of its ancestors
+    A column pair ``(t, s)`` adds into the cells of their coordinates, scaled by their ``q_mult`` (mimic joints:
+    ``M = J^T M_columns J``), both ways round unless ``t`` is ``s``.
     """
     mass_c, h_c, I_c, oS, F = w.mass_c, w.h_c, w.I_c, w.oS, w.F
     for i in range(m.nb):
@@ -73,36 +77,41 @@ def composite_rigid_body(m, w, q, M):
     M[:] = 0.0
     for i in range(m.nb - 1, -1, -1):  # children have larger indices: Ic_i is complete here
         λ = m.parent[i]
-        mass_c[λ] += mass_c[i]
-        for r in range(3):
-            h_c[λ, r] += h_c[i, r]
-            for c in range(3):
-                I_c[λ, r, c] += I_c[i, r, c]
-        inertia_times(mass_c[i], h_c[i], I_c[i], oS[i], F)
-        F0, F1, F2, F3, F4, F5 = F[0], F[1], F[2], F[3], F[4], F[5]  # in registers while M is written
-        k_i = m.q_index[i]
-        j = i
-        while j >= 0:  # i itself, then its ancestors
-            S = oS[j]
-            M_ji = m.q_mult[j] * m.q_mult[i] * (S[0] * F0 + S[1] * F1 + S[2] * F2 + S[3] * F3 + S[4] * F4 + S[5] * F5)
-            M[m.q_index[j], k_i] += M_ji
-            if j != i:
-                M[k_i, m.q_index[j]] += M_ji
-            j = m.parent[j]
-    for k in range(m.dof):
-        M[k, k] += m.armature[k]
+        rigid_inertia_add(mass_c, h_c, I_c, i, λ)
+        for s in range(m.col_start[i], m.col_start[i + 1]):
+            inertia_times(mass_c[i], h_c[i], I_c[i], oS[s], F)
+            F0, F1, F2, F3, F4, F5 = F[0], F[1], F[2], F[3], F[4], F[5]  # in registers while M is written
+            k_s = m.col_v[s]
+            t = s
+            j = i
+            while j >= 0:  # s itself and the columns before it in i, then the columns of i's ancestors
+                S = oS[t]
+                M_ts = m.col_mult[t] * m.col_mult[s] * (S[0] * F0 + S[1] * F1 + S[2] * F2 + S[3] * F3 + S[4] * F4
+                                                        + S[5] * F5)
+                M[m.col_v[t], k_s] += M_ts
+                if t != s:
+                    M[k_s, m.col_v[t]] += M_ts
+                t -= 1
+                if t < m.col_start[j]:
+                    j = m.parent[j]
+                    if j >= 0:
+                        t = m.col_start[j + 1] - 1
+    for c in range(m.ncol):
+        M[m.col_v[c], m.col_v[c]] += m.armature[c]
 
 
 @arithmetic_kernel
 def crba_state(fdata, idata, block, q, M):
     """:func:`composite_rigid_body` for one state in the workspace ``block``."""
-    composite_rigid_body(model_view_inline(fdata, idata), crba_views(block), q, M)
+    composite_rigid_body(model_view_inline(fdata, idata), crba_views(block, idata[0]), q, M)
 
 
 @kernel
-def crba(fdata, idata, q, M):
-    """:func:`crba_state` with its own workspace; False if ``q`` or an entry of ``M`` is not finite."""
-    crba_state(fdata, idata, crba_block(idata[0]), q, M)
+def crba(fdata, idata, block, q, M):
+    """:func:`crba_state`; False if ``q`` or an entry of ``M`` is not finite."""
+    if block.size == 0:  # no held Data: a workspace of its own
+        block = np.empty(crba_shape(idata[0], idata[4]))
+    crba_state(fdata, idata, block, q, M)
     return all_finite(q) and all_finite(M)
 
 
@@ -118,16 +127,21 @@ def crba_batch(fdata, idata, q, M):
     """:func:`composite_rigid_body` for each row of a batch, chunks in parallel, one workspace per chunk; returns
     what :func:`crba` returns, for the whole batch."""
     for chunk in batch_range(chunk_count(q.shape[0])):
-        crba_rows(fdata, idata, crba_block(idata[0]), chunk_rows(chunk, q.shape[0]), q, M)
+        crba_rows(fdata, idata, np.empty(crba_shape(idata[0], idata[4])), chunk_rows(chunk, q.shape[0]), q, M)
     return all_finite(q) and all_finite(M)
 
 
-def mass_matrix(robot, q):
-    """The joint-space inertia matrix ``M(q)`` ``(…, dof, dof)``, symmetric positive definite for a well-posed
-    robot, with each drive's rotor inertia (armature) on the diagonal. One state ``(dof,)`` or a batch ``(N, dof)``.
+def mass_matrix(robot, q, *, data=None):
+    """The joint-space inertia matrix ``M(q)`` ``(…, nv, nv)``, symmetric positive definite for a well-posed
+    robot, with each drive's rotor inertia (armature) on the diagonal. One state ``q`` ``(nq,)`` or a batch
+    ``(N, nq)``; ``data``: a ``robot.data()`` to compute in.
     """
     (q,) = states(robot, finite=False, q=q)
-    M = np.empty(q.shape + (robot.dof,))
-    if not (crba_batch if q.ndim == 2 else crba)(robot.fdata, robot.idata, q, M):
+    (M,) = results(robot, data, "mass_matrix", q, (robot.nv, robot.nv))
+    if q.ndim == 2:
+        finite = crba_batch(robot.fdata, robot.idata, q, M)
+    else:
+        finite = crba(robot.fdata, robot.idata, workspace(robot, data, "crba", crba_shape, robot.nb, robot.ncol), q, M)
+    if not finite:
         raise not_finite(robot, "the mass matrix entries", q=q)
     return M

@@ -4,40 +4,45 @@ The algorithm of Carpentier & Mansard, "Analytical Derivatives of Rigid Body Dyn
 RNEA: every quantity is expressed in the frame of the fixed base (the world), where the spatial inertias and forces
 of a subtree simply add up, and each (torque, coordinate) pair costs a few scalar products.
 
-Body ``i`` (parent λ; ``X_i`` takes world coordinates to its own) turns by
-``theta_i = q_mult_i q[q_index_i] + q_offset_i``. The algorithm differentiates with respect to the bodies' ``theta``;
-the chain rule (``dtheta_i/dq_k = q_mult_i`` when ``q_index_i == k``) adds each body pair into its coordinates' cell,
-so a mimic's torque reaches its source by virtual work. Forward pass, with ``J_i = X_i^-1 S_i`` the joint's motion
-subspace in the world:
+The algorithm works on motion columns (:mod:`~rne_dynamics.model.joints`): column ``c`` of body ``i`` (parent λ) is
+``J_c = oX_i^-1 S_c`` in the world and moves with ``theta_c = col_mult_c v[col_v_c]``. A derivative with respect to
+``q`` is one along ``integrate(q, dq)``: ``dtheta_c`` turns body ``i`` by ``exp(dtheta_c S_c)`` in its own frame,
+which is the world's ``exp(dtheta_c J_c)`` applied to the subtree of ``i`` (Pinocchio's convention, the free-flyer's
+included). The chain rule adds each column pair into its coordinates' cell, scaled by both ``col_mult``, so a mimic's
+torque reaches its source by virtual work. Forward pass, per column ``c`` of body ``i`` (all share ``v_λ, a_λ``):
 
-    V_i = v_λ x J_i,   A_i = a_λ x J_i + v_λ x V_i                                  (the paper's dv/dq, da/dq)
-    v_i = v_λ + J_i qd_i,   a_i = a_λ + J_i qdd_i + V_i qd_i                        (a_base = -g; v_i x J_i = V_i)
-    f_i = I_i a_i + v_i x* I_i v_i - f_ext_i                                        (I_i: world inertia)
-    B_i x = v_i x* I_i x - I_i (v_i x x) + x x* I_i v_i                             (change of f_i as v gains x)
+    V_c = v_λ x J_c,   A_c = a_λ x J_c + v_λ x V_c,   Aqd_c = V_c + v_i x J_c     (the paper's dv/dq, da/dq, da/dv)
+    v_i = v_λ + sum_c J_c qd_c,   a_i = a_λ + sum_c (J_c qdd_c + V_c qd_c)        (a_base = -g)
+    f_i = I_i a_i + v_i x* I_i v_i - f_ext_i                                       (I_i: world inertia)
+    B_i x = v_i x* I_i x - I_i (v_i x x) + x x* I_i v_i                            (change of f_i as v gains x)
 
-Backward pass: ``Ic_i``, ``Bc_i`` and ``F_i`` (the joint wrench, in the world) sum ``I``, ``B`` and ``f`` over the
-subtree of ``i``. Turning ``theta_c`` turns the subtree of ``c`` rigidly about ``J_c``, which leaves ``J_r^T F_r``
-unchanged for every ``r`` inside it (power does not depend on the frame), and adds ``V_c`` to its velocities and
-``A_c + V_c x v_j`` to its accelerations; ``qd_c`` adds ``J_c`` and ``2 V_c + J_c x v_j``. Hence, for ``r`` an
-ancestor of ``c`` or ``c`` itself (each column pair below is one body pair; ``r != c`` for the second column):
+(``sum_c V_c qd_c = v_i x sum_c J_c qd_c``: the joint's own columns cross to zero.) Backward pass: ``Ic_i``, ``Bc_i``
+and ``F_i`` (the joint wrench, in the world) sum ``I``, ``B`` and ``f`` over the subtree of ``i``. Turning
+``theta_c`` turns the subtree of ``i`` rigidly about ``J_c`` -- ``i``'s other columns with it -- which leaves
+``J_r^T F_r`` unchanged for every column ``r`` of that subtree (power does not depend on the frame), and adds ``V_c``
+to its velocities and ``A_c + V_c x v_j`` to its accelerations; ``qd_c`` adds ``J_c`` and ``Aqd_c + J_c x v_j``.
+Hence, for a column ``r`` of a strict ancestor of ``i`` (both orders of the pair):
 
-    dtau_r/dtheta_c = J_r^T (Ic_c A_c + Bc_c V_c + J_c x* F_c)     dtau_c/dtheta_r = J_c^T (Ic_c A_r + Bc_c V_r)
-    dtau_r/dqd_c    = J_r^T (Ic_c 2 V_c + Bc_c J_c)                dtau_c/dqd_r    = J_c^T (Ic_c 2 V_r + Bc_c J_r)
-    dtau_r/dqdd_c   = J_r^T Ic_c J_c                               dtau_c/dqdd_r   = the same (the mass matrix)
+    dtau_r/dtheta_c = J_r^T (Ic_i A_c + Bc_i V_c + J_c x* F_i)   dtau_c/dtheta_r = J_c^T (Ic_i A_r + Bc_i V_r)
+    dtau_r/dqd_c    = J_r^T (Ic_i Aqd_c + Bc_i J_c)              dtau_c/dqd_r    = J_c^T (Ic_i Aqd_r + Bc_i J_r)
+    dtau_r/dqdd_c   = J_r^T Ic_i J_c                             dtau_c/dqdd_r   = the same (the mass matrix)
 
-and every other pair is 0. ``B_i`` acts on the angular part only, ``B_i = [[0, -2 (P_i x)], [0, Bw_i]]`` with
-``P_i`` the linear momentum and ``Bw_i = (w x) I - I (w x) + 2 (v.h) 1 - h v^T - v h^T - (k x)`` (``v_i = [v; w]``,
-``h`` the first moment of mass, ``k`` the angular momentum), so ``Bc`` is kept as ``P`` and ``Bw`` summed.
+for ``r`` and ``c`` both columns of ``i``, the right-hand forms (``J_r`` turns with ``c``: no ``J_c x* F_i``; the
+two forms agree for ``r = c``, as ``J_c^T (J_c x* F) = 0``), and every other pair is 0. ``B_i`` acts on the angular
+part only, ``B_i = [[0, -2 (P_i x)], [0, Bw_i]]`` with ``P_i`` the linear momentum and
+``Bw_i = (w x) I - I (w x) + 2 (v.h) 1 - h v^T - v h^T - (k x)`` (``v_i = [v; w]``, ``h`` the first moment of mass,
+``k`` the angular momentum), so ``Bc`` is kept as ``P`` and ``Bw`` summed.
 
-The joint wrench of ``r`` in its own frame, ``W_r = X_r^* F_r``, turns with ``r`` and with its ancestors:
+The joint wrench of a named joint moving body ``b``, ``W_b = oX_b^* F_b`` in its own frame, turns with ``b`` and its
+ancestors:
 
-    dW_r/dtheta_c = X_r^* (Ic_c A_c + Bc_c V_c + J_c x* F_c)   for c a descendant of r (not r),
-                  = X_r^* (Ic_r A_c + Bc_r V_c)                for c = r or an ancestor of r,
+    dW_b/dtheta_c = oX_b^* (Ic_i A_c + Bc_i V_c + J_c x* F_i)   for c a column of a strict descendant i of b,
+                  = oX_b^* (Ic_b A_c + Bc_b V_c)                 for c a column of b or of an ancestor,
 
-and so on for ``qd`` and ``qdd`` with the brackets of the torques. External wrenches are fixed in their bodies, so
-they only turn with them. The drive terms of :func:`~rne_dynamics.rnea.drive_torques_add` add ``armature`` to
-``dtau/dqdd`` and ``damping`` to ``dtau/dqd``; Coulomb friction ``sign(qd)`` has zero derivative wherever
-``qd != 0`` (undefined at 0, taken as 0).
+and so on for ``qd`` and ``qdd`` with the brackets of the torques; the floating base has no named joint, hence no
+row. External wrenches are fixed in their bodies, so they only turn with them. The drive terms of
+:func:`~rne_dynamics.algorithms.rnea.drive_torques_add` add ``armature`` to ``dtau/dqdd`` and ``damping`` to
+``dtau/dqd``; Coulomb friction ``sign(qd)`` has zero derivative wherever ``qd != 0`` (undefined at 0, taken as 0).
 """
 from collections import namedtuple
 
@@ -45,12 +50,13 @@ import numpy as np
 
 from .._jit import arithmetic_kernel, batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
 from .aba import forward_dynamics
+from ..model.data import results, workspace
 from .inputs import all_finite, body_wrenches, gravity_vector, not_finite, states
-from ..model.joints import X_up, joint_coordinate
+from ..model.joints import X_up
 from ..model.robot import model_view_inline
-from ..model.spatial import (add_scaled, base_acceleration, cross, cross_force_add, cross_motion_add, dot6, force_to_child,
-                      force_to_parent_add, inertia_times, motion_to_parent, pose_compose, rigid_inertia_to_parent,
-                      scaled_sum, set_at_rest, set_identity)
+from ..model.spatial import (add_scaled, base_acceleration, cross, cross_force_add, cross_motion_add, dot6,
+                             force_to_child, force_to_parent_add, inertia_times, motion_to_parent, pose_compose,
+                             rigid_inertia_to_parent, set_at_rest, set_identity, rigid_inertia_add)
 
 
 @helper
@@ -106,65 +112,96 @@ def load_change(Ic_mass, Ic_h, Ic_I, P, Bw, dv, da, out):
     coriolis_times_add(P, Bw, dv, out)
 
 
-DerivativesWorkspace = namedtuple("DerivativesWorkspace", "R p R0 p0 J v a V A mass_c h_c I_c P_c Bw_c F IcJ BtJ "
-                                                          "dF_dq dF_dqd Iv work")
+DerivativesWorkspace = namedtuple("DerivativesWorkspace", "R p R0 p0 v a F mass_c h_c I_c P_c Bw_c row J V A Aqd IcJ "
+                                                          "BtJ dF_dq dF_dqd Iv work")
 
 
 @helper
-def derivatives_views(block):
-    """The arrays of :func:`newton_euler_derivatives` as views of one ``(18, nb + 1, 6)`` block (one allocation),
-    world frame, a row per body and the base's last, each array contiguous: ``v``, ``a``, ``F``, ``J``, ``V``, ``A``,
-    ``Ic J``, ``dF/dtheta``, ``dF/dqd`` (planes 0-8); the pose ``R0``, the composites ``I_c``, ``Bw_c`` and ``X_up``'s
-    ``R`` (planes 9-14); ``p0``, the composites ``h_c``, ``P_c`` and ``(B^T J)[3:]`` (planes 15-16); the composite mass
-    and ``X_up``'s ``p`` (plane 17). The base rows of ``J`` and ``V`` to ``Ic J``, unused, hold one body's ``I v`` and
-    three 6-vectors of scratch. Only the base rows of the pose and the motion are read before they are written: the
-    base is the world, at rest.
+def vectors(block, start, n, size):
+    """``block[start : start + n size]`` as ``n`` contiguous rows of ``size``."""
+    return block[start:start + n * size].reshape((n, size))
+
+
+@helper
+def matrices(block, start, n):
+    """``block[start : start + 9 n]`` as ``n`` contiguous 3x3 matrices."""
+    return block[start:start + 9 * n].reshape((n, 3, 3))
+
+
+@helper
+def derivatives_views(block, nb, ncol):
+    """The arrays of :func:`newton_euler_derivatives` as contiguous views of one flat block (one allocation, world
+    frame). Per body and a base row last (``n = nb + 1``): the pose ``R0, p0``, ``v``, ``a``, ``F``, the composites
+    ``mass_c, h_c, I_c, P_c, Bw_c`` and the body's joint-wrench row (``-1``: none). Per motion column: ``J``,
+    ``V``, ``A``, ``Aqd``, ``Ic J``, ``(B^T J)[3:]``, ``dF/dtheta`` and ``dF/dqd``. Scratch: one body's ``X_up``
+    ``(R, p)``, its ``I v`` and three 6-vectors. Only the base rows of the pose and the motion are read before they
+    are written: the base is the world, at rest.
     """
-    nb = block.shape[1] - 1
-    matrices = block[9:15].reshape((4, nb + 1, 3, 3))
-    points = block[15:17].reshape((4, nb + 1, 3))
-    scalars = block[17].reshape(6 * (nb + 1))
-    w = DerivativesWorkspace(matrices[3, 0], scalars[nb + 1:nb + 4], matrices[0], points[0], block[3, :nb], block[0],
-                             block[1], block[4, :nb], block[5, :nb], scalars[:nb + 1], points[1], matrices[1],
-                             points[2], matrices[2], block[2], block[6, :nb], points[3, :nb], block[7, :nb],
-                             block[8, :nb], block[3, nb], block[4:7, nb])
-    set_identity(w.R0[nb], w.p0[nb])
-    set_at_rest(w.v[nb], w.a[nb])
+    n = nb + 1
+    R0, I_c, Bw_c = matrices(block, 0, n), matrices(block, 9 * n, n), matrices(block, 18 * n, n)
+    o = 27 * n
+    p0, h_c, P_c = vectors(block, o, n, 3), vectors(block, o + 3 * n, n, 3), vectors(block, o + 6 * n, n, 3)
+    o += 9 * n
+    v, a, F = vectors(block, o, n, 6), vectors(block, o + 6 * n, n, 6), vectors(block, o + 12 * n, n, 6)
+    o += 18 * n
+    mass_c, row = block[o:o + n], block[o + n:o + 2 * n]
+    o += 2 * n
+    J, V, A, Aqd = (vectors(block, o, ncol, 6), vectors(block, o + 6 * ncol, ncol, 6),
+                    vectors(block, o + 12 * ncol, ncol, 6), vectors(block, o + 18 * ncol, ncol, 6))
+    o += 24 * ncol
+    IcJ, dF_dq, dF_dqd = (vectors(block, o, ncol, 6), vectors(block, o + 6 * ncol, ncol, 6),
+                          vectors(block, o + 12 * ncol, ncol, 6))
+    o += 18 * ncol
+    BtJ = vectors(block, o, ncol, 3)
+    o += 3 * ncol
+    w = DerivativesWorkspace(matrices(block, o, 1)[0], block[o + 9:o + 12], R0, p0, v, a, F, mass_c, h_c, I_c, P_c,
+                             Bw_c, row, J, V, A, Aqd, IcJ, BtJ, dF_dq, dF_dqd, block[o + 12:o + 18],
+                             vectors(block, o + 18, 3, 6))
+    set_identity(R0[nb], p0[nb])
+    set_at_rest(v[nb], a[nb])
     return w
 
 
 @helper
-def derivatives_block(nb):
-    """The memory of a derivatives workspace (:func:`derivatives_views`)."""
-    return np.empty((18, nb + 1, 6))
+def derivatives_size(nb, ncol):
+    """The number of floats of a derivatives workspace (:func:`derivatives_views`)."""
+    return 56 * (nb + 1) + 45 * ncol + 36
 
 
 @arithmetic_kernel
 def newton_euler_derivatives(m, w, q, qd, qdd, gravity, f_ext, dtau_dq, dtau_dqd, dtau_dqdd, dw_dq, dw_dqd,
                              dw_dqdd):
-    """Derivatives of RNEA for one state (module docstring): writes the three ``(dof, dof)`` torque Jacobians and,
-    when ``dw_dq.shape[0] > 0``, the ``(dof, 6, dof)`` joint-wrench Jacobians (``dw[j, :, k]``: joint ``j``'s
-    wrench in its child link's frame, with respect to coordinate ``k``)."""
+    """Derivatives of RNEA for one state (module docstring): writes the three ``(nv, nv)`` torque Jacobians and,
+    when ``dw_dq.shape[0] > 0``, the ``(nj, 6, nv)`` joint-wrench Jacobians (``dw[j, :, k]``: named joint ``j``'s
+    wrench in its child link's frame, with respect to velocity coordinate ``k``)."""
     nb = m.nb
-    R, p, R0, p0, J, v, a, V, A = w.R, w.p, w.R0, w.p0, w.J, w.v, w.a, w.V, w.A
-    mass_c, h_c, I_c, P_c, Bw_c, F, IcJ, BtJ, dF_dq, dF_dqd, Iv = (w.mass_c, w.h_c, w.I_c, w.P_c, w.Bw_c, w.F,
-                                                                    w.IcJ, w.BtJ, w.dF_dq, w.dF_dqd, w.Iv)
-    f_ext_world, twice_V = w.work[0], w.work[1]  # scratch
+    R, p, R0, p0, v, a, F = w.R, w.p, w.R0, w.p0, w.v, w.a, w.F
+    J, V, A, Aqd, IcJ, BtJ, dF_dq, dF_dqd = w.J, w.V, w.A, w.Aqd, w.IcJ, w.BtJ, w.dF_dq, w.dF_dqd
+    mass_c, h_c, I_c, P_c, Bw_c, Iv = w.mass_c, w.h_c, w.I_c, w.P_c, w.Bw_c, w.Iv
+    f_ext_world = w.work[0]  # scratch
     base_acceleration(gravity, a[-1])
     for i in range(nb):
         λ = m.parent[i]
-        qd_i = joint_coordinate(m, i, qd)
         X_up(m, i, q, R, p)
         pose_compose(R0[λ], p0[λ], R, p, R0[i], p0[i])
-        motion_to_parent(R0[i], p0[i], m.S[i], J[i])
-        V[i] = 0.0
-        cross_motion_add(v[λ], J[i], 1.0, V[i])
-        scaled_sum(v[λ], qd_i, J[i], v[i])
-        scaled_sum(a[λ], joint_coordinate(m, i, qdd), J[i], a[i])
-        add_scaled(a[i], qd_i, V[i])
-        A[i] = 0.0
-        cross_motion_add(a[λ], J[i], 1.0, A[i])
-        cross_motion_add(v[λ], V[i], 1.0, A[i])
+        for k in range(6):
+            v[i, k] = v[λ, k]
+            a[i, k] = a[λ, k]
+        for c in range(m.col_start[i], m.col_start[i + 1]):
+            motion_to_parent(R0[i], p0[i], m.S[c], J[c])
+            V[c] = 0.0
+            cross_motion_add(v[λ], J[c], 1.0, V[c])
+            A[c] = 0.0
+            cross_motion_add(a[λ], J[c], 1.0, A[c])
+            cross_motion_add(v[λ], V[c], 1.0, A[c])
+            qd_c = m.col_mult[c] * qd[m.col_v[c]]
+            add_scaled(v[i], qd_c, J[c])
+            add_scaled(a[i], m.col_mult[c] * qdd[m.col_v[c]], J[c])
+            add_scaled(a[i], qd_c, V[c])
+        for c in range(m.col_start[i], m.col_start[i + 1]):  # v_i complete: Aqd_c = (v_λ + v_i) x J_c
+            for k in range(6):
+                Aqd[c, k] = V[c, k]
+            cross_motion_add(v[i], J[c], 1.0, Aqd[c])
         mass_c[i] = m.mass[i]  # the body's own world inertia; its subtree is added in the backward pass
         rigid_inertia_to_parent(R0[i], p0[i], m.mass[i], m.h[i], m.I[i], h_c[i], I_c[i])
         inertia_times(mass_c[i], h_c[i], I_c[i], v[i], Iv)
@@ -180,42 +217,47 @@ def newton_euler_derivatives(m, w, q, qd, qdd, gravity, f_ext, dtau_dq, dtau_dqd
     dtau_dq[:] = 0.0
     dtau_dqd[:] = 0.0
     dtau_dqdd[:] = 0.0
-    for c in range(nb - 1, -1, -1):  # children have larger indices: the composites of c are complete here
-        inertia_times(mass_c[c], h_c[c], I_c[c], J[c], IcJ[c])
-        coriolis_transpose_times(P_c[c], Bw_c[c], J[c], BtJ[c])
-        load_change(mass_c[c], h_c[c], I_c[c], P_c[c], Bw_c[c], V[c], A[c], dF_dq[c])
-        cross_force_add(J[c], F[c], dF_dq[c])
-        for k in range(6):
-            twice_V[k] = 2.0 * V[c, k]
-        load_change(mass_c[c], h_c[c], I_c[c], P_c[c], Bw_c[c], J[c], twice_V, dF_dqd[c])
-        k_c = m.q_index[c]
-        r = c
-        while r >= 0:  # r: c and its ancestors
-            k_r = m.q_index[r]
-            scale = m.q_mult[r] * m.q_mult[c]
-            dtau_dq[k_r, k_c] += scale * dot6(J[r], dF_dq[c])
-            dtau_dqd[k_r, k_c] += scale * dot6(J[r], dF_dqd[c])
-            M_rc = scale * dot6(J[r], IcJ[c])
-            dtau_dqdd[k_r, k_c] += M_rc
-            if r != c:
-                dtau_dq[k_c, k_r] += scale * (dot6(IcJ[c], A[r]) + dot_angular(BtJ[c], V[r]))
-                dtau_dqd[k_c, k_r] += scale * (2.0 * dot6(IcJ[c], V[r]) + dot_angular(BtJ[c], J[r]))
-                dtau_dqdd[k_c, k_r] += M_rc
-            r = m.parent[r]
-        λ = m.parent[c]
+    for i in range(nb - 1, -1, -1):  # children have larger indices: the composites of i are complete here
+        first, end = m.col_start[i], m.col_start[i + 1]
+        for c in range(first, end):
+            inertia_times(mass_c[i], h_c[i], I_c[i], J[c], IcJ[c])
+            coriolis_transpose_times(P_c[i], Bw_c[i], J[c], BtJ[c])
+            load_change(mass_c[i], h_c[i], I_c[i], P_c[i], Bw_c[i], V[c], A[c], dF_dq[c])
+            load_change(mass_c[i], h_c[i], I_c[i], P_c[i], Bw_c[i], J[c], Aqd[c], dF_dqd[c])
+            k_c = m.col_v[c]
+            for r in range(first, end):  # the columns of i turn with c: only the motion's change counts
+                k_r = m.col_v[r]
+                scale = m.col_mult[r] * m.col_mult[c]
+                dtau_dq[k_r, k_c] += scale * dot6(J[r], dF_dq[c])
+                dtau_dqd[k_r, k_c] += scale * dot6(J[r], dF_dqd[c])
+                dtau_dqdd[k_r, k_c] += scale * dot6(J[r], IcJ[c])
+            cross_force_add(J[c], F[i], dF_dq[c])  # the ancestors' columns stay: they see F_i turn
+            j = m.parent[i]
+            while j >= 0:
+                for r in range(m.col_start[j], m.col_start[j + 1]):
+                    k_r = m.col_v[r]
+                    scale = m.col_mult[r] * m.col_mult[c]
+                    dtau_dq[k_r, k_c] += scale * dot6(J[r], dF_dq[c])
+                    dtau_dqd[k_r, k_c] += scale * dot6(J[r], dF_dqd[c])
+                    M_rc = scale * dot6(J[r], IcJ[c])
+                    dtau_dqdd[k_r, k_c] += M_rc
+                    dtau_dqdd[k_c, k_r] += M_rc
+                    dtau_dq[k_c, k_r] += scale * (dot6(IcJ[c], A[r]) + dot_angular(BtJ[c], V[r]))
+                    dtau_dqd[k_c, k_r] += scale * (dot6(IcJ[c], Aqd[r]) + dot_angular(BtJ[c], J[r]))
+                j = m.parent[j]
+        λ = m.parent[i]
         if λ < 0:  # the fixed base needs no composite
             continue
-        mass_c[λ] += mass_c[c]
-        for k in range(3):
-            h_c[λ, k] += h_c[c, k]
-            P_c[λ, k] += P_c[c, k]
+        rigid_inertia_add(mass_c, h_c, I_c, i, λ)
+        for k in range(3):  # and the Coriolis factor B = [[0, -2 (P x)], [0, Bw]]
+            P_c[λ, k] += P_c[i, k]
             for n in range(3):
-                I_c[λ, k, n] += I_c[c, k, n]
-                Bw_c[λ, k, n] += Bw_c[c, k, n]
-        add_scaled(F[λ], 1.0, F[c])
-    for k in range(m.dof):
-        dtau_dqd[k, k] += m.damping[k]
-        dtau_dqdd[k, k] += m.armature[k]
+                Bw_c[λ, k, n] += Bw_c[i, k, n]
+        add_scaled(F[λ], 1.0, F[i])
+    for c in range(m.ncol):  # zero on the base's and mimic columns
+        k = m.col_v[c]
+        dtau_dqd[k, k] += m.damping[c]
+        dtau_dqdd[k, k] += m.armature[c]
     if dw_dq.shape[0] > 0:
         joint_wrench_terms(m, w, dw_dq, dw_dqd, dw_dqdd)
 
@@ -230,35 +272,42 @@ def wrench_in_body_add(R, p, dF, scale, out, work):
 
 @arithmetic_kernel
 def joint_wrench_terms(m, w, dw_dq, dw_dqd, dw_dqdd):
-    """The ``(dof, 6, dof)`` joint-wrench Jacobians from the quantities :func:`newton_euler_derivatives` left in
-    ``w`` (module docstring). For each body pair ``(r, c)``, ``r`` an ancestor of ``c`` or ``c`` itself: ``W_c``
-    with respect to ``theta_r`` and, if ``r != c``, ``W_r`` with respect to ``theta_c``. Only a body moved by its
-    own coordinate (not a mimic) has a row."""
-    R0, p0, J, V, A, mass_c, h_c, I_c, P_c, Bw_c = w.R0, w.p0, w.J, w.V, w.A, w.mass_c, w.h_c, w.I_c, w.P_c, w.Bw_c
-    IcJ, dF_dq, dF_dqd = w.IcJ, w.dF_dq, w.dF_dqd
-    dF, twice_V, scratch = w.work[0], w.work[1], w.work[2]  # unpacked once: field access in the loop costs
+    """The ``(nj, 6, nv)`` joint-wrench Jacobians from the quantities :func:`newton_euler_derivatives` left in ``w``
+    (module docstring). Each named joint's body ``b`` has row ``j``: with respect to the columns of ``b`` and of its
+    ancestors, which turn its frame, and to the columns of its descendants, whose ``dF`` it carries."""
+    R0, p0, J, V, A, Aqd, mass_c, h_c, I_c, P_c, Bw_c = (w.R0, w.p0, w.J, w.V, w.A, w.Aqd, w.mass_c, w.h_c, w.I_c,
+                                                         w.P_c, w.Bw_c)
+    IcJ, dF_dq, dF_dqd, row = w.IcJ, w.dF_dq, w.dF_dqd, w.row
+    dF, scratch = w.work[1], w.work[2]  # unpacked once: field access in the loop costs
     dw_dq[:] = 0.0
     dw_dqd[:] = 0.0
     dw_dqdd[:] = 0.0
-    for c in range(m.nb):
-        k_c = m.q_index[c]
-        has_row_c = m.dof_body[k_c] == c
-        r = c
-        while r >= 0:
-            k_r = m.q_index[r]
-            if has_row_c:
-                load_change(mass_c[c], h_c[c], I_c[c], P_c[c], Bw_c[c], V[r], A[r], dF)
-                wrench_in_body_add(R0[c], p0[c], dF, m.q_mult[r], dw_dq[k_c, :, k_r], scratch)
-                for k in range(6):
-                    twice_V[k] = 2.0 * V[r, k]
-                load_change(mass_c[c], h_c[c], I_c[c], P_c[c], Bw_c[c], J[r], twice_V, dF)
-                wrench_in_body_add(R0[c], p0[c], dF, m.q_mult[r], dw_dqd[k_c, :, k_r], scratch)
-                inertia_times(mass_c[c], h_c[c], I_c[c], J[r], dF)
-                wrench_in_body_add(R0[c], p0[c], dF, m.q_mult[r], dw_dqdd[k_c, :, k_r], scratch)
-            if r != c and m.dof_body[k_r] == r:
-                wrench_in_body_add(R0[r], p0[r], dF_dq[c], m.q_mult[c], dw_dq[k_r, :, k_c], scratch)
-                wrench_in_body_add(R0[r], p0[r], dF_dqd[c], m.q_mult[c], dw_dqd[k_r, :, k_c], scratch)
-                wrench_in_body_add(R0[r], p0[r], IcJ[c], m.q_mult[c], dw_dqdd[k_r, :, k_c], scratch)
+    for b in range(m.nb):
+        row[b] = -1.0
+    for j in range(m.nj):
+        row[m.joint_body[j]] = j
+    for b in range(m.nb):
+        j = int(row[b])
+        i = b if j >= 0 else -1
+        while i >= 0:  # the columns of b and of its ancestors: b's frame turns with them
+            for c in range(m.col_start[i], m.col_start[i + 1]):
+                k_c, s = m.col_v[c], m.col_mult[c]
+                load_change(mass_c[b], h_c[b], I_c[b], P_c[b], Bw_c[b], V[c], A[c], dF)
+                wrench_in_body_add(R0[b], p0[b], dF, s, dw_dq[j, :, k_c], scratch)
+                load_change(mass_c[b], h_c[b], I_c[b], P_c[b], Bw_c[b], J[c], Aqd[c], dF)
+                wrench_in_body_add(R0[b], p0[b], dF, s, dw_dqd[j, :, k_c], scratch)
+                inertia_times(mass_c[b], h_c[b], I_c[b], J[c], dF)
+                wrench_in_body_add(R0[b], p0[b], dF, s, dw_dqdd[j, :, k_c], scratch)
+            i = m.parent[i]
+        r = m.parent[b]
+        while r >= 0:  # the columns of b change the wrenches of its strict ancestors by their whole dF
+            j = int(row[r])
+            if j >= 0:
+                for c in range(m.col_start[b], m.col_start[b + 1]):
+                    k_c, s = m.col_v[c], m.col_mult[c]
+                    wrench_in_body_add(R0[r], p0[r], dF_dq[c], s, dw_dq[j, :, k_c], scratch)
+                    wrench_in_body_add(R0[r], p0[r], dF_dqd[c], s, dw_dqd[j, :, k_c], scratch)
+                    wrench_in_body_add(R0[r], p0[r], IcJ[c], s, dw_dqdd[j, :, k_c], scratch)
             r = m.parent[r]
 
 
@@ -266,15 +315,18 @@ def joint_wrench_terms(m, w, dw_dq, dw_dqd, dw_dqdd):
 def derivatives_state(fdata, idata, block, q, qd, qdd, gravity, f_ext, dtau_dq, dtau_dqd, dtau_dqdd, dw_dq, dw_dqd,
                       dw_dqdd):
     """:func:`newton_euler_derivatives` for one state in the workspace ``block``."""
-    newton_euler_derivatives(model_view_inline(fdata, idata), derivatives_views(block), q, qd, qdd, gravity, f_ext,
-                             dtau_dq, dtau_dqd, dtau_dqdd, dw_dq, dw_dqd, dw_dqdd)
+    newton_euler_derivatives(model_view_inline(fdata, idata), derivatives_views(block, idata[0], idata[4]), q, qd,
+                             qdd, gravity, f_ext, dtau_dq, dtau_dqd, dtau_dqdd, dw_dq, dw_dqd, dw_dqdd)
 
 
 @kernel
-def rnea_derivatives(fdata, idata, q, qd, qdd, gravity, f_ext, dtau_dq, dtau_dqd, dtau_dqdd, dw_dq, dw_dqd, dw_dqdd):
-    """:func:`derivatives_state` with its own workspace; False if an input or a derivative is not finite."""
-    derivatives_state(fdata, idata, derivatives_block(idata[0]), q, qd, qdd, gravity, f_ext, dtau_dq, dtau_dqd,
-                      dtau_dqdd, dw_dq, dw_dqd, dw_dqdd)
+def rnea_derivatives(fdata, idata, block, q, qd, qdd, gravity, f_ext, dtau_dq, dtau_dqd, dtau_dqdd, dw_dq, dw_dqd,
+                     dw_dqdd):
+    """:func:`derivatives_state`; False if an input or a derivative is not finite."""
+    if block.size == 0:  # no held Data: a workspace of its own
+        block = np.empty(derivatives_size(idata[0], idata[4]))
+    derivatives_state(fdata, idata, block, q, qd, qdd, gravity, f_ext, dtau_dq, dtau_dqd, dtau_dqdd, dw_dq, dw_dqd,
+                      dw_dqdd)
     return all_finite(q) and all_finite(qd) and all_finite(qdd) and all_finite(dtau_dq) and all_finite(dtau_dqd)
 
 
@@ -283,7 +335,7 @@ def derivatives_rows(fdata, idata, block, rows, q, qd, qdd, gravity, f_ext, dtau
                      dw_dqd, dw_dqdd):
     """:func:`newton_euler_derivatives` for the states ``rows`` of a batch, in one workspace ``block``."""
     m = model_view_inline(fdata, idata)
-    w = derivatives_views(block)
+    w = derivatives_views(block, idata[0], idata[4])
     for n in rows:
         newton_euler_derivatives(m, w, q[n], qd[n], qdd[n], gravity, f_ext[n], dtau_dq[n], dtau_dqd[n],
                                  dtau_dqdd[n], dw_dq[n], dw_dqd[n], dw_dqdd[n])
@@ -295,63 +347,103 @@ def rnea_derivatives_batch(fdata, idata, q, qd, qdd, gravity, f_ext, dtau_dq, dt
     """:func:`newton_euler_derivatives` for each row of a batch; chunks of states in parallel, one workspace
     each. Returns what :func:`rnea_derivatives` returns, for the whole batch."""
     for chunk in batch_range(chunk_count(q.shape[0])):
-        derivatives_rows(fdata, idata, derivatives_block(idata[0]), chunk_rows(chunk, q.shape[0]), q, qd, qdd,
-                         gravity, f_ext, dtau_dq, dtau_dqd, dtau_dqdd, dw_dq, dw_dqd, dw_dqdd)
+        block = np.empty(derivatives_size(idata[0], idata[4]))
+        derivatives_rows(fdata, idata, block, chunk_rows(chunk, q.shape[0]), q, qd,
+                         qdd, gravity, f_ext, dtau_dq, dtau_dqd, dtau_dqdd, dw_dq, dw_dqd, dw_dqdd)
     return all_finite(q) and all_finite(qd) and all_finite(qdd) and all_finite(dtau_dq) and all_finite(dtau_dqd)
 
 
-def _derivatives(robot, q, qd, qdd, gravity, external_wrenches, wrenches):
-    """Run the kernel; returns the torque Jacobians and, if ``wrenches``, the joint-wrench Jacobians."""
+def _derivatives(robot, q, qd, qdd, gravity, external_wrenches, wrenches, data):
+    """Run the kernel; returns the torque Jacobians and, if ``wrenches``, the joint-wrench Jacobians (in ``data``
+    if given)."""
     q, qd, qdd = states(robot, finite=False, q=q, qd=qd, qdd=qdd)
     g = gravity_vector(gravity)
-    batch = q.shape[:-1]
-    dof = robot.dof
-    f_ext = body_wrenches(robot, external_wrenches, q.shape[0] if batch else 1)
-    jacobians = [np.empty(batch + (dof, dof)) for _ in range(3)]
-    if wrenches:
-        wrench_jacobians = [np.empty(batch + (dof, 6, dof)) for _ in range(3)]
-    else:
-        wrench_jacobians = [np.empty(batch + (0, 6, 0))] * 3  # nothing is written to them
-    if batch:
+    nv, nj = robot.nv, len(robot.joint_names)
+    f_ext = body_wrenches(robot, external_wrenches, q.shape[0] if q.ndim == 2 else 1, data)
+    key = "joint_wrench_derivatives" if wrenches else "inverse_dynamics_derivatives"
+    jacobians = results(robot, data, key, q, (nv, nv), (nv, nv), (nv, nv))
+    # without the joint-wrench Jacobians, empty ones: nothing is written to them
+    wrench_jacobians = results(robot, data, key + ".wrenches", q, *((nj, 6, nv) if wrenches else (0, 6, 0),) * 3)
+    if q.ndim == 2:
         finite = rnea_derivatives_batch(robot.fdata, robot.idata, q, qd, qdd, g,
                                         np.broadcast_to(f_ext, (len(q),) + f_ext.shape[1:]), *jacobians,
                                         *wrench_jacobians)
     else:
-        finite = rnea_derivatives(robot.fdata, robot.idata, q, qd, qdd, g, f_ext[0], *jacobians, *wrench_jacobians)
+        block = workspace(robot, data, "derivatives", derivatives_size, robot.nb, robot.ncol)
+        finite = rnea_derivatives(robot.fdata, robot.idata, block, q, qd, qdd, g, f_ext[0], *jacobians,
+                                  *wrench_jacobians)
     if not finite:
         raise not_finite(robot, "the derivatives", q=q, qd=qd, qdd=qdd)
-    return tuple(jacobians), tuple(wrench_jacobians)
+    return jacobians, wrench_jacobians
 
 
-def inverse_dynamics_derivatives(robot, q, qd, qdd, *, gravity=None, external_wrenches=None):
-    """``(dtau_dq, dtau_dqd, dtau_dqdd)`` of :func:`~rne_dynamics.inverse_dynamics`, each ``(…, dof, dof)``, row =
-    torque, column = coordinate; ``dtau_dqdd`` is the mass matrix (armature included).
+def inverse_dynamics_derivatives(robot, q, qd, qdd, *, gravity=None, external_wrenches=None, data=None):
+    """``(dtau_dq, dtau_dqd, dtau_dqdd)`` of :func:`~rne_dynamics.inverse_dynamics`, each ``(…, nv, nv)``, row =
+    torque, column = velocity coordinate; ``dtau_dqdd`` is the mass matrix (armature included).
 
-    Exact (Carpentier & Mansard's algorithm, see the module docstring), drive terms included: ``damping`` on the
-    diagonal of ``dtau_dqd``; Coulomb friction contributes nothing (its derivative is 0 for ``qd != 0``). External
-    wrenches, as in ``inverse_dynamics``, are fixed in their links' frames. One state ``(dof,)`` or a batch
-    ``(N, dof)``.
+    ``dtau_dq`` is the derivative along ``integrate(q, dq)``, ``dq`` in ``v``'s coordinates (for a joint of one
+    coordinate, along ``q`` itself; a floating base's or spherical joint's rotation turns in its child frame), as
+    Pinocchio's ``computeRNEADerivatives``. Exact (Carpentier & Mansard's algorithm, see the module docstring),
+    drive terms included: ``damping`` on the diagonal of ``dtau_dqd``; Coulomb friction contributes nothing (its
+    derivative is 0 for ``qd != 0``). External wrenches, as in ``inverse_dynamics``, are fixed in their links'
+    frames. One state (``q`` ``(nq,)``, the others ``(nv,)``) or a batch ``(N, nq)``, ``(N, nv)``.
     """
-    return _derivatives(robot, q, qd, qdd, gravity, external_wrenches, wrenches=False)[0]
+    return tuple(_derivatives(robot, q, qd, qdd, gravity, external_wrenches, False, data)[0])
 
 
-def joint_wrench_derivatives(robot, q, qd, qdd, *, gravity=None, external_wrenches=None):
-    """``(dW_dq, dW_dqd, dW_dqdd)``, each ``(…, dof, 6, dof)``: ``dW_dq[..., j, :, k]`` is the derivative of the
-    joint wrench of joint ``j`` (``inverse_dynamics(...).joint_wrenches[..., j, :]``: child-link frame, about the
-    joint origin) with respect to ``q[k]``. Rigid-body loads only, as the joint wrenches are (drive friction and
+def joint_wrench_derivatives(robot, q, qd, qdd, *, gravity=None, external_wrenches=None, data=None):
+    """``(dW_dq, dW_dqd, dW_dqdd)``, each ``(…, len(joint_names), 6, nv)``: ``dW_dq[..., j, :, k]`` is the
+    derivative of the joint wrench of joint ``j`` (``inverse_dynamics(...).joint_wrenches[..., j, :]``: child-link
+    frame, about the joint origin) with respect to velocity coordinate ``k`` (``q`` along ``integrate``, as in
+    :func:`inverse_dynamics_derivatives`). Rigid-body loads only, as the joint wrenches are (drive friction and
     armature act inside the drive, not across the joint)."""
-    return _derivatives(robot, q, qd, qdd, gravity, external_wrenches, wrenches=True)[1]
+    return tuple(_derivatives(robot, q, qd, qdd, gravity, external_wrenches, True, data)[1])
 
 
-def forward_dynamics_derivatives(robot, q, qd, tau, *, gravity=None, external_wrenches=None):
-    """``(dqdd_dq, dqdd_dqd, dqdd_dtau)`` of :func:`~rne_dynamics.forward_dynamics`, each ``(…, dof, dof)``.
+@kernel
+def spd_inverse(M, L, M_inv):
+    """``M_inv = M^-1`` for symmetric positive definite ``M`` (one or a batch) by ``M = L L^T`` (Cholesky, ``L`` is
+    written); ``M`` is left as it is."""
+    n = M.shape[-1]
+    for s in range(M.size // (n * n) if n else 0):
+        A, C, X = M.reshape(-1, n, n)[s], L.reshape(-1, n, n)[s], M_inv.reshape(-1, n, n)[s]
+        for j in range(n):
+            d = A[j, j]
+            for k in range(j):
+                d -= C[j, k] * C[j, k]
+            C[j, j] = np.sqrt(d)
+            for i in range(j + 1, n):
+                x = A[i, j]
+                for k in range(j):
+                    x -= C[i, k] * C[j, k]
+                C[i, j] = x / C[j, j]
+        for c in range(n):  # column c of M^-1: L y = e_c, then L^T x = y
+            for i in range(n):
+                y = 1.0 if i == c else 0.0
+                for k in range(i):
+                    y -= C[i, k] * X[k, c]
+                X[i, c] = y / C[i, i]
+            for i in range(n - 1, -1, -1):
+                x = X[i, c]
+                for k in range(i + 1, n):
+                    x -= C[k, i] * X[k, c]
+                X[i, c] = x / C[i, i]
+
+
+def forward_dynamics_derivatives(robot, q, qd, tau, *, gravity=None, external_wrenches=None, data=None):
+    """``(dqdd_dq, dqdd_dqd, dqdd_dtau)`` of :func:`~rne_dynamics.forward_dynamics`, each ``(…, nv, nv)`` (``q``
+    along ``integrate``, as in :func:`inverse_dynamics_derivatives`).
 
     Differentiating ``ID(q, qd, FD(q, qd, tau)) = tau`` gives ``dqdd/dx = -M^-1 dtau/dx`` for ``x`` in ``q, qd``
     (evaluated at ``qdd = FD(q, qd, tau)``) and ``dqdd/dtau = M^-1``, ``M`` with armature. Friction as in
-    :func:`inverse_dynamics_derivatives`.
+    :func:`inverse_dynamics_derivatives`. ``data``: a ``robot.data()`` to compute in.
     """
-    qdd = forward_dynamics(robot, q, qd, tau, gravity=gravity, external_wrenches=external_wrenches)
+    qdd = forward_dynamics(robot, q, qd, tau, gravity=gravity, external_wrenches=external_wrenches, data=data)
     dtau_dq, dtau_dqd, M = inverse_dynamics_derivatives(robot, q, qd, qdd, gravity=gravity,
-                                                        external_wrenches=external_wrenches)
-    M_inv = np.linalg.inv(M)
-    return -M_inv @ dtau_dq, -M_inv @ dtau_dqd, M_inv
+                                                        external_wrenches=external_wrenches, data=data)
+    square = (robot.nv, robot.nv)
+    dqdd_dq, dqdd_dqd, M_inv, L = results(robot, data, "forward_dynamics_derivatives", qdd, *(square,) * 4)
+    spd_inverse(M, L, M_inv)
+    np.negative(np.matmul(M_inv, dtau_dq, out=dqdd_dq), out=dqdd_dq)
+    np.negative(np.matmul(M_inv, dtau_dqd, out=dqdd_dqd), out=dqdd_dqd)
+    return dqdd_dq, dqdd_dqd, M_inv

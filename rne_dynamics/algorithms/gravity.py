@@ -14,11 +14,12 @@ from collections import namedtuple
 import numpy as np
 
 from .._jit import arithmetic_kernel, batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
-from .inputs import NO_WRENCHES, all_finite, gravity_vector, not_finite, states
+from ..model.data import results, workspace
+from .inputs import all_finite, gravity_vector, not_finite, states
 from ..model.joints import X_up
-from ..model.robot import model_view_inline
-from .rnea import rnea, rnea_batch
-from ..model.spatial import base_acceleration, cross, dot6
+from ..model.robot import S_transpose_times_add, model_view_inline
+from .rnea import newton_euler_call
+from ..model.spatial import base_acceleration, cross
 
 
 GravityWorkspace = namedtuple("GravityWorkspace", "R p a mass_c h_c f")
@@ -36,9 +37,9 @@ def gravity_views(block):
 
 
 @helper
-def gravity_block(nb):
-    """The memory of a static-pass workspace (:func:`gravity_views`)."""
-    return np.empty((nb + 1, 4, 6))
+def gravity_shape(nb):
+    """The shape of a static-pass workspace (:func:`gravity_views`)."""
+    return (nb + 1, 4, 6)
 
 
 @arithmetic_kernel
@@ -68,8 +69,7 @@ def static_newton_euler(m, w, q, gravity, tau):
         a0, a1, a2 = a[i, 0], a[i, 1], a[i, 2]
         f[0], f[1], f[2] = mass_c[i] * a0, mass_c[i] * a1, mass_c[i] * a2
         f[3], f[4], f[5] = cross(h_c[i, 0], h_c[i, 1], h_c[i, 2], a0, a1, a2)
-        # a mimic's load reaches its source by virtual work
-        tau[m.q_index[i]] += m.q_mult[i] * dot6(m.S[i], f)
+        S_transpose_times_add(m, i, f, tau)
         mass_c[λ] += mass_c[i]
         for k in range(3):
             h_c[λ, k] += R[i, k, 0] * h_c[i, 0] + R[i, k, 1] * h_c[i, 1] + R[i, k, 2] * h_c[i, 2] + mass_c[i] * p[i, k]
@@ -82,9 +82,11 @@ def gravity_state(fdata, idata, block, q, gravity, tau):
 
 
 @kernel
-def gravity_pass(fdata, idata, q, gravity, tau):
-    """:func:`gravity_state` with its own workspace; False if ``q`` or a torque is not finite."""
-    gravity_state(fdata, idata, gravity_block(idata[0]), q, gravity, tau)
+def gravity_pass(fdata, idata, block, q, gravity, tau):
+    """:func:`gravity_state`; False if ``q`` or a torque is not finite."""
+    if block.size == 0:  # no held Data: a workspace of its own
+        block = np.empty(gravity_shape(idata[0]))
+    gravity_state(fdata, idata, block, q, gravity, tau)
     return all_finite(q) and all_finite(tau)
 
 
@@ -102,39 +104,39 @@ def gravity_pass_batch(fdata, idata, q, gravity, tau):
     """:func:`static_newton_euler` for each row of a batch, chunks in parallel, one workspace per chunk; returns
     what :func:`gravity_pass` returns, for the whole batch."""
     for chunk in batch_range(chunk_count(q.shape[0])):
-        gravity_rows(fdata, idata, gravity_block(idata[0]), chunk_rows(chunk, q.shape[0]), q, gravity, tau)
+        gravity_rows(fdata, idata, np.empty(gravity_shape(idata[0])), chunk_rows(chunk, q.shape[0]), q, gravity, tau)
     return all_finite(q) and all_finite(tau)
 
 
-def gravity_torques(robot, q, *, gravity=None):
+def gravity_torques(robot, q, *, gravity=None, data=None):
     """``g(q)``: the joint torques that hold the robot still at ``q`` (``inverse_dynamics(q, 0, 0).torques``).
 
-    ``gravity``: 3-vector in the root-link frame, default ``(0, 0, -9.81)``. One state ``(dof,)`` or a batch
-    ``(N, dof)``.
+    ``gravity``: 3-vector in the world (root-link) frame, default ``(0, 0, -9.81)``. One state or a batch (``q``
+    ``(…, nq)``); ``data``: a ``robot.data()`` to compute in.
     """
     (q,) = states(robot, finite=False, q=q)
     g = gravity_vector(gravity)
-    tau = np.empty(q.shape)
-    if not (gravity_pass_batch if q.ndim == 2 else gravity_pass)(robot.fdata, robot.idata, q, g, tau):
+    (tau,) = results(robot, data, "gravity_torques", q, (robot.nv,))
+    if q.ndim == 2:
+        finite = gravity_pass_batch(robot.fdata, robot.idata, q, g, tau)
+    else:
+        block = workspace(robot, data, "gravity", gravity_shape, robot.nb)
+        finite = gravity_pass(robot.fdata, robot.idata, block, q, g, tau)
+    if not finite:
         raise not_finite(robot, "the torques", q=q)
     return tau
 
 
-def bias_torques(robot, q, qd, *, gravity=None):
+def bias_torques(robot, q, qd, *, gravity=None, data=None):
     """``C(q, qd) qd + g(q)``: the torques at zero acceleration, without drive friction (see the module notes).
 
     Computed by RNEA with ``qdd = 0`` (RBDA Sec. 9.2), rigid-body terms only.
-    One state ``(dof,)`` or a batch ``(N, dof)``.
+    One state or a batch (``q`` ``(…, nq)``, ``qd`` ``(…, nv)``); ``data``: a ``robot.data()`` to compute in.
     """
     q, qd = states(robot, finite=False, q=q, qd=qd)
-    g = gravity_vector(gravity)
-    tau, wrench, base = np.empty(q.shape), np.empty(q.shape + (6,)), np.empty(q.shape[:-1] + (6,))
-    qdd = np.zeros(q.shape)
-    if q.ndim == 2:
-        finite = rnea_batch(robot.fdata, robot.idata, q, qd, qdd, g, np.broadcast_to(NO_WRENCHES, (len(q), 0, 6)),
-                            False, tau, wrench, base)
-    else:
-        finite = rnea(robot.fdata, robot.idata, q, qd, qdd, g, NO_WRENCHES[0], False, tau, wrench, base)
-    if not finite:
+    tau, wrench, base, qdd = results(robot, data, "bias_torques", q, (robot.nv,), (len(robot.joint_names), 6), (6,),
+                                     (robot.nv,))
+    qdd[...] = 0.0
+    if not newton_euler_call(robot, data, q, qd, qdd, gravity, None, False, tau, wrench, base):
         raise not_finite(robot, "the torques", q=q, qd=qd)
     return tau

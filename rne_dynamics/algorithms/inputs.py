@@ -1,11 +1,16 @@
-"""Checking and shaping the arguments of the dynamics calls: one state ``(dof,)`` or a batch ``(N, dof)``."""
+"""Checking and shaping the arguments of the dynamics calls: one state or a batch ``(N, ...)``; configurations ``q``
+have ``nq`` entries, every other joint-space array (``qd``/``v``, ``qdd``, ``tau``, ...) ``nv``."""
 import math
 
 import numpy as np
 
 from .._jit import kernel
 from ..errors import StateError
+from ..model.data import memory
 from ..model.robot import Robot
+
+#: A quaternion whose norm is further than this from 1 is refused (a float32 message keeps about 1e-7).
+QUATERNION_TOLERANCE = 1e-6
 
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 
@@ -22,8 +27,17 @@ def _floats(value, name):
     return x if x.flags.writeable else x.copy()  # one compiled kernel: numba compiles read-only arrays apart
 
 
-def states(robot, finite=True, **arrays):
-    """The named joint-space arrays as float64, all ``(dof,)`` or all ``(N, dof)``, finite.
+#: The names under which the calls take configurations (``nq`` entries); every other joint-space argument has ``nv``.
+CONFIGURATIONS = ("q", "q0", "q1")
+
+
+def size(robot, name):
+    """Entries per state of the argument ``name``: ``nq`` for a configuration, else ``nv``."""
+    return robot.nq if name in CONFIGURATIONS else robot.nv
+
+
+def states(robot, finite=True, unit_quaternions=True, **arrays):
+    """The named joint-space arrays as float64, all one state or all ``N`` states, finite, with unit quaternions.
 
     Returns the arrays in the order given; a mismatch names the argument and the shapes. This runs on every call,
     so the common case costs a few attribute reads per array; the detailed checks run only on failure.
@@ -37,13 +51,45 @@ def states(robot, finite=True, **arrays):
         if not (type(x) is np.ndarray and x.dtype is _FLOAT64 and x.flags.carray):  # else taken as it is
             x = _floats(x, name)
         out.append(x)
-    shape = out[0].shape
-    if len(shape) not in (1, 2) or shape[-1] != robot.dof:
-        _explain(robot, arrays)
-    for x in out:
-        if x.shape != shape or (finite and not all_finite(x)):
+    nq, nv = robot.nq, robot.nv
+    batch = out[0].shape[:-1]
+    for name, x in zip(arrays, out):
+        shape = x.shape
+        if (len(shape) not in (1, 2) or shape[:-1] != batch or shape[-1] != (nq if name in CONFIGURATIONS else nv)
+                or (finite and not all_finite(x))):
             _explain(robot, arrays)
+    if unit_quaternions and robot.has_quaternions:
+        for name, x in zip(arrays, out):
+            if name in CONFIGURATIONS and not unit_norms(x, robot.quaternions, QUATERNION_TOLERANCE):
+                check_quaternions(robot, name, x)
     return out
+
+
+@kernel
+def unit_norms(q, starts, tolerance):
+    """Every quaternion of ``q`` (one state or a batch; ``q[starts[k] : starts[k] + 4]``) has a norm within
+    ``tolerance`` of 1 (numpy's norms cost microseconds on a few numbers)."""
+    rows = q.reshape(-1, q.shape[-1])
+    for n in range(rows.shape[0]):
+        for s in starts:
+            x = rows[n, s:s + 4]
+            if not abs(math.sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2] + x[3] * x[3]) - 1.0) <= tolerance:
+                return False
+    return True
+
+
+def check_quaternions(robot, name, q):
+    """Refuse a configuration whose quaternions are not unit, naming the joint and state (a NaN is reported as not
+    finite by the caller)."""
+    for start in robot.quaternions:
+        norm = np.linalg.norm(q[..., start:start + 4], axis=-1)
+        bad = np.flatnonzero(np.abs(norm - 1.0) > QUATERNION_TOLERANCE)
+        if bad.size:
+            where = f" (state {bad[0]})" if q.ndim == 2 else ""
+            value = q[..., start:start + 4].reshape(-1, 4)[bad[0]]
+            raise StateError(f"{name}{where}: the quaternion of joint '{robot.q_names[start].rsplit('.', 1)[0]}' "
+                             f"[qx qy qz qw] = {value.tolist()} has norm {norm.flat[bad[0]]:.6g}; it must be a unit "
+                             "quaternion (rd.normalize(robot, q) makes it one)")
 
 
 @kernel
@@ -69,19 +115,28 @@ def overflow(what):
 
 def _explain(robot, arrays):
     """Raise the StateError that names the argument, joint and state at fault; return if there is none."""
-    shape = None
+    first, first_shape = None, None
     for name, value in arrays.items():
         x = _floats(value, name)
-        if x.ndim not in (1, 2) or x.shape[-1] != robot.dof:
-            raise StateError(f"{name} has shape {x.shape}; robot '{robot.name}' needs ({robot.dof},) or "
-                             f"(N, {robot.dof}) (joints {', '.join(robot.joint_names)})")
-        if shape is not None and x.shape != shape:
-            raise StateError(f"{name} has shape {x.shape} but {next(iter(arrays))} has {shape}")
+        n = size(robot, name)
+        configuration = name in CONFIGURATIONS
+        if x.ndim not in (1, 2) or x.shape[-1] != n:
+            kind = "nq position" if configuration else "nv velocity"
+            other = (f"; robot.nq = {robot.nq} (q) and robot.nv = {robot.nv} (v, qdd, tau) differ: "
+                     f"{name} is a {'configuration' if configuration else 'tangent vector'} of {n}"
+                     if robot.nq != robot.nv else "")
+            raise StateError(f"{name} has shape {x.shape}; robot '{robot.name}' needs ({n},) or (N, {n}), its "
+                             f"{n} {kind} coordinates ({', '.join(robot.q_names if configuration else robot.v_names)})"
+                             + other)
+        if first is not None and x.shape[:-1] != first_shape[:-1]:
+            raise StateError(f"{name} has shape {x.shape} but {first} has {first_shape}")
         if not np.isfinite(x).all():
             bad = np.argwhere(~np.isfinite(x))[0]
-            raise StateError(f"{name} is not finite at joint '{robot.joint_names[bad[-1]]}'"
+            names = robot.q_names if name in CONFIGURATIONS else robot.v_names
+            raise StateError(f"{name} is not finite at joint '{names[bad[-1]]}'"
                              + (f" (state {bad[0]})" if x.ndim == 2 else "") + f": {x[tuple(bad)]}")
-        shape = x.shape
+        if first is None:
+            first, first_shape = name, x.shape
 
 
 _DEFAULT_GRAVITY = np.array(DEFAULT_GRAVITY)  # writable, like a gravity the caller passes: numba compiles per flag
@@ -100,17 +155,19 @@ def gravity_vector(gravity):
 NO_WRENCHES = np.zeros((1, 0, 6))  # one empty row set, shared by every state
 
 
-def body_wrenches(robot, external_wrenches, batch):
+def body_wrenches(robot, external_wrenches, batch, data=None):
     """External wrenches ``{link: [f; n]}`` (link frame, about the link origin) as body-frame wrenches.
 
-    Returns ``(batch, nb, 6)`` (``batch`` 1 for a single state), or :data:`NO_WRENCHES` when there are none.
+    Returns ``(batch, nb, 6)`` (``batch`` 1 for a single state; in ``data`` if given), or :data:`NO_WRENCHES` when
+    there are none.
     A wrench on a link fixed to the root acts on the fixed base and changes no joint load.
     """
     if not external_wrenches:
         return NO_WRENCHES
     if not hasattr(external_wrenches, "items"):
         raise StateError("external_wrenches must be a mapping {link_name: [fx, fy, fz, tx, ty, tz]}")
-    out = np.zeros((batch, len(robot.bodies), 6))
+    out = memory(robot, data, "external_wrenches", (batch, len(robot.bodies), 6))
+    out[...] = 0.0
     for link, wrench in external_wrenches.items():
         if link not in robot.link_frames:
             raise StateError(f"external_wrenches: robot '{robot.name}' has no link '{link}'")
@@ -123,5 +180,9 @@ def body_wrenches(robot, external_wrenches, batch):
             continue
         f = w[..., :3] @ R.T
         out[:, body, :3] += f
-        out[:, body, 3:] += w[..., 3:] @ R.T + np.cross(p, f)
+        n = out[:, body, 3:]
+        n += w[..., 3:] @ R.T
+        for k in range(3):  # + p x f, by components: np.cross costs kilobytes of temporaries
+            n[:, k] += p[(k + 1) % 3] * f[..., (k + 2) % 3] - p[(k + 2) % 3] * f[..., (k + 1) % 3]
     return out
+

@@ -8,7 +8,8 @@ in the body (joint) frame, the rotational inertia ``I`` about the body origin (n
 spatial inertia (RBDA eq. 2.63) and hence the body's RNEA wrench ``f_i = I_i a_i + v_i x* I_i v_i`` are linear in
 ``pi_i``: ``I_i m = K(m) pi_i`` and ``f_i = (K(a_i) + v_i x* K(v_i)) pi_i``. The wrench reaches joint ``j`` through
 the ancestors' force transforms, ``tau_j = S_j^T X^T ... f_i``, so column block ``i`` of ``Y`` collects
-``q_mult_j S_j^T (X_j^T ... X_i^T) (K(a_i) + v_i x* K(v_i))`` over body ``i`` and its ancestors ``j``.
+``S_j^T (X_j^T ... X_i^T) (K(a_i) + v_i x* K(v_i))`` over body ``i`` and its ancestors ``j``, one row per velocity
+coordinate (a mimic joint's column adds ``q_mult`` times it into its source's row).
 
 ``Y pi`` is the rigid-body torque only: the drive terms (armature, viscous and Coulomb friction) are not inertial
 parameters of a body and are left out (``inverse_dynamics(...).torques - Y pi`` is exactly those terms).
@@ -18,11 +19,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._jit import batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
-from .inputs import gravity_vector, states
-from ..model.robot import model_view
+from .._jit import arithmetic_kernel, batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
+from ..model.data import results, workspace
+from .inputs import all_finite, gravity_vector, not_finite, states
+from ..model.robot import S_transpose_times_add, model_view_inline
 from .rnea import body_motion
-from ..model.spatial import base_acceleration, cross_force_add, dot6, force_to_parent_add
+from ..model.spatial import base_acceleration, cross_force_add, force_to_parent_add, set_at_rest
 
 #: Names of the 10 parameters of a body, in the order of ``pi``.
 PARAMETER_NAMES = ("m", "mc_x", "mc_y", "mc_z", "I_xx", "I_xy", "I_yy", "I_xz", "I_yz", "I_zz")
@@ -47,25 +49,44 @@ def inertia_regressor(m, out):
     out[9, 5] = w2                     # I_zz
 
 
-RegressorWorkspace = namedtuple("RegressorWorkspace", "R p v a F F_up Kv")
+RegressorWorkspace = namedtuple("RegressorWorkspace", "R p v a vJ F F_up Kv")
 
 
-@kernel
-def regressor_workspace(nb):
-    """Per-call arrays: body poses, ``v`` and ``a`` with a base row, a body's 10 wrench columns ``F`` (and ``F_up``,
-    moved to the parent) and ``K(v)``."""
-    return RegressorWorkspace(np.empty((nb, 3, 3)), np.empty((nb, 3)), np.zeros((nb + 1, 6)), np.zeros((nb + 1, 6)),
-                              np.empty((10, 6)), np.empty((10, 6)), np.empty((10, 6)))
+@helper
+def regressor_views(block, nb, ncol):
+    """The arrays of :func:`torque_regressor_rows` as contiguous views of one flat block (:func:`regressor_size`
+    floats, one allocation): per body, the pose ``(R, p)``; per body and a base row last, ``v`` and ``a`` (the base
+    at rest: set here on every call; gravity is added to its ``a`` by the kernel); the joint velocity ``vJ``, a
+    body's 10 wrench columns ``F`` (and ``F_up``, moved to the parent) and ``K(v)``. ``ncol`` is unused: no array is
+    per motion column."""
+    n = nb + 1
+    R, p = block[0:9 * nb].reshape((nb, 3, 3)), block[9 * nb:12 * nb].reshape((nb, 3))
+    o = 12 * nb
+    v, a = block[o:o + 6 * n].reshape((n, 6)), block[o + 6 * n:o + 12 * n].reshape((n, 6))
+    o += 12 * n
+    w = RegressorWorkspace(R, p, v, a, block[o:o + 6], block[o + 6:o + 66].reshape((10, 6)),
+                           block[o + 66:o + 126].reshape((10, 6)), block[o + 126:o + 186].reshape((10, 6)))
+    set_at_rest(v[nb], a[nb])
+    return w
 
 
-@kernel
+@helper
+def regressor_size(nb, ncol):
+    """The number of floats of a regressor workspace (:func:`regressor_views`)."""
+    return 12 * nb + 12 * (nb + 1) + 186
+
+
+@arithmetic_kernel
 def torque_regressor_rows(m, w, q, qd, qdd, gravity, Y):
-    """``Y`` ``(dof, 10 nb)`` for one state (module docstring)."""
-    R, p, v, a, F, F_up, Kv = w
+    """``Y`` ``(nv, 10 nb)`` for one state (module docstring): body ``i``'s 10 wrench columns
+    ``F = K(a_i) + v_i x* K(v_i)`` reach each joint ``j`` from ``i`` down to the root as ``S_j^T F``, moved to
+    ``j``'s frame on the way."""
+    R, p, v, a, vJ, F, F_up, Kv = w
     base_acceleration(gravity, a[-1])
     Y[:] = 0.0
+    Y_by_parameter = Y.T  # the column of parameter c of body i is a row here: tau_j = S_j^T F accumulates into it
     for i in range(m.nb):
-        body_motion(m, i, q, qd, qdd, R, p, v, a)
+        body_motion(m, i, q, qd, qdd, R, p, v, a, vJ)
         inertia_regressor(a[i], F)
         inertia_regressor(v[i], Kv)
         for c in range(10):
@@ -73,43 +94,68 @@ def torque_regressor_rows(m, w, q, qd, qdd, gravity, Y):
         j = i
         while j >= 0:
             for c in range(10):
-                Y[m.q_index[j], 10 * i + c] += m.q_mult[j] * dot6(m.S[j], F[c])
+                S_transpose_times_add(m, j, F[c], Y_by_parameter[10 * i + c])
             if m.parent[j] >= 0:
                 F_up[:] = 0.0
                 for c in range(10):
                     force_to_parent_add(R[j], p[j], F[c], F_up[c])
-                F[:] = F_up
+                for c in range(10):  # element by element: numba copies an array through a temporary
+                    for k in range(6):
+                        F[c, k] = F_up[c, k]
             j = m.parent[j]
 
 
+@arithmetic_kernel
+def regressor_state(fdata, idata, block, q, qd, qdd, gravity, Y):
+    """:func:`torque_regressor_rows` for one state in the workspace ``block``."""
+    torque_regressor_rows(model_view_inline(fdata, idata), regressor_views(block, idata[0], idata[4]), q, qd, qdd,
+                          gravity, Y)
+
+
 @kernel
-def torque_regressor(fdata, idata, q, qd, qdd, gravity, Y):
-    """:func:`torque_regressor_rows` for one state, with its own workspace."""
-    m = model_view(fdata, idata)
-    torque_regressor_rows(m, regressor_workspace(m.nb), q, qd, qdd, gravity, Y)
+def torque_regressor(fdata, idata, block, q, qd, qdd, gravity, Y):
+    """:func:`regressor_state`; False if an input or an entry of ``Y`` is not finite."""
+    if block.size == 0:  # no held Data: a workspace of its own
+        block = np.empty(regressor_size(idata[0], idata[4]))
+    regressor_state(fdata, idata, block, q, qd, qdd, gravity, Y)
+    return all_finite(q) and all_finite(qd) and all_finite(qdd) and all_finite(Y)
+
+
+@arithmetic_kernel
+def regressor_rows(fdata, idata, block, rows, q, qd, qdd, gravity, Y):
+    """:func:`torque_regressor_rows` for the states ``rows`` of a batch, in one workspace ``block``."""
+    m = model_view_inline(fdata, idata)
+    w = regressor_views(block, idata[0], idata[4])
+    for n in rows:
+        torque_regressor_rows(m, w, q[n], qd[n], qdd[n], gravity, Y[n])
 
 
 @batch_kernel
 def torque_regressor_batch(fdata, idata, q, qd, qdd, gravity, Y):
-    """:func:`torque_regressor_rows` for each row of a batch; chunks of states in parallel, one workspace each."""
+    """:func:`torque_regressor_rows` for each row of a batch; chunks of states in parallel, one workspace each.
+    Returns what :func:`torque_regressor` returns, for the whole batch."""
     for chunk in batch_range(chunk_count(q.shape[0])):
-        m = model_view(fdata, idata)  # per chunk: numba's parallel loops cannot take a named tuple from outside
-        w = regressor_workspace(m.nb)
-        for n in chunk_rows(chunk, q.shape[0]):
-            torque_regressor_rows(m, w, q[n], qd[n], qdd[n], gravity, Y[n])
+        regressor_rows(fdata, idata, np.empty(regressor_size(idata[0], idata[4])), chunk_rows(chunk, q.shape[0]), q,
+                       qd, qdd, gravity, Y)
+    return all_finite(q) and all_finite(qd) and all_finite(qdd) and all_finite(Y)
 
 
-def joint_torque_regressor(robot, q, qd, qdd, *, gravity=None):
-    """``Y`` ``(…, dof, 10 nb)`` with ``tau_rigid = Y @ inertial_parameters(robot)`` (module docstring), ``nb`` the
-    bodies of ``robot.body_joint_names`` (mimic bodies included), 10 columns each. The columns of Pinocchio's
-    ``computeJointTorqueRegressor``, up to the body order. One state ``(dof,)`` or a batch ``(N, dof)``."""
-    q, qd, qdd = states(robot, q=q, qd=qd, qdd=qdd)
+def joint_torque_regressor(robot, q, qd, qdd, *, gravity=None, data=None):
+    """``Y`` ``(…, nv, 10 nb)`` with ``tau_rigid = Y @ inertial_parameters(robot)`` (module docstring), ``nb`` the
+    bodies of ``robot.body_joint_names`` (mimic bodies included; a floating base is body 0, its joint the base's
+    free-flyer), 10 columns each. The columns of Pinocchio's ``computeJointTorqueRegressor``, up to the body order.
+    One state (``q`` ``(nq,)``, the others ``(nv,)``) or a batch ``(N, nq)``, ``(N, nv)``; ``data``: a
+    ``robot.data()`` to compute in."""
+    q, qd, qdd = states(robot, finite=False, q=q, qd=qd, qdd=qdd)
     g = gravity_vector(gravity)
-    Y = np.empty(q.shape + (10 * len(robot.bodies),))
+    (Y,) = results(robot, data, "joint_torque_regressor", q, (robot.nv, 10 * robot.nb))
     if q.ndim == 2:
-        torque_regressor_batch(robot.fdata, robot.idata, q, qd, qdd, g, Y)
+        finite = torque_regressor_batch(robot.fdata, robot.idata, q, qd, qdd, g, Y)
     else:
-        torque_regressor(robot.fdata, robot.idata, q, qd, qdd, g, Y)
+        block = workspace(robot, data, "regressor", regressor_size, robot.nb, robot.ncol)
+        finite = torque_regressor(robot.fdata, robot.idata, block, q, qd, qdd, g, Y)
+    if not finite:
+        raise not_finite(robot, "the regressor entries", q=q, qd=qd, qdd=qdd)
     return Y
 
 
@@ -140,7 +186,7 @@ class BaseParameters:
     names: tuple
 
     def regressor(self, Y):
-        """The base regressor: the base columns of a full regressor ``Y`` ``(…, dof, 10 nb)``."""
+        """The base regressor: the base columns of a full regressor ``Y`` ``(…, nv, 10 nb)``."""
         return np.asarray(Y)[..., self.indices]
 
 
@@ -148,23 +194,26 @@ def base_parameters(robot, *, samples=None, seed=0, gravity=None, tolerance=None
     """The base parameters of ``robot`` (:class:`BaseParameters`), from ``Y`` stacked over random states.
 
     Gautier's method: QR with column pivoting of ``W = [Y(x_1); ...; Y(x_n)]`` (``samples`` states, default enough
-    for four times as many rows as parameters; positions within the joint limits), rank ``r`` where ``|R_kk|``
-    drops below ``tolerance`` (default ``max(W.shape) * eps * |R_00|``). With ``W P = Q [R1 R2]``, the first ``r``
-    pivoted columns are independent and the others are ``W_2 = W_1 R1^-1 R2``, so ``W pi = W_1 (pi_1 + R1^-1 R2
-    pi_2)``. Gravity matters: a different direction can make other combinations identifiable.
+    for four times as many rows as parameters; positions within the joint limits, random unit quaternions), rank
+    ``r`` where ``|R_kk|`` drops below ``tolerance`` (default ``max(W.shape) * eps * |R_00|``). With
+    ``W P = Q [R1 R2]``, the first ``r`` pivoted columns are independent and the others are ``W_2 = W_1 R1^-1 R2``,
+    so ``W pi = W_1 (pi_1 + R1^-1 R2 pi_2)``. Gravity matters: a different direction can make other combinations
+    identifiable.
     """
     import scipy.linalg  # QR with column pivoting; only this function needs scipy
 
     n_params = 10 * len(robot.bodies)
-    if robot.dof == 0:
+    if robot.nv == 0:
         return BaseParameters(np.zeros(0, int), np.zeros((0, n_params)), np.zeros(0), ())
     if samples is None:
-        samples = max(20, -(-4 * n_params // robot.dof))
+        samples = max(20, -(-4 * n_params // robot.nv))
     rng = np.random.default_rng(seed)
     lo, hi = robot.position_limits.T
     q = rng.uniform(np.where(np.isfinite(lo), lo, -np.pi), np.where(np.isfinite(hi), hi, np.pi),
-                    size=(samples, robot.dof))
-    qd, qdd = rng.normal(size=(2, samples, robot.dof))
+                    size=(samples, robot.nq))
+    for start in robot.quaternions:  # a uniform draw in [-pi, pi]^4, made a unit quaternion
+        q[:, start:start + 4] /= np.linalg.norm(q[:, start:start + 4], axis=1, keepdims=True)
+    qd, qdd = rng.normal(size=(2, samples, robot.nv))
     W = joint_torque_regressor(robot, q, qd, qdd, gravity=gravity).reshape(-1, n_params)
     _, Rw, order = scipy.linalg.qr(W, mode="economic", pivoting=True)
     diagonal = np.abs(np.diag(Rw))

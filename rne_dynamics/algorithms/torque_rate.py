@@ -1,49 +1,66 @@
 """The torque rate ``d tau / dt`` from ``(q, qd, qdd, qddd)``: Newton-Euler extended by one time derivative.
 
 The idea is Guarino Lo Bianco's (link jerks and force derivatives propagated alongside the RNEA quantities); the
-equations are derived here from RBDA Table 5.1. ``X_i`` turns at the joint rate: ``dX_i/dt = -qd_i S_i x X_i``, and
-``d(X_i^T f)/dt = X_i^T (qd_i S_i x* f + df/dt)``. ``a_i`` carries gravity as a base acceleration (``a_0 = -g``),
-so the true body acceleration ``vd_i = dv_i/dt`` is propagated apart (``vd_0 = 0``); ``ad_i = da_i/dt`` (the jerk,
-gravity being constant, ``ad_0 = 0``). With ``X_i v_λ x S_i = v_i x S_i``:
+equations are derived here from RBDA Table 5.1. Every joint's motion columns ``S_i`` are constant in its child frame
+and its velocity ``vJ_i = S_i qd_i`` is the child's twist relative to the parent (for a free-flyer or a spherical
+joint, ``qd_i`` is that twist itself and ``qdd_i``, ``qddd_i`` its time derivatives), so ``X_i`` turns at that rate:
+``dX_i/dt = -vJ_i x X_i``, and ``d(X_i^T f)/dt = X_i^T (vJ_i x* f + df/dt)``. ``a_i`` carries gravity as a base
+acceleration (``a_0 = -g``), so the true body acceleration ``vd_i = dv_i/dt`` is propagated apart (``vd_0 = 0``);
+``ad_i = da_i/dt`` (the jerk, gravity being constant, ``ad_0 = 0``). With ``X_i v_λ x vJ_i = v_i x vJ_i``:
 
-    v_i  = X_i v_λ + S_i qd_i
-    vd_i = X_i vd_λ + v_i x S_i qd_i + S_i qdd_i
-    a_i  = X_i a_λ + S_i qdd_i + v_i x S_i qd_i
-    ad_i = X_i ad_λ + (X_i a_λ) x S_i qd_i + S_i qddd_i + vd_i x S_i qd_i + v_i x S_i qdd_i
+    vJ_i = S_i qd_i,   aJ_i = S_i qdd_i,   jJ_i = S_i qddd_i
+    v_i  = X_i v_λ + vJ_i
+    vd_i = X_i vd_λ + v_i x vJ_i + aJ_i
+    a_i  = X_i a_λ + aJ_i + v_i x vJ_i
+    ad_i = X_i ad_λ + (X_i a_λ) x vJ_i + jJ_i + vd_i x vJ_i + v_i x aJ_i
     f_i  = I_i a_i + v_i x* I_i v_i
     fd_i = I_i ad_i + vd_i x* I_i v_i + v_i x* I_i vd_i
-    backwards:  taud_i = S_i^T fd_i,   fd_λ += X_i^T (fd_i + qd_i S_i x* f_i),   f_λ += X_i^T f_i
+    backwards:  taud_i = S_i^T fd_i,   fd_λ += X_i^T (fd_i + vJ_i x* f_i),   f_λ += X_i^T f_i
 
 A mimic body moves at ``q_mult`` times its source's rates and its load reaches the source scaled by ``q_mult``, as
-in :func:`~rne_dynamics.rnea.rnea`. Drives add ``armature qddd + damping qdd``; Coulomb friction ``sign(qd)`` is
-constant wherever ``qd != 0`` and adds nothing.
+in :func:`~rne_dynamics.algorithms.rnea.newton_euler` (``S_times_add``, ``S_transpose_times_add``). Drives add
+``armature qddd + damping qdd``; Coulomb friction ``sign(qd)`` is constant wherever ``qd != 0`` and adds nothing.
 """
 from collections import namedtuple
 
 import numpy as np
 
-from .._jit import batch_kernel, batch_range, chunk_count, chunk_rows, kernel
-from .inputs import gravity_vector, states
-from ..model.joints import X_up, joint_coordinate
-from ..model.robot import model_view
-from ..model.spatial import (add_scaled, base_acceleration, cross_force_add, cross_motion_add, dot6, force_to_parent_add,
-                      inertia_times, motion_to_child)
+from .._jit import arithmetic_kernel, batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
+from ..model.data import results, workspace
+from .inputs import all_finite, gravity_vector, not_finite, states
+from ..model.joints import X_up
+from ..model.robot import S_times_add, S_transpose_times_add, model_view_inline
+from ..model.spatial import (add_scaled, base_acceleration, cross_force_add, cross_motion_add, force_to_parent_add,
+                             inertia_times, motion_to_child)
 
-RateWorkspace = namedtuple("RateWorkspace", "R p v vd a ad f fd Iv Ivd Sf")
-
-
-@kernel
-def rate_workspace(nb):
-    """Per-call arrays: body poses, ``v, vd, a, ad, f, fd`` with a base row, and three 6-vectors."""
-    return RateWorkspace(np.empty((nb, 3, 3)), np.empty((nb, 3)), np.zeros((nb + 1, 6)), np.zeros((nb + 1, 6)),
-                         np.zeros((nb + 1, 6)), np.zeros((nb + 1, 6)), np.zeros((nb + 1, 6)), np.zeros((nb + 1, 6)),
-                         np.empty(6), np.empty(6), np.empty(6))
+RateWorkspace = namedtuple("RateWorkspace", "R p v vd a ad f fd vJ aJ Iv Ivd Sf")
 
 
-@kernel
+@helper
+def rate_views(block, nb, ncol):
+    """The arrays of :func:`newton_euler_rate` as contiguous views of one flat block (:func:`rate_size` floats, one
+    allocation): per body, the pose ``(R, p)`` and the joint velocity ``vJ``; per body and a base row last,
+    ``v, vd, a, ad, f, fd`` (the kernel sets the base rows: at rest, gravity in ``a``); scratch ``aJ, Iv, Ivd, Sf``.
+    ``ncol`` is unused: no array is per motion column."""
+    n = nb + 1
+    R = block[0:9 * nb].reshape((nb, 3, 3))
+    p, vJ = block[9 * nb:12 * nb].reshape((nb, 3)), block[12 * nb:18 * nb].reshape((nb, 6))
+    motion = block[18 * nb:18 * nb + 36 * n].reshape((6, n, 6))  # v, vd, a, ad, f, fd
+    o = 18 * nb + 36 * n
+    return RateWorkspace(R, p, motion[0], motion[1], motion[2], motion[3], motion[4], motion[5], vJ, block[o:o + 6],
+                         block[o + 6:o + 12], block[o + 12:o + 18], block[o + 18:o + 24])
+
+
+@helper
+def rate_size(nb, ncol):
+    """The number of floats of a torque-rate workspace (:func:`rate_views`)."""
+    return 18 * nb + 36 * (nb + 1) + 24
+
+
+@arithmetic_kernel
 def newton_euler_rate(m, w, q, qd, qdd, qddd, gravity, tau_rate):
-    """``d tau / dt`` for one state (module docstring); writes ``tau_rate`` (dof)."""
-    R, p, v, vd, a, ad, f, fd, Iv, Ivd, Sf = w
+    """``d tau / dt`` for one state (module docstring); writes ``tau_rate`` (nv)."""
+    R, p, v, vd, a, ad, f, fd, vJ, aJ, Iv, Ivd, Sf = w
     v[-1] = 0.0
     vd[-1] = 0.0
     a[-1] = 0.0
@@ -53,22 +70,24 @@ def newton_euler_rate(m, w, q, qd, qdd, qddd, gravity, tau_rate):
     base_acceleration(gravity, a[-1])
     for i in range(m.nb):
         λ = m.parent[i]
-        qd_i = joint_coordinate(m, i, qd)
-        qdd_i = joint_coordinate(m, i, qdd)
         X_up(m, i, q, R[i], p[i])
+        vJ[i] = 0.0
+        S_times_add(m, i, qd, 1.0, vJ[i])
+        aJ[:] = 0.0
+        S_times_add(m, i, qdd, 1.0, aJ)
         motion_to_child(R[i], p[i], v[λ], v[i])
-        add_scaled(v[i], qd_i, m.S[i])
+        add_scaled(v[i], 1.0, vJ[i])
         motion_to_child(R[i], p[i], vd[λ], vd[i])
-        cross_motion_add(v[i], m.S[i], qd_i, vd[i])
-        add_scaled(vd[i], qdd_i, m.S[i])
+        cross_motion_add(v[i], vJ[i], 1.0, vd[i])
+        add_scaled(vd[i], 1.0, aJ)
         motion_to_child(R[i], p[i], a[λ], a[i])  # X_i a_λ, completed below once ad_i has used it
         motion_to_child(R[i], p[i], ad[λ], ad[i])
-        cross_motion_add(a[i], m.S[i], qd_i, ad[i])
-        add_scaled(ad[i], joint_coordinate(m, i, qddd), m.S[i])
-        cross_motion_add(vd[i], m.S[i], qd_i, ad[i])
-        cross_motion_add(v[i], m.S[i], qdd_i, ad[i])
-        add_scaled(a[i], qdd_i, m.S[i])
-        cross_motion_add(v[i], m.S[i], qd_i, a[i])
+        cross_motion_add(a[i], vJ[i], 1.0, ad[i])
+        S_times_add(m, i, qddd, 1.0, ad[i])
+        cross_motion_add(vd[i], vJ[i], 1.0, ad[i])
+        cross_motion_add(v[i], aJ, 1.0, ad[i])
+        add_scaled(a[i], 1.0, aJ)
+        cross_motion_add(v[i], vJ[i], 1.0, a[i])
         inertia_times(m.mass[i], m.h[i], m.I[i], v[i], Iv)
         inertia_times(m.mass[i], m.h[i], m.I[i], vd[i], Ivd)
         inertia_times(m.mass[i], m.h[i], m.I[i], a[i], f[i])
@@ -79,45 +98,69 @@ def newton_euler_rate(m, w, q, qd, qdd, qddd, gravity, tau_rate):
     tau_rate[:] = 0.0
     for i in range(m.nb - 1, -1, -1):
         λ = m.parent[i]
-        tau_rate[m.q_index[i]] += m.q_mult[i] * dot6(m.S[i], fd[i])
+        S_transpose_times_add(m, i, fd[i], tau_rate)
         Sf[:] = 0.0
-        cross_force_add(m.S[i], f[i], Sf)
-        add_scaled(fd[i], joint_coordinate(m, i, qd), Sf)
+        cross_force_add(vJ[i], f[i], Sf)
+        add_scaled(fd[i], 1.0, Sf)
         force_to_parent_add(R[i], p[i], fd[i], fd[λ])
         force_to_parent_add(R[i], p[i], f[i], f[λ])
-    for k in range(m.dof):
-        tau_rate[k] += m.armature[k] * qddd[k] + m.damping[k] * qdd[k]
+    for c in range(m.ncol):  # zero on the base's and mimic columns
+        k = m.col_v[c]
+        tau_rate[k] += m.armature[c] * qddd[k] + m.damping[c] * qdd[k]
+
+
+@arithmetic_kernel
+def rate_state(fdata, idata, block, q, qd, qdd, qddd, gravity, tau_rate):
+    """:func:`newton_euler_rate` for one state in the workspace ``block``."""
+    newton_euler_rate(model_view_inline(fdata, idata), rate_views(block, idata[0], idata[4]), q, qd, qdd, qddd,
+                      gravity, tau_rate)
 
 
 @kernel
-def rnea_rate(fdata, idata, q, qd, qdd, qddd, gravity, tau_rate):
-    """:func:`newton_euler_rate` for one state, with its own workspace."""
-    m = model_view(fdata, idata)
-    newton_euler_rate(m, rate_workspace(m.nb), q, qd, qdd, qddd, gravity, tau_rate)
+def rnea_rate(fdata, idata, block, q, qd, qdd, qddd, gravity, tau_rate):
+    """:func:`rate_state`; False if an input or a torque rate is not finite."""
+    if block.size == 0:  # no held Data: a workspace of its own
+        block = np.empty(rate_size(idata[0], idata[4]))
+    rate_state(fdata, idata, block, q, qd, qdd, qddd, gravity, tau_rate)
+    return all_finite(q) and all_finite(qd) and all_finite(qdd) and all_finite(qddd) and all_finite(tau_rate)
+
+
+@arithmetic_kernel
+def rate_rows(fdata, idata, block, rows, q, qd, qdd, qddd, gravity, tau_rate):
+    """:func:`newton_euler_rate` for the states ``rows`` of a batch, in one workspace ``block``."""
+    m = model_view_inline(fdata, idata)
+    w = rate_views(block, idata[0], idata[4])
+    for n in rows:
+        newton_euler_rate(m, w, q[n], qd[n], qdd[n], qddd[n], gravity, tau_rate[n])
 
 
 @batch_kernel
 def rnea_rate_batch(fdata, idata, q, qd, qdd, qddd, gravity, tau_rate):
-    """:func:`newton_euler_rate` for each row of a batch; chunks of states in parallel, one workspace each."""
+    """:func:`newton_euler_rate` for each row of a batch; chunks of states in parallel, one workspace each. Returns
+    what :func:`rnea_rate` returns, for the whole batch."""
     for chunk in batch_range(chunk_count(q.shape[0])):
-        m = model_view(fdata, idata)  # per chunk: numba's parallel loops cannot take a named tuple from outside
-        w = rate_workspace(m.nb)
-        for n in chunk_rows(chunk, q.shape[0]):
-            newton_euler_rate(m, w, q[n], qd[n], qdd[n], qddd[n], gravity, tau_rate[n])
+        rate_rows(fdata, idata, np.empty(rate_size(idata[0], idata[4])), chunk_rows(chunk, q.shape[0]), q, qd, qdd,
+                  qddd, gravity, tau_rate)
+    return all_finite(q) and all_finite(qd) and all_finite(qdd) and all_finite(qddd) and all_finite(tau_rate)
 
 
-def torque_rate(robot, q, qd, qdd, qddd, *, gravity=None):
-    """``d tau / dt`` ``(…, dof)`` (N·m/s or N/s) along a motion through ``(q, qd, qdd)`` with jerk ``qddd``: the
+def torque_rate(robot, q, qd, qdd, qddd, *, gravity=None, data=None):
+    """``d tau / dt`` ``(…, nv)`` (N·m/s or N/s) along a motion through ``(q, qd, qdd)`` with jerk ``qddd``: the
     time derivative of :func:`~rne_dynamics.inverse_dynamics`'s torques, drive terms included (module docstring).
+    With a floating base, ``qd[:6]`` is the base's twist in its own frame and ``qdd[:6]``, ``qddd[:6]`` are the time
+    derivatives of those components.
 
-    ``gravity``: 3-vector in the root-link frame, default ``(0, 0, -9.81)``. One state ``(dof,)`` or a batch
-    ``(N, dof)``.
+    ``gravity``: 3-vector in the root-link frame, default ``(0, 0, -9.81)``. One state (``q`` ``(nq,)``, the others
+    ``(nv,)``) or a batch ``(N, nq)``, ``(N, nv)``. ``data``: a ``robot.data()`` to compute in.
     """
-    q, qd, qdd, qddd = states(robot, q=q, qd=qd, qdd=qdd, qddd=qddd)
+    q, qd, qdd, qddd = states(robot, finite=False, q=q, qd=qd, qdd=qdd, qddd=qddd)
     g = gravity_vector(gravity)
-    out = np.empty(q.shape)
+    (out,) = results(robot, data, "torque_rate", q, (robot.nv,))
     if q.ndim == 2:
-        rnea_rate_batch(robot.fdata, robot.idata, q, qd, qdd, qddd, g, out)
+        finite = rnea_rate_batch(robot.fdata, robot.idata, q, qd, qdd, qddd, g, out)
     else:
-        rnea_rate(robot.fdata, robot.idata, q, qd, qdd, qddd, g, out)
+        block = workspace(robot, data, "torque_rate", rate_size, robot.nb, robot.ncol)
+        finite = rnea_rate(robot.fdata, robot.idata, block, q, qd, qdd, qddd, g, out)
+    if not finite:
+        raise not_finite(robot, "the torque rates", q=q, qd=qd, qdd=qdd, qddd=qddd)
     return out

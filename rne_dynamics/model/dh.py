@@ -13,7 +13,7 @@ import os
 import numpy as np
 
 from ..errors import DHError
-from .robot import JointInfo
+from .body import JointInfo
 from .tree import LinkSpec, build_robot
 
 REQUIRED = ("type", "a", "alpha", "d", "theta", "mass", "com", "inertia")

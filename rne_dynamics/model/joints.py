@@ -1,63 +1,103 @@
-"""Joint models: ``jcalc`` of RBDA Sec. 4.4 for each joint type, with the constant tree transform folded in.
+"""Joint models (RBDA Sec. 4.4, Table 4.1): for each joint type its number of coordinates, its motion subspace and
+its transform, ``jcalc`` with the constant tree transform folded in.
 
-Every joint type has a code, a number of coordinates (one for the types supported now) and a motion subspace ``S``.
-A new type (planar, floating) adds a code here, a branch in :func:`X_up` and its ``S``; the algorithms only call
-these.
+A joint has ``nq`` position coordinates and ``nv`` velocity coordinates (``q[idx_q : idx_q + nq]`` and
+``v[idx_v : idx_v + nv]``, Pinocchio's ``idx_q / idx_v``). Velocities are the child frame's twist seen in the child
+frame, so every ``S`` here is a constant ``6 x nv`` matrix: its columns are the model's *motion columns* (one per
+velocity coordinate, and one per mimic joint). The algorithms never look at a joint's type: they call
+:func:`X_up` for its pose and read its columns through ``S_times_add`` / ``S_transpose_times_add``
+(:mod:`rne_dynamics.model.robot`).
+
+=============  ======  ==  ======================================  ==================================
+type           nq      nv  q                                       v (child frame)
+=============  ======  ==  ======================================  ==================================
+revolute       1       1   angle about ``axis``                    ``[0; axis] qd``
+prismatic      1       1   offset along ``axis``                   ``[axis; 0] qd``
+floating       7       6   ``x y z qx qy qz qw`` (scalar last)     ``[v; w]`` (free-flyer, as Pinocchio)
+planar         3       3   ``x y theta`` in the plane normal to    ``[vx e1 + vy e2; w n]``
+                           ``axis`` (``x e1 + y e2``)
+spherical      4       3   unit quaternion ``qx qy qz qw``          ``[0; w]``
+=============  ======  ==  ======================================  ==================================
+
+A mimic joint is a revolute or prismatic joint with no coordinate of its own: it turns by
+``q_mult q[idx_q] + q_offset`` of its source's coordinate and its motion column points at the source's velocity.
 """
 import math
 
 import numpy as np
 
 from .._jit import helper
+from .spatial import quaternion_rotation
 
 REVOLUTE = 0
 PRISMATIC = 1
+FREE_FLYER = 2
+PLANAR = 3
+SPHERICAL = 4
+#: A revolute joint about ``±e_k`` of its frame (most URDF joints) has code ``REVOLUTE_UNIT + k``: RNEA keeps a copy
+#: of its equations for each axis.
+REVOLUTE_UNIT = 5
 
-#: URDF joint type -> joint code; ``fixed`` joints merge bodies and never reach the algorithms.
-TYPE_CODES = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
-#: URDF types that are valid URDF but not modelled yet, with the reason given to the user.
-UNSUPPORTED_TYPES = ("planar", "floating")
+#: Position and velocity coordinates per joint code.
+NQ = (1, 1, 7, 3, 4, 1, 1, 1)
+NV = (1, 1, 6, 3, 3, 1, 1, 1)
+
+#: URDF joint type -> joint code; ``fixed`` joints merge bodies and never reach the algorithms. ``spherical`` is not a
+#: URDF type: it comes from Python and loop descriptions (and is accepted in URDF text as an extension).
+TYPE_CODES = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC, "floating": FREE_FLYER,
+              "planar": PLANAR, "spherical": SPHERICAL}
+#: Joint codes whose coordinates include a unit quaternion, and where it starts in the joint's ``q``.
+QUATERNION_START = {FREE_FLYER: 3, SPHERICAL: 0}
+
+
+@helper
+def is_revolute(code):
+    """A revolute joint, about any axis or a unit one."""
+    return code == REVOLUTE or code >= REVOLUTE_UNIT
+
+
+def joint_code(kind, axis):
+    """The code of a URDF joint type; a revolute joint about a unit axis ``±e_k`` gets ``REVOLUTE_UNIT + k``."""
+    code = TYPE_CODES[kind]
+    if code == REVOLUTE and np.count_nonzero(axis) == 1:
+        return REVOLUTE_UNIT + int(np.flatnonzero(axis)[0])
+    return code
+
+
+def plane_basis(normal):
+    """Two unit vectors ``e1, e2`` with ``(e1, e2, normal)`` right-handed: the planar joint's ``x`` and ``y``
+    directions (``e_x, e_y`` for the normal ``e_z``)."""
+    helper_axis = np.array([1.0, 0.0, 0.0]) if abs(normal[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    e2 = np.cross(normal, helper_axis)
+    e2 /= np.linalg.norm(e2)
+    return np.cross(e2, normal), e2
 
 
 def motion_subspace(code, axis):
-    """``S`` in ``[linear; angular]`` order (RBDA Table 4.1): a rotation about, or a translation along, ``axis``."""
-    S = np.zeros(6)
-    if code == REVOLUTE:
-        S[3:] = axis
-    else:
-        S[:3] = axis
+    """``S`` as ``(nv, 6)`` rows, ``[linear; angular]`` each (RBDA Table 4.1, in the child frame)."""
+    S = np.zeros((NV[code], 6))
+    if is_revolute(code):
+        S[0, 3:] = axis
+    elif code == PRISMATIC:
+        S[0, :3] = axis
+    elif code == FREE_FLYER:
+        S[:] = np.eye(6)
+    elif code == PLANAR:
+        S[0, :3], S[1, :3] = plane_basis(axis)
+        S[2, 3:] = axis
+    else:  # SPHERICAL
+        S[:, 3:] = np.eye(3)
     return S
 
 
 def rotation_terms(code, axis, R_tree):
-    """``(R_sin, R_versine)`` with ``R_tree R_J(q) = R_tree + sin(q) R_sin + (1 - cos(q)) R_versine`` (Rodrigues:
-    ``R_J = 1 + sin q [u]x + (1 - cos q) [u]x^2``); zero for a prismatic joint."""
-    if code != REVOLUTE:
+    """``(R_sin, R_versine)`` with ``R_tree R_J(theta) = R_tree + sin(theta) R_sin + (1 - cos(theta)) R_versine``
+    for a joint turning about ``axis`` (revolute, planar; Rodrigues: ``R_J = 1 + sin [u]x + (1 - cos) [u]x^2``);
+    zero for the others."""
+    if not (is_revolute(code) or code == PLANAR):
         return np.zeros((3, 3)), np.zeros((3, 3))
     ux = np.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]], [-axis[1], axis[0], 0.0]])
     return R_tree @ ux, R_tree @ ux @ ux
-
-
-@helper
-def joint_coordinate(m, i, x):
-    """Body ``i``'s joint velocity or acceleration from the independent ones, ``q_mult x[q_index]`` (a mimic joint
-    follows its source); its position adds ``q_offset``."""
-    return m.q_mult[i] * x[m.q_index[i]]
-
-
-@helper
-def revolute_axis(m, i):
-    """``k`` when body ``i`` turns about ``±e_k`` of its frame (``S = [0; ±e_k]``, most URDF joints), else -1."""
-    if m.jtype[i] != REVOLUTE:
-        return -1
-    x, y, z = m.S[i, 3], m.S[i, 4], m.S[i, 5]
-    if y == 0.0 and z == 0.0:
-        return 0
-    if x == 0.0 and z == 0.0:
-        return 1
-    if x == 0.0 and y == 0.0:
-        return 2
-    return -1
 
 
 @helper
@@ -66,8 +106,8 @@ def X_up_about_axis(m, i, k, q, R, p):
     the plane of the two other axes ``k1, k2`` by ``q_i`` (by ``-q_i`` about ``-e_k``), so ``R = R_tree R_J`` mixes
     two columns of ``R_tree`` and keeps the third."""
     k1, k2 = (k + 1) % 3, (k + 2) % 3
-    q_i = joint_coordinate(m, i, q) + m.q_offset[i]
-    s = m.S[i, 3 + k] * math.sin(q_i)
+    q_i = m.q_mult[i] * q[m.idx_q[i]] + m.q_offset[i]
+    s = m.axis[i, k] * math.sin(q_i)
     c = math.cos(q_i)
     for r in range(3):
         p[r] = m.p_tree[i, r]
@@ -77,23 +117,48 @@ def X_up_about_axis(m, i, k, q, R, p):
 
 
 @helper
-def X_up(m, i, q, R, p):
-    """Pose ``(R, p)`` of body ``i`` in its parent body at coordinates ``q``: ``X_up = X_J(q_i) X_T`` (RBDA
-    eq. 4.4), with ``q_i = q_mult q[q_index] + q_offset`` (a mimic joint follows its source).
+def turn_about_axis(m, i, angle, R):
+    """``R = R_tree R_J(angle)`` for a rotation about body ``i``'s axis, by the precomputed Rodrigues terms."""
+    s = math.sin(angle)
+    versine = 1.0 - math.cos(angle)
+    for r in range(3):
+        for c in range(3):
+            R[r, c] = m.R_tree[i, r, c] + s * m.R_sin[i, r, c] + versine * m.R_versine[i, r, c]
 
-    ``X_T`` (``R_tree, p_tree``) is the joint frame at ``q_i = 0``: the URDF ``<origin>``, fixed joints folded in.
+
+@helper
+def X_up(m, i, q, R, p):
+    """Pose ``(R, p)`` of body ``i`` in its parent body at configuration ``q``: ``X_up = X_J(q_i) X_T`` (RBDA
+    eq. 4.4), ``q_i = q[idx_q : idx_q + nq]`` (a mimic joint: ``q_mult q[idx_q] + q_offset``).
+
+    ``X_T`` (``R_tree, p_tree``) is the joint frame at the zero configuration: the URDF ``<origin>``, fixed joints
+    folded in. ``R = R_tree R_J`` and ``p = p_tree + R_tree p_J``.
     """
-    q_i = joint_coordinate(m, i, q) + m.q_offset[i]
-    if m.jtype[i] == REVOLUTE:
-        s = math.sin(q_i)
-        versine = 1.0 - math.cos(q_i)
+    code = m.jtype[i]
+    k = m.idx_q[i]
+    if is_revolute(code):
+        turn_about_axis(m, i, m.q_mult[i] * q[k] + m.q_offset[i], R)
         for r in range(3):
             p[r] = m.p_tree[i, r]
-            for c in range(3):
-                R[r, c] = m.R_tree[i, r, c] + s * m.R_sin[i, r, c] + versine * m.R_versine[i, r, c]
-    else:
+        return
+    if code == PRISMATIC:
+        d = m.q_mult[i] * q[k] + m.q_offset[i]
+        p_J = (d * m.axis[i, 0], d * m.axis[i, 1], d * m.axis[i, 2])
         for r in range(3):
-            p[r] = m.p_tree[i, r] + q_i * (m.R_tree[i, r, 0] * m.axis[i, 0] + m.R_tree[i, r, 1] * m.axis[i, 1]
-                                           + m.R_tree[i, r, 2] * m.axis[i, 2])
             for c in range(3):
                 R[r, c] = m.R_tree[i, r, c]
+    elif code == PLANAR:
+        turn_about_axis(m, i, q[k + 2], R)
+        e1, e2 = m.S[m.col_start[i]], m.S[m.col_start[i] + 1]
+        p_J = (q[k] * e1[0] + q[k + 1] * e2[0], q[k] * e1[1] + q[k + 1] * e2[1], q[k] * e1[2] + q[k + 1] * e2[2])
+    else:  # FREE_FLYER, SPHERICAL: a unit quaternion, scalar last
+        qs = k + 3 if code == FREE_FLYER else k
+        p_J = (q[k], q[k + 1], q[k + 2]) if code == FREE_FLYER else (0.0, 0.0, 0.0)
+        R_J = quaternion_rotation(q[qs], q[qs + 1], q[qs + 2], q[qs + 3])
+        for r in range(3):
+            for c in range(3):
+                R[r, c] = (m.R_tree[i, r, 0] * R_J[0][c] + m.R_tree[i, r, 1] * R_J[1][c]
+                           + m.R_tree[i, r, 2] * R_J[2][c])
+    for r in range(3):
+        p[r] = m.p_tree[i, r] + m.R_tree[i, r, 0] * p_J[0] + m.R_tree[i, r, 1] * p_J[1] + m.R_tree[i, r, 2] * p_J[2]
+

@@ -1,8 +1,10 @@
 """The robot model: an immutable kinematic tree of rigid bodies, built once, packed flat for the kernels.
 
 A *body* is a set of links joined by fixed joints, moved by one non-fixed joint (independent or mimic). Bodies are
-numbered in topological order (a parent before its children); the links fixed to the root form the fixed base,
-index ``-1``. The kernels receive two buffers (``fdata``, ``idata``) and read them through :func:`model_view`: numba
+numbered in topological order (a parent before its children); the links fixed to the world form the fixed base,
+index ``-1`` (a floating base is body 0, moved by a free-flyer joint). Each joint contributes its *motion columns*
+(:mod:`~rne_dynamics.model.joints`): one per velocity coordinate, plus one per mimic joint pointing at its source's
+coordinate. The kernels receive two buffers (``fdata``, ``idata``) and read them through :func:`model_view`: numba
 dispatches two arrays far faster than a dozen.
 """
 from collections import namedtuple
@@ -13,128 +15,126 @@ import numpy as np
 
 from .._jit import helper, kernel
 from ..errors import ModelError
-from .joints import rotation_terms
+from .body import inertia_problem, triangle_problem
+from .data import Data
+from .joints import FREE_FLYER, QUATERNION_START, rotation_terms
+from .spatial import add_scaled, dot6
 
 #: Fields of the model seen by the kernels; per body unless noted.
 ModelView = namedtuple("ModelView", [
     "nb",         # number of bodies (movable joints, mimic included)
-    "dof",        # number of independent joint coordinates
-    "parent",     # parent body index, -1 for the fixed base
-    "jtype",      # joint code (joints.REVOLUTE, joints.PRISMATIC)
-    "q_index",    # the coordinate that drives the body: q_body = q_mult * q[q_index] + q_offset
-    "dof_body",   # per coordinate: the body it moves
-    "S",          # motion subspace, (nb, 6)
-    "axis",       # joint axis, unit, (nb, 3)
+    "nv",         # number of velocity coordinates (the length of v, qd, qdd, tau)
+    "nq",         # number of position coordinates (the length of q)
+    "nj",         # number of named joints with a joint wrench (robot.joint_names)
+    "ncol",       # number of motion columns (nv, plus one per mimic joint)
+    "parent",     # parent body index, -1 for the fixed base (the world)
+    "jtype",      # joint code (joints.REVOLUTE, ...)
+    "idx_q",      # first position coordinate of the body's joint (a mimic: its source's)
+    "col_start",  # (nb + 1,): body i's motion columns are col_start[i] : col_start[i + 1]
+    "col_v",      # per column: its velocity coordinate
+    "joint_body",  # per named joint: its body
+    "axis",       # joint axis or plane normal, unit, (nb, 3)
     "R_tree",     # joint frame at q = 0 in the parent body frame, (nb, 3, 3) and (nb, 3)
     "p_tree",
     "mass",       # body mass
     "h",          # first moment of mass, mass * com, body frame, (nb, 3)
     "I",          # rotational inertia about the body frame origin, (nb, 3, 3)
-    "q_mult",
+    "q_mult",     # mimic joints: q_body = q_mult * q[idx_q] + q_offset (1 and 0 for the others)
     "q_offset",
-    "armature",   # per coordinate: rotor inertia reflected to the joint
-    "damping",    # per coordinate: viscous friction coefficient
-    "friction",   # per coordinate: Coulomb friction
-    "R_sin",      # revolute joints: R_tree R_J(q) = R_tree + sin(q) R_sin + (1 - cos(q)) R_versine, (nb, 3, 3)
+    "R_sin",      # joints turning about axis: R_tree R_J(q) = R_tree + sin(q) R_sin + (1 - cos(q)) R_versine
     "R_versine",
+    "S",          # per column: the motion subspace column, (ncol, 6)
+    "col_mult",   # per column: q_mult of its body (the column moves with col_mult * v[col_v])
+    "armature",   # per column: rotor inertia reflected to the joint (0 on mimic columns)
+    "damping",    # per column: viscous friction coefficient
+    "friction",   # per column: Coulomb friction
 ])
 
 
-#: A body's (10, 6) block in ``fdata`` (row: columns 0:3 | 3:6): 0: S; 1: axis | p_tree; 2: h | mass, q_mult,
-#: q_offset; 3-5: R_tree | I; 6-8: R_sin | R_versine; 9: armature, damping, friction of coordinate ``k`` in block
-#: ``k`` (a robot has no more coordinates than bodies).
-BODY_BLOCK = (10, 6)
+#: A body's block in ``fdata`` (row: columns 0:3 | 3:6): 0: axis | p_tree; 1: h | mass, q_mult, q_offset;
+#: 2-4: R_tree | I; 5-7: R_sin | R_versine. Motion column ``c`` is block ``nb + c``: row 0: S; row 1: col_mult,
+#: armature, damping, friction.
+BLOCK = (8, 6)
 
 
 @kernel
 def model_view(fdata, idata):
-    """Named views into the model buffers: ``fdata`` ``(nb, 10, 6)`` and ``idata``. Slices only (a reshape costs
-    as much as the arithmetic of a small robot's gravity pass)."""
+    """Named views into the model buffers: ``fdata`` ``(nb + ncol, 8, 6)`` and ``idata``. Slices only (a reshape
+    costs as much as the arithmetic of a small robot's gravity pass)."""
     return model_view_inline(fdata, idata)
 
 
 @helper
 def model_view_inline(fdata, idata):
     """:func:`model_view` inlined into its caller: in a kernel compiled without reference counting
-    (``_jit.arithmetic_kernel``) its twenty views then cost nothing."""
-    nb = idata[0]
-    dof = idata[1]
-    parent = idata[2:2 + nb]
-    jtype = idata[2 + nb:2 + 2 * nb]
-    q_index = idata[2 + 2 * nb:2 + 3 * nb]
-    dof_body = idata[2 + 3 * nb:2 + 3 * nb + dof]
-    return ModelView(nb, dof, parent, jtype, q_index, dof_body, fdata[:, 0], fdata[:, 1, 0:3], fdata[:, 3:6, 0:3],
-                     fdata[:, 1, 3:6], fdata[:, 2, 3], fdata[:, 2, 0:3], fdata[:, 3:6, 3:6], fdata[:, 2, 4],
-                     fdata[:, 2, 5], fdata[:dof, 9, 0], fdata[:dof, 9, 1], fdata[:dof, 9, 2], fdata[:, 6:9, 0:3],
-                     fdata[:, 6:9, 3:6])
+    (``_jit.arithmetic_kernel``) its views then cost nothing."""
+    nb, nv, nq, nj, ncol = idata[0], idata[1], idata[2], idata[3], idata[4]
+    o = 5
+    parent = idata[o:o + nb]
+    jtype = idata[o + nb:o + 2 * nb]
+    idx_q = idata[o + 2 * nb:o + 3 * nb]
+    col_start = idata[o + 3 * nb:o + 4 * nb + 1]
+    o += 4 * nb + 1
+    col_v = idata[o:o + ncol]
+    joint_body = idata[o + ncol:o + ncol + nj]
+    b = fdata[:nb]
+    c = fdata[nb:]
+    return ModelView(nb, nv, nq, nj, ncol, parent, jtype, idx_q, col_start, col_v, joint_body, b[:, 0, 0:3],
+                     b[:, 2:5, 0:3], b[:, 0, 3:6], b[:, 1, 3], b[:, 1, 0:3], b[:, 2:5, 3:6], b[:, 1, 4], b[:, 1, 5],
+                     b[:, 5:8, 0:3], b[:, 5:8, 3:6], c[:, 0], c[:, 1, 0], c[:, 1, 1], c[:, 1, 2], c[:, 1, 3])
 
 
-def pack(bodies, dof_body, armature, damping, friction):
-    """The ``(fdata, idata)`` buffers from a list of :class:`Body`, in the layout :func:`model_view` reads."""
+@helper
+def S_times_add(m, i, x, scale, out):
+    """``out += scale S_i x_i``: body ``i``'s joint motion for the velocity-space vector ``x`` (``qd``, ``qdd``),
+    ``x_i`` its joint's entries (a mimic column reads its source's, times ``q_mult``)."""
+    for c in range(m.col_start[i], m.col_start[i + 1]):
+        add_scaled(out, scale * m.col_mult[c] * x[m.col_v[c]], m.S[c])
+
+
+@helper
+def S_transpose_times_add(m, i, f, tau):
+    """``tau_i += S_i^T f``: the generalised forces of body ``i``'s joint for the wrench ``f`` across it (a mimic's
+    reach its source by virtual work, ``q_mult S^T f``)."""
+    for c in range(m.col_start[i], m.col_start[i + 1]):
+        tau[m.col_v[c]] += m.col_mult[c] * dot6(m.S[c], f)
+
+
+def pack(bodies, joint_bodies, armature, damping, friction):
+    """The ``(fdata, idata)`` buffers from a list of :class:`Body`, in the layout :func:`model_view` reads.
+    ``armature``, ``damping``, ``friction`` are per velocity coordinate."""
     nb = len(bodies)
-    idata = np.concatenate([[nb, len(dof_body)],
-                            [b.parent for b in bodies], [b.code for b in bodies], [b.q_index for b in bodies],
-                            dof_body]).astype(np.int64)
-    fdata = np.zeros((nb,) + BODY_BLOCK)
+    col_start = np.cumsum([0] + [len(b.S) for b in bodies])
+    col_v = [b.idx_v + k for b in bodies for k in range(len(b.S))]
+    nv = max([b.idx_v + b.nv for b in bodies if not b.mimic], default=0)
+    nq = max([b.idx_q + b.nq for b in bodies if not b.mimic], default=0)
+    idata = np.concatenate([[nb, nv, nq, len(joint_bodies), len(col_v)], [b.parent for b in bodies],
+                            [b.code for b in bodies], [b.idx_q for b in bodies], col_start, col_v,
+                            joint_bodies]).astype(np.int64)
+    fdata = np.zeros((nb + len(col_v),) + BLOCK)
     for i, b in enumerate(bodies):
         R_sin, R_versine = rotation_terms(b.code, b.axis, b.R_tree)
-        fdata[i, 0] = b.S
-        fdata[i, 1] = np.concatenate([b.axis, b.p_tree])
-        fdata[i, 2] = np.concatenate([b.h, [b.mass, b.q_mult, b.q_offset]])
-        fdata[i, 3:6] = np.hstack([b.R_tree, b.I])
-        fdata[i, 6:9] = np.hstack([R_sin, R_versine])
-    fdata[:len(dof_body), 9, 0:3] = np.column_stack([armature, damping, friction])
+        fdata[i, 0] = np.concatenate([b.axis, b.p_tree])
+        fdata[i, 1] = np.concatenate([b.h, [b.mass, b.q_mult, b.q_offset]])
+        fdata[i, 2:5] = np.hstack([b.R_tree, b.I])
+        fdata[i, 5:8] = np.hstack([R_sin, R_versine])
+        for k, column in enumerate(b.S):
+            block = fdata[nb + col_start[i] + k]
+            block[0] = column
+            block[1, 0] = b.q_mult
+            if not b.mimic:
+                block[1, 1:4] = armature[b.idx_v + k], damping[b.idx_v + k], friction[b.idx_v + k]
     return fdata, idata
-
-
-@dataclass(frozen=True)
-class Body:
-    """One rigid body of the tree, in its own frame (the frame of the joint that moves it)."""
-    joint: str
-    parent: int
-    code: int
-    axis: np.ndarray
-    S: np.ndarray
-    R_tree: np.ndarray
-    p_tree: np.ndarray
-    mass: float
-    h: np.ndarray
-    I: np.ndarray
-    q_index: int
-    q_mult: float = 1.0
-    q_offset: float = 0.0
-
-    def with_mass_added(self, mass, com, I_com):
-        """This body with a point-less rigid mass added: ``com`` and ``I_com`` (about the com) in the body frame;
-        the parallel-axis theorem moves it to the body origin (RBDA eq. 2.63)."""
-        com = np.asarray(com, float)
-        I_o = np.asarray(I_com, float) + mass * (com @ com * np.eye(3) - np.outer(com, com))
-        return replace(self, mass=self.mass + mass, h=self.h + mass * com, I=self.I + I_o)
-
-
-@dataclass(frozen=True)
-class JointInfo:
-    """A URDF joint as written, with its limits and dynamics; ``mimic`` is ``(source, multiplier, offset)``."""
-    name: str
-    type: str
-    parent: str
-    child: str
-    axis: tuple = (1.0, 0.0, 0.0)
-    lower: float = -np.inf
-    upper: float = np.inf
-    effort: float = np.inf
-    velocity: float = np.inf
-    damping: float = 0.0
-    friction: float = 0.0
-    mimic: tuple = None
 
 
 @dataclass(frozen=True, eq=False)
 class Robot:
     """A robot's dynamics model. Immutable: ``with_*`` methods return new robots sharing nothing mutable.
 
-    ``joint_names`` orders ``q``; ``link_frames[link] = (body, R, p)`` places every link in its body
-    (body ``-1`` is the fixed base).
+    ``q`` (``nq``) and ``v`` (``nv`` = ``dof``) hold the base's coordinates first when the base floats, then each
+    joint of ``joint_names`` (``idx_q[name]``, ``idx_v[name]``); ``link_frames[link] = (body, R, p)`` places every
+    link in its body (body ``-1`` is the fixed base). ``armature``, ``damping`` and ``friction`` are per joint of
+    ``joint_names``; a joint with several coordinates has the value on each.
     """
     name: str
     joint_names: tuple
@@ -142,32 +142,117 @@ class Robot:
     root_link: str
     joints: dict            # joint name -> JointInfo, every joint of the description (fixed included)
     bodies: tuple           # Body, topological order
-    dof_body: tuple         # per coordinate, its body index
+    joint_bodies: tuple     # per joint of joint_names, its body index
     link_frames: dict
     armature: np.ndarray
     damping: np.ndarray
     friction: np.ndarray
+    base_joint: str = None  # the free-flyer moving the base, when it floats
     warnings: tuple = ()
     source: str = "<robot>"
     fdata: np.ndarray = field(init=False, repr=False)
     idata: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self):
-        fdata, idata = pack(self.bodies, self.dof_body, self.armature, self.damping, self.friction)
+        fdata, idata = pack(self.bodies, self.joint_bodies, *(self._per_coordinate(x) for x in
+                                                                (self.armature, self.damping, self.friction)))
         fdata.setflags(write=False)
         idata.setflags(write=False)
         object.__setattr__(self, "fdata", fdata)
         object.__setattr__(self, "idata", idata)
 
+    def _per_coordinate(self, per_joint):
+        """A per-joint array of ``joint_names`` spread over the velocity coordinates (0 on the base's)."""
+        out = np.zeros(self.nv)
+        for value, body in zip(per_joint, self.joint_bodies):
+            b = self.bodies[body]
+            out[b.idx_v:b.idx_v + b.nv] = value
+        return out
+
     @cached_property
+    def nq(self):
+        """Number of position coordinates (the length of ``q``)."""
+        return sum(b.nq for b in self.bodies if not b.mimic)
+
+    @cached_property
+    def nv(self):
+        """Number of velocity coordinates (the length of ``v``/``qd``, ``qdd`` and ``tau``)."""
+        return sum(b.nv for b in self.bodies if not b.mimic)
+
+    @property
     def dof(self):
-        """Number of independent joint coordinates (the length of ``q``)."""
-        return len(self.joint_names)
+        """Degrees of freedom, ``nv``; for a fixed base with one-coordinate joints, the length of ``q`` too."""
+        return self.nv
+
+    @cached_property
+    def ncol(self):
+        """Number of motion columns: ``nv``, plus one per mimic joint."""
+        return sum(len(b.S) for b in self.bodies)
+
+    def data(self):
+        """A new :class:`~rne_dynamics.model.data.Data` for this robot: pass it as ``data=`` to compute in it."""
+        return Data(self)
 
     @cached_property
     def nb(self):
         """Number of moving bodies (movable joints, mimic joints included)."""
         return len(self.bodies)
+
+    @cached_property
+    def has_floating_base(self):
+        return self.base_joint is not None
+
+    @cached_property
+    def has_mimic(self):
+        """Bodies moved by another joint's coordinate: the ABA's one-joint-per-body recursion does not apply."""
+        return any(b.mimic for b in self.bodies)
+
+    @cached_property
+    def joint_body_indices(self):
+        """:attr:`joint_bodies` as an integer array (for ``np.take``)."""
+        return np.array(self.joint_bodies, dtype=np.int64)
+
+    @cached_property
+    def idx_q(self):
+        """``{joint: first index in q}``, the base's free-flyer and every joint of ``joint_names``."""
+        return {b.joint: b.idx_q for b in self.bodies if not b.mimic}
+
+    @cached_property
+    def idx_v(self):
+        """``{joint: first index in v}``, the base's free-flyer and every joint of ``joint_names``."""
+        return {b.joint: b.idx_v for b in self.bodies if not b.mimic}
+
+    @cached_property
+    def q_names(self):
+        """A name per entry of ``q``: the joint's, or ``joint.x``, ``joint.qw``... for a joint with several."""
+        return self._coordinate_names("nq", {FREE_FLYER: "x y z qx qy qz qw", 3: "x y theta", 4: "qx qy qz qw"})
+
+    @cached_property
+    def v_names(self):
+        """A name per entry of ``v``, as :attr:`q_names`."""
+        return self._coordinate_names("nv", {FREE_FLYER: "vx vy vz wx wy wz", 3: "vx vy wz", 4: "wx wy wz"})
+
+    def _coordinate_names(self, size, suffixes):
+        names = []
+        for b in self.bodies:
+            if not b.mimic:
+                names += [b.joint] if getattr(b, size) == 1 else [f"{b.joint}.{s}" for s in suffixes[b.code].split()]
+        return tuple(names)
+
+    @cached_property
+    def quaternions(self):
+        """Start indices in ``q`` of the unit quaternions (free-flyer and spherical joints)."""
+        return np.array([b.idx_q + QUATERNION_START[b.code] for b in self.bodies
+                         if not b.mimic and b.code in QUATERNION_START], dtype=np.int64)
+
+    @cached_property
+    def has_quaternions(self):
+        return self.quaternions.size > 0
+
+    @cached_property
+    def workspace_shapes(self):
+        """The shapes of the algorithms' workspaces, filled as they are first asked for (:func:`workspace`)."""
+        return {}
 
     @cached_property
     def arrays(self):
@@ -181,18 +266,31 @@ class Robot:
 
     @cached_property
     def position_limits(self):
-        """``(dof, 2)`` lower and upper joint limits (``-inf, inf`` for continuous joints)."""
-        return np.array([[self.joints[n].lower, self.joints[n].upper] for n in self.joint_names]).reshape(-1, 2)
+        """``(nq, 2)`` lower and upper limits of ``q`` (``-inf, inf`` for continuous joints and for the coordinates
+        of joints with several)."""
+        lower, upper = np.full(self.nq, -np.inf), np.full(self.nq, np.inf)
+        for name, body in zip(self.joint_names, self.joint_bodies):
+            b = self.bodies[body]
+            if b.nq == 1:
+                lower[b.idx_q], upper[b.idx_q] = self.joints[name].lower, self.joints[name].upper
+        return np.column_stack([lower, upper])
+
+    def _per_coordinate_limits(self, attribute):
+        out = np.full(self.nv, np.inf)
+        for name, body in zip(self.joint_names, self.joint_bodies):
+            b = self.bodies[body]
+            out[b.idx_v:b.idx_v + b.nv] = getattr(self.joints[name], attribute)
+        return out
 
     @cached_property
     def effort_limits(self):
-        """``(dof,)`` URDF effort limits; ``inf`` where none is given."""
-        return np.array([self.joints[n].effort for n in self.joint_names], float)
+        """``(nv,)`` URDF effort limits; ``inf`` where none is given (and on the base)."""
+        return self._per_coordinate_limits("effort")
 
     @cached_property
     def velocity_limits(self):
-        """``(dof,)`` URDF velocity limits; ``inf`` where none is given."""
-        return np.array([self.joints[n].velocity for n in self.joint_names], float)
+        """``(nv,)`` URDF velocity limits; ``inf`` where none is given (and on the base)."""
+        return self._per_coordinate_limits("velocity")
 
     @cached_property
     def total_mass(self):
@@ -202,7 +300,6 @@ class Robot:
     def with_payload(self, link, mass, com=(0.0, 0.0, 0.0), inertia=(0.0,) * 6):
         """A new robot carrying a rigid payload on ``link``: ``mass`` (kg), ``com`` (m, link frame) and ``inertia``
         ``(ixx, ixy, ixz, iyy, iyz, izz)`` about the payload's COM, link axes (kg m^2). This robot is unchanged."""
-        from .tree import inertia_problem, triangle_problem
         if link not in self.link_frames:
             raise ModelError(f"payload: robot '{self.name}' has no link '{link}'")
         com = np.asarray(com, float)
@@ -243,8 +340,8 @@ class Robot:
                 out[self.joint_names.index(name)] = value
         else:
             given = np.asarray(given, float)
-            if given.shape != (self.dof,):
-                raise ModelError(f"{label}: expected {self.dof} values ({', '.join(self.joint_names)}), "
+            if given.shape != (len(self.joint_names),):
+                raise ModelError(f"{label}: expected {len(self.joint_names)} values ({', '.join(self.joint_names)}), "
                                  f"got shape {given.shape}")
             out = given.copy()
         bad = np.flatnonzero(~np.isfinite(out) | (out < 0))
@@ -254,7 +351,8 @@ class Robot:
         return out
 
     def joint_index(self, name):
-        """Position of joint ``name`` in ``q``; a clear error for a joint that is not a coordinate."""
+        """Position of joint ``name`` in ``joint_names`` (its index in ``q`` when the base is fixed and every joint has
+        one coordinate); a clear error for a joint that is not a coordinate."""
         try:
             return self.joint_names.index(name)
         except ValueError:

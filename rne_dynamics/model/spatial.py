@@ -325,3 +325,24 @@ def set_at_rest(v, a):
     for c in range(6):
         v[c] = 0.0
         a[c] = 0.0
+
+
+@helper
+def quaternion_rotation(x, y, z, w):
+    """The rows of the rotation of the quaternion ``(x, y, z, w)`` (scalar last), scaled to unit norm on the way:
+    ``R = 1 + 2 w [u]x + 2 [u]x^2`` for ``u = (x, y, z)``, with ``2 / |q|^2`` in place of 2."""
+    s = 2.0 / (x * x + y * y + z * z + w * w)
+    return ((1.0 - s * (y * y + z * z), s * (x * y - z * w), s * (x * z + y * w)),
+            (s * (x * y + z * w), 1.0 - s * (x * x + z * z), s * (y * z - x * w)),
+            (s * (x * z - y * w), s * (y * z + x * w), 1.0 - s * (x * x + y * y)))
+
+
+@helper
+def rigid_inertia_add(mass, h, I, i, j):
+    """Row ``i``'s rigid inertia (mass, first moment, rotational inertia about one origin, in one frame) added into
+    row ``j``'s: the composite inertia of a subtree is the sum of its bodies' (RBDA eq. 6.12, in a common frame)."""
+    mass[j] += mass[i]
+    for r in range(3):
+        h[j, r] += h[i, r]
+        for c in range(3):
+            I[j, r, c] += I[i, r, c]

@@ -5,13 +5,17 @@ joined by fixed joints into one body (inertia lumped with rotation and the paral
 in topological order and collects warnings about implausible mass models.
 """
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ..errors import ModelWarning
-from .joints import TYPE_CODES, motion_subspace
-from .robot import Body, Robot
+from .body import Body, JointInfo, inertia_problem, triangle_problem
+from .joints import FREE_FLYER, NQ, NV, is_revolute, joint_code, motion_subspace
+from .robot import Robot
+
+#: The name of the free-flyer that ``floating_base=True`` puts between the world and the root link (Pinocchio's).
+BASE_JOINT = "root_joint"
 
 
 @dataclass(frozen=True)
@@ -23,9 +27,10 @@ class LinkSpec:
     I_com: np.ndarray = field(default_factory=lambda: np.zeros((3, 3)))
 
 
-def build_robot(name, links, joints, origins, *, error, source="<robot>"):
+def build_robot(name, links, joints, origins, *, error, source="<robot>", floating_base=False):
     """Build a Robot. ``links``: LinkSpec list; ``joints``: JointInfo list; ``origins[joint] = (R, p)``, the joint
-    frame in its parent link frame; ``error``: the exception class to raise (names the element at fault)."""
+    frame in its parent link frame; ``error``: the exception class to raise (names the element at fault);
+    ``floating_base``: put a free-flyer between the world and the root link."""
     def fail(message):
         raise error(f"{source}: {message}")
 
@@ -55,12 +60,32 @@ def build_robot(name, links, joints, origins, *, error, source="<robot>"):
     if not roots:
         fail("every link is some joint's child, so the joints form a cycle; a robot needs one root link")
     root = roots[0]
+    floating = [j for j in joints if j.type == "floating"]
+    for joint in floating:
+        if joint.parent != root:
+            fail(f"joint '{joint.name}': a floating joint must connect the root link '{root}' to the base; this "
+                 f"one hangs from '{joint.parent}'")
+    if len(floating) + floating_base > 1:
+        fail("the robot has " + (f"floating joints {', '.join(repr(j.name) for j in floating)}" if len(floating) > 1
+                                 else f"a floating joint '{floating[0].name}' and floating_base=True")
+             + "; one base can float")
+    for joint in joints:
+        if joint.mimic is not None and joint.type not in ("revolute", "continuous", "prismatic", "fixed"):
+            fail(f"joint '{joint.name}': a {joint.type} joint cannot be a mimic joint")
 
-    # Depth-first, children in document order (as Pinocchio numbers them); a joint becomes a body when it is
-    # visited, so each subtree is numbered before the next sibling. Fixed joints keep the parent's body.
+    # Depth-first, children in document order (as Pinocchio numbers them), a floating joint first; a joint becomes
+    # a body when it is visited, so each subtree is numbered before the next sibling. Fixed joints keep the parent's
+    # body.
     frame = {root: (-1, np.eye(3), np.zeros(3))}
     bodies, body_joints = [], []
-    stack = list(reversed(children[root]))
+    if floating_base:
+        if BASE_JOINT in {j.name for j in joints}:
+            fail(f"floating_base=True adds a joint '{BASE_JOINT}', and the robot already has one of that name")
+        base = JointInfo(BASE_JOINT, "floating", "world", root)
+        bodies.append(_body(base, -1, np.eye(3), np.zeros(3)))
+        body_joints.append(base)
+        frame[root] = (0, np.eye(3), np.zeros(3))
+    stack = sorted(reversed(children[root]), key=lambda j: j.type == "floating")
     while stack:
         joint = stack.pop()
         body, R_link, p_link = frame[joint.parent]
@@ -72,10 +97,7 @@ def build_robot(name, links, joints, origins, *, error, source="<robot>"):
                 notes.append(f"joint '{joint.name}': fixed, so its <mimic> is ignored")
         else:
             frame[joint.child] = (len(bodies), np.eye(3), np.zeros(3))
-            code = TYPE_CODES[joint.type]
-            axis = np.asarray(joint.axis, float)
-            bodies.append(Body(joint.name, body, code, axis, motion_subspace(code, axis), R, p,
-                               0.0, np.zeros(3), np.zeros((3, 3)), -1))
+            bodies.append(_body(joint, body, R, p))
             body_joints.append(joint)
         stack.extend(reversed(children[joint.child]))
     unreached = [link.name for link in links if link.name not in frame]
@@ -100,11 +122,12 @@ def build_robot(name, links, joints, origins, *, error, source="<robot>"):
     bodies, joint_names = _resolve_coordinates(bodies, body_joints, fail)
     robot_body_index = {b.joint: i for i, b in enumerate(bodies)}
     by_name = {j.name: j for j in joints}
+    base_joint = next((b.joint for b in bodies if b.code == FREE_FLYER), None)
     robot = Robot(
         name=name, joint_names=joint_names, link_names=tuple(link.name for link in links), root_link=root,
         joints=by_name, bodies=tuple(bodies),
-        dof_body=tuple(robot_body_index[n] for n in joint_names),
-        link_frames=frame,
+        joint_bodies=tuple(robot_body_index[n] for n in joint_names),
+        link_frames=frame, base_joint=base_joint,
         armature=np.zeros(len(joint_names)),
         damping=np.array([by_name[n].damping for n in joint_names], float),
         friction=np.array([by_name[n].friction for n in joint_names], float),
@@ -114,35 +137,25 @@ def build_robot(name, links, joints, origins, *, error, source="<robot>"):
     return robot
 
 
-def inertia_problem(I):
-    """What makes ``I`` impossible as a rotational inertia (not finite, not symmetric, not positive
-    semi-definite), or ``None``."""
-    if not np.all(np.isfinite(I)):
-        return f"not finite: {I.tolist()}"
-    scale = max(1.0, float(np.abs(I).max()))
-    if np.abs(I - I.T).max() > 1e-12 * scale:  # not np.allclose: ten times slower, and 1,000-link trees exist
-        return f"not symmetric: {I.tolist()}"
-    smallest = np.linalg.eigvalsh(I)[0]
-    if smallest < -1e-12 * scale:
-        return f"not positive semi-definite (smallest principal moment {smallest:.6g} kg m^2)"
-    return None
-
-
-def triangle_problem(I):
-    """Why the principal moments of ``I`` (PSD) are those of no real body (one exceeds the sum of the others), or
-    ``None``."""
-    moments = np.linalg.eigvalsh(I)
-    if np.any(moments > 0) and moments[2] > moments[0] + moments[1] + 1e-9 * max(moments[2], 1.0):
-        return (f"principal inertias {np.round(moments, 9).tolist()} break the triangle inequality "
-                "(no real body has them)")
-    return None
+def _body(joint, parent, R_tree, p_tree):
+    """A massless body for ``joint`` (mass is added link by link), its frame at ``(R_tree, p_tree)`` in its parent's
+    at the zero configuration."""
+    axis = np.asarray(joint.axis, float)
+    code = joint_code(joint.type, axis)
+    return Body(joint.name, parent, code, axis, motion_subspace(code, axis), R_tree, p_tree, 0.0, np.zeros(3),
+                np.zeros((3, 3)))
 
 
 def _resolve_coordinates(bodies, body_joints, fail):
-    """Number the independent coordinates in body order and point every mimic body at its source coordinate."""
+    """Number the coordinates in body order (``idx_q``, ``idx_v``) and point every mimic body at its source's.
+    Returns the bodies and ``joint_names``: the joints with coordinates of their own, less the base's free-flyer."""
     names = [j.name for j in body_joints]
-    independent = [j.name for j in body_joints if j.mimic is None]
-    index = {n: k for k, n in enumerate(independent)}
+    first = {}  # joint -> (idx_q, idx_v)
+    nq = nv = 0
+    for body, joint in zip(bodies, body_joints):
+        if joint.mimic is None:
+            first[joint.name] = (nq, nv)
+            nq, nv = nq + NQ[body.code], nv + NV[body.code]
     resolved = []
     for body, joint in zip(bodies, body_joints):
         mult, offset, seen, source = 1.0, 0.0, [joint.name], joint
@@ -155,9 +168,16 @@ def _resolve_coordinates(bodies, body_joints, fail):
             seen.append(target)
             mult, offset = mult * m, mult * o + offset
             source = body_joints[names.index(target)]
-        resolved.append(Body(**{**body.__dict__, "q_index": index[source.name], "q_mult": mult,
-                                "q_offset": offset}))
-    return resolved, tuple(independent)
+        if source is not joint and not (is_revolute(bodies[names.index(source.name)].code)
+                                        or source.type == "prismatic"):
+            fail(f"joint '{joint.name}': <mimic joint='{source.name}'> follows a {source.type} joint; a mimic "
+                 "joint follows a revolute or prismatic one")
+        idx_q, idx_v = first[source.name]
+        resolved.append(replace(body, idx_q=idx_q, idx_v=idx_v, q_mult=mult, q_offset=offset,
+                                mimic=source is not joint))
+    joint_names = tuple(j.name for b, j in zip(bodies, body_joints)
+                        if j.mimic is None and not (b.code == FREE_FLYER and b.parent < 0))
+    return resolved, joint_names
 
 
 def _plausibility_warnings(links, bodies, body_joints):

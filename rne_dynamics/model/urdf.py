@@ -11,13 +11,18 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from ..errors import URDFError
-from .joints import TYPE_CODES, UNSUPPORTED_TYPES
-from .robot import JointInfo
+from .body import JointInfo
+from .joints import TYPE_CODES
 from .tree import LinkSpec, build_robot
 
 
-def load_urdf(source):
-    """Load a robot from a URDF file path or URDF XML text. Raises :class:`URDFError` naming the bad element."""
+def load_urdf(source, *, floating_base=False):
+    """Load a robot from a URDF file path or URDF XML text. Raises :class:`URDFError` naming the bad element.
+
+    ``floating_base=True`` puts a free-flyer joint (``root_joint``) between the world and the root link, as
+    ``pinocchio.buildModelFromUrdf(path, JointModelFreeFlyer())``; a URDF ``floating`` joint from the root link
+    does the same. ``q`` then starts with the base pose ``[x, y, z, qx, qy, qz, qw]`` and ``v`` with its twist
+    ``[v; w]`` in the base frame."""
     text, where = _read(source)
     try:
         root = ET.fromstring(text)
@@ -25,7 +30,7 @@ def load_urdf(source):
         raise URDFError(f"{where}: not well-formed XML ({exc})") from None
     if root.tag != "robot":
         raise URDFError(f"{where}: the root element is <{root.tag}>, a URDF's is <robot>")
-    return _Reader(where).robot(root)
+    return _Reader(where).robot(root, floating_base)
 
 
 def _read(source):
@@ -126,12 +131,11 @@ class _Reader:
         name = self.name(element, "joint")
         owner = f"joint '{name}'"
         kind = element.get("type")
-        if kind in UNSUPPORTED_TYPES:
-            self.fail(owner, f"type '{kind}' is not supported yet (revolute, continuous, prismatic and fixed are)")
+        types = "revolute, continuous, prismatic, fixed, floating, planar (or spherical, an extension)"
         if kind is None:
-            self.fail(owner, "has no type attribute (revolute, continuous, prismatic or fixed)")
+            self.fail(owner, f"has no type attribute ({types})")
         if kind not in TYPE_CODES and kind != "fixed":
-            self.fail(owner, f"unknown type '{kind}' (expected revolute, continuous, prismatic or fixed)")
+            self.fail(owner, f"unknown type '{kind}' (expected {types})")
         links = {}
         for role in ("parent", "child"):
             tag = element.find(role)
@@ -139,10 +143,11 @@ class _Reader:
                 self.fail(owner, f"has no <{role} link=...>")
             links[role] = tag.get("link")
         axis = self.numbers(element.find("axis"), "xyz", owner, 3, [1, 0, 0])
-        if kind != "fixed":
+        if kind not in ("fixed", "floating", "spherical"):
             largest = np.abs(axis).max()
             if largest < 1e-12:
-                self.fail(owner, f"<axis xyz=\"{element.find('axis').get('xyz')}\"> is zero")
+                what = "the plane's normal" if kind == "planar" else "the joint axis"
+                self.fail(owner, f"<axis xyz=\"{element.find('axis').get('xyz')}\"> is zero; it must give {what}")
             axis = axis / largest  # first, so that the norm of components like 1e200 cannot overflow
             axis = axis / np.linalg.norm(axis)
         limit = element.find("limit")
@@ -175,7 +180,7 @@ class _Reader:
                          damping, friction, mimic)
         return info, self.origin(element, owner)
 
-    def robot(self, root):
+    def robot(self, root, floating_base):
         links, joints, origins = {}, [], {}
         for element in root.findall("link"):
             link = self.link(element)
@@ -189,5 +194,5 @@ class _Reader:
             joints.append(joint)
             origins[joint.name] = origin
         return build_robot(root.get("name") or "robot", list(links.values()), joints, origins, error=URDFError,
-                           source=self.where)
+                           source=self.where, floating_base=floating_base)
 

@@ -104,11 +104,12 @@ def per_joint(name, values, robot):
     """A per-joint parameter as :meth:`Robot.with_drive` takes it (``None`` keeps the robot's values)."""
     if len(values) == 0:
         return None
+    n = len(robot.joint_names)
     if len(values) == 1:
-        return np.full(robot.dof, values[0])
-    if len(values) != robot.dof:
-        raise ModelError(f"{name} has {len(values)} values; robot '{robot.name}' has {robot.dof} joints "
-                         f"({', '.join(robot.joint_names)}): give 0, 1 or {robot.dof} values")
+        return np.full(n, values[0])
+    if len(values) != n:
+        raise ModelError(f"{name} has {len(values)} values; robot '{robot.name}' has {n} joints "
+                         f"({', '.join(robot.joint_names)}): give 0, 1 or {n} values")
     return np.asarray(values, float)
 
 
@@ -126,6 +127,12 @@ def read_description(text, source):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ModelWarning)
         robot = load_urdf(text)
+    several = [name for name, body in zip(robot.joint_names, robot.joint_bodies) if robot.bodies[body].nv != 1]
+    if robot.has_floating_base or several:
+        what = f"a floating joint '{robot.base_joint}'" if robot.has_floating_base else (
+            f"joints of several coordinates ({', '.join(several)})")
+        raise ModelError(f"robot '{robot.name}' has {what}; the nodes take fixed-base robots whose joints have one "
+                         "coordinate each (JointState carries one position per joint); use the library for it")
     notes = tuple(str(w.message) for w in caught if issubclass(w.category, ModelWarning))
     return Description(robot, text, source, notes)
 

@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 
 from ..errors import ModelWarning
+from ..algorithms.configuration import random_configuration
 from ..algorithms.gravity import gravity_torques
 from ..model.urdf import load_urdf
 
@@ -25,6 +26,14 @@ def position_unit(joint_type):
 
 def effort_unit(joint_type):
     return "N" if joint_type == "prismatic" else "N m"
+
+
+def coordinate_effort_unit(robot, name):
+    """The unit of the generalised force of a coordinate of ``v`` (``robot.v_names``): a joint's, or for a coordinate
+    of a joint with several, N along a linear velocity and N m about an angular one."""
+    if name in robot.joints:
+        return effort_unit(robot.joints[name].type)
+    return "N" if name.rsplit(".", 1)[-1].startswith("v") else "N m"
 
 
 def tree_lines(robot):
@@ -77,14 +86,17 @@ def body_lines(robot):
 
 def model_warnings(robot):
     """The loader's warnings (triangle inequality, massless subtrees, ...) and the missing effort limits."""
-    missing = [name for name, limit in zip(robot.joint_names, robot.effort_limits) if not 0 < limit < math.inf]
+    missing = [name for name in robot.joint_names if not 0 < robot.joints[name].effort < math.inf]
     extra = [f"joint '{name}' has no effort limit (<limit effort> absent or 0)" for name in missing]
     return list(robot.warnings) + extra
 
 
 def sample_configurations(robot, samples, seed=0):
-    """``(samples, dof)`` configurations uniform within the position limits; an unbounded revolute joint
-    (continuous) over one turn, an unbounded prismatic joint held at 0."""
+    """``(samples, nq)`` configurations uniform within the position limits; an unbounded revolute joint
+    (continuous) over one turn, an unbounded prismatic joint held at 0 (joints of several coordinates and a floating
+    base: :func:`~rne_dynamics.random_configuration`)."""
+    if robot.nq != len(robot.joint_names):
+        return random_configuration(robot, seed, size=samples)
     lower, upper = robot.position_limits.T.copy()
     unbounded = ~(np.isfinite(lower) & np.isfinite(upper))
     prismatic = np.array([robot.joints[n].type == "prismatic" for n in robot.joint_names], bool)
@@ -102,8 +114,8 @@ def envelope_lines(robot, envelope, samples):
     lines = [f"gravity torque envelope: largest |gravity torque| over {samples} configurations sampled within the "
              "limits (g = 9.81 m/s^2 along -z of the root link)",
              f"{'joint':<24}{'peak |g|':>12}{'effort limit':>16}{'% of limit':>12}"]
-    for name, peak, limit in zip(robot.joint_names, envelope, robot.effort_limits):
-        unit = effort_unit(robot.joints[name].type)
+    for name, peak, limit in zip(robot.v_names, envelope, robot.effort_limits):
+        unit = coordinate_effort_unit(robot, name)
         if limit > 0 and math.isfinite(limit):
             share = 100 * peak / limit
             verdict = "  EXCEEDS: cannot hold itself" if share > 100 else ""

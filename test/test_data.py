@@ -1,0 +1,142 @@
+"""``data = robot.data()``: every call given ``data=`` returns the same numbers as without it, bit for bit, writes its
+results into ``data`` (views, the same arrays call after call) and allocates no array once it has run with it.
+
+Allocation is measured with ``tracemalloc`` on a long chain (a floating base and 400 revolute joints), where every
+result array is larger than the few hundred bytes of Python objects a call makes: a call that allocated any result
+or workspace array with a row per coordinate or body would show a peak above :data:`LIMIT`.
+"""
+import warnings
+
+import numpy as np
+import pytest
+import tracemalloc
+
+import rne_dynamics as rd
+from rne_dynamics.robots import default_robot_path
+
+CHAIN_LENGTH = 400
+#: Bytes a call may allocate at its peak: its Python objects, fewer than one array of ``nv`` floats (3,248 bytes).
+LIMIT = 3000
+
+
+def chain_urdf(n):
+    """A floating base and ``n`` revolute joints in a chain, axes turning x, y, z."""
+    inertial = ('<inertial><origin xyz="0.05 0.01 0.1"/><mass value="1"/>'
+                '<inertia ixx="0.02" ixy="0" ixz="0" iyy="0.03" iyz="0" izz="0.04"/></inertial>')
+    links = "".join(f'<link name="l{k}">{inertial}</link>' for k in range(n + 1))
+    joints = "".join(f'<joint name="j{k}" type="revolute"><parent link="l{k}"/><child link="l{k + 1}"/>'
+                     f'<origin xyz="0 0 0.1"/><axis xyz="{"1 0 0" if k % 3 == 0 else "0 1 0" if k % 3 == 1 else "0 0 1"}"/>'
+                     f'<limit lower="-3" upper="3" effort="10" velocity="2"/></joint>' for k in range(n))
+    return f'<robot name="chain">{links}{joints}</robot>'
+
+
+def robots():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {"arm6": rd.load_urdf(default_robot_path()),
+                "arm6 floating": rd.load_urdf(default_robot_path(), floating_base=True)}
+
+
+def calls(robot, rng):
+    """``(name, call)`` pairs: ``call(data)`` runs one public function on a fixed random state."""
+    q = rd.random_configuration(robot, rng)
+    v, a, j = (rng.uniform(-1, 1, robot.nv) for _ in range(3))
+    link = robot.link_names[-1]
+    wrench = {link: rng.uniform(-1, 1, 6)}
+    return [
+        ("inverse_dynamics", lambda d: rd.inverse_dynamics(robot, q, v, a, external_wrenches=wrench, data=d)),
+        ("gravity_torques", lambda d: rd.gravity_torques(robot, q, data=d)),
+        ("bias_torques", lambda d: rd.bias_torques(robot, q, v, data=d)),
+        ("mass_matrix", lambda d: rd.mass_matrix(robot, q, data=d)),
+        ("forward_dynamics", lambda d: rd.forward_dynamics(robot, q, v, a, data=d)),
+        ("forward_dynamics with wrenches", lambda d: rd.forward_dynamics(robot, q, v, a, joint_wrenches=True, data=d)),
+        ("inverse_dynamics_derivatives", lambda d: rd.inverse_dynamics_derivatives(robot, q, v, a, data=d)),
+        ("joint_wrench_derivatives", lambda d: rd.joint_wrench_derivatives(robot, q, v, a, data=d)),
+        ("forward_dynamics_derivatives", lambda d: rd.forward_dynamics_derivatives(robot, q, v, a, data=d)),
+        ("coriolis_matrix", lambda d: rd.coriolis_matrix(robot, q, v, data=d)),
+        ("torque_rate", lambda d: rd.torque_rate(robot, q, v, a, j, data=d)),
+        ("joint_torque_regressor", lambda d: rd.joint_torque_regressor(robot, q, v, a, data=d)),
+        ("forward_kinematics", lambda d: rd.forward_kinematics(robot, q, data=d)),
+        ("frame_placement", lambda d: rd.frame_placement(robot, q, link, data=d)),
+        ("frame_jacobian", lambda d: rd.frame_jacobian(robot, q, link, reference="world", data=d)),
+        ("frame_velocity", lambda d: rd.frame_velocity(robot, q, v, link, data=d)),
+        ("frame_acceleration", lambda d: rd.frame_acceleration(robot, q, v, a, link, data=d)),
+        ("center_of_mass", lambda d: rd.center_of_mass(robot, q, v, a, data=d)),
+        ("centroidal_momentum", lambda d: rd.centroidal_momentum(robot, q, v, data=d)),
+        ("centroidal_momentum_matrix", lambda d: rd.centroidal_momentum_matrix(robot, q, data=d)),
+        ("integrate", lambda d: rd.integrate(robot, q, v, 0.01, data=d)),
+        ("difference", lambda d: rd.difference(robot, q, q, data=d)),
+    ]
+
+
+def arrays(result):
+    """The arrays of a result (an array, or a tuple of them)."""
+    if isinstance(result, np.ndarray):
+        return [result]
+    return [x for x in result if x is not None]
+
+
+@pytest.mark.parametrize("name", [name for name, _ in calls(robots()["arm6"], np.random.default_rng(0))])
+@pytest.mark.parametrize("which", ["arm6", "arm6 floating"])
+def test_data_calls_equal_allocating_calls(which, name):
+    robot = robots()[which]
+    call = dict(calls(robot, np.random.default_rng(1)))[name]
+    data = robot.data()
+    expected = arrays(call(None))
+    first = arrays(call(data))
+    again = arrays(call(data))
+    assert len(first) == len(expected)
+    for x, y, z in zip(expected, first, again):
+        assert np.array_equal(x, y), f"{name}: data= differs from the allocating call"
+        assert z is y or np.shares_memory(z, y), f"{name}: a second call with the same data made a new array"
+
+
+@pytest.fixture(scope="module")
+def chain():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        robot = rd.load_urdf(chain_urdf(CHAIN_LENGTH), floating_base=True)
+    return robot
+
+
+#: ``difference``'s logarithms (free-flyer, spherical, planar) run in numpy and make small temporaries per such joint;
+#: its result is still written into ``data``.
+NUMPY_TEMPORARIES = {"difference"}
+
+
+@pytest.mark.parametrize("name", [name for name, _ in calls(robots()["arm6"], np.random.default_rng(0))
+                                  if name not in NUMPY_TEMPORARIES])
+def test_data_calls_allocate_no_array(chain, name):
+    call = dict(calls(chain, np.random.default_rng(2)))[name]
+    data = chain.data()
+    call(data)
+    tracemalloc.start()
+    for _ in range(3):
+        call(data)
+    with_data = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    tracemalloc.start()
+    call(None)
+    without = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert without > LIMIT, f"{name}: the test cannot see an allocation ({without} bytes without data=)"
+    assert with_data < LIMIT, f"{name}: a call with data= allocated {with_data} bytes at its peak"
+
+
+def test_data_of_another_robot_is_refused():
+    both = robots()
+    with pytest.raises(rd.StateError, match="robot.data"):
+        rd.gravity_torques(both["arm6"], np.zeros(6), data=both["arm6 floating"].data())
+    with pytest.raises(rd.StateError, match="robot.data"):
+        rd.gravity_torques(both["arm6"], np.zeros(6), data="not a data")
+
+
+def test_batches_with_data():
+    robot = robots()["arm6 floating"]
+    rng = np.random.default_rng(3)
+    q = rd.random_configuration(robot, rng, size=5)
+    v = rng.uniform(-1, 1, (5, robot.nv))
+    data = robot.data()
+    np.testing.assert_array_equal(rd.bias_torques(robot, q, v, data=data), rd.bias_torques(robot, q, v))
+    np.testing.assert_array_equal(rd.bias_torques(robot, q[:2], v[:2], data=data), rd.bias_torques(robot, q[:2], v[:2]))
+    np.testing.assert_array_equal(rd.bias_torques(robot, q[0], v[0], data=data), rd.bias_torques(robot, q[0], v[0]))
