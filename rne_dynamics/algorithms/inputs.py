@@ -47,17 +47,21 @@ def states(robot, finite=True, unit_quaternions=True, **arrays):
         raise StateError(f"the first argument must be an rne_dynamics Robot (from rd.load_urdf or rd.load_dh), "
                          f"got {type(robot).__name__}")
     out = []
-    for name, x in arrays.items():
+    batch = None
+    nq, nv = robot.nq, robot.nv
+    for name, x in arrays.items():  # one pass, the common case in a few attribute reads per array
         if not (type(x) is np.ndarray and x.dtype is _FLOAT64 and x.flags.carray):  # else taken as it is
             x = _floats(x, name)
-        out.append(x)
-    nq, nv = robot.nq, robot.nv
-    batch = out[0].shape[:-1]
-    for name, x in zip(arrays, out):
         shape = x.shape
-        if (len(shape) not in (1, 2) or shape[:-1] != batch or shape[-1] != (nq if name in CONFIGURATIONS else nv)
-                or (finite and not all_finite(x))):
+        if batch is None:
+            batch = shape[:-1]
+            if len(batch) > 1 or not shape:
+                _explain(robot, arrays)
+        elif shape[:-1] != batch:
             _explain(robot, arrays)
+        if shape[-1] != (nq if name in CONFIGURATIONS else nv) or (finite and not all_finite(x)):
+            _explain(robot, arrays)
+        out.append(x)
     if unit_quaternions and robot.has_quaternions:
         for name, x in zip(arrays, out):
             if name in CONFIGURATIONS and not unit_norms(x, robot.quaternions, QUATERNION_TOLERANCE):
