@@ -161,9 +161,9 @@ class Robot:
         object.__setattr__(self, "fdata", fdata)
         object.__setattr__(self, "idata", idata)
 
-    def _per_coordinate(self, per_joint):
-        """A per-joint array of ``joint_names`` spread over the velocity coordinates (0 on the base's)."""
-        out = np.zeros(self.nv)
+    def _per_coordinate(self, per_joint, base=0.0):
+        """A per-joint array of ``joint_names`` spread over the velocity coordinates (``base`` on the base's)."""
+        out = np.full(self.nv, base)
         for value, body in zip(per_joint, self.joint_bodies):
             b = self.bodies[body]
             out[b.idx_v:b.idx_v + b.nv] = value
@@ -255,11 +255,6 @@ class Robot:
         return {}
 
     @cached_property
-    def arrays(self):
-        """The kernels' view of the model (:class:`ModelView`), as read-only numpy arrays."""
-        return model_view(self.fdata, self.idata)
-
-    @cached_property
     def body_joint_names(self):
         """Names of the joints that move each body (independent and mimic), in body order."""
         return tuple(b.joint for b in self.bodies)
@@ -275,22 +270,15 @@ class Robot:
                 lower[b.idx_q], upper[b.idx_q] = self.joints[name].lower, self.joints[name].upper
         return np.column_stack([lower, upper])
 
-    def _per_coordinate_limits(self, attribute):
-        out = np.full(self.nv, np.inf)
-        for name, body in zip(self.joint_names, self.joint_bodies):
-            b = self.bodies[body]
-            out[b.idx_v:b.idx_v + b.nv] = getattr(self.joints[name], attribute)
-        return out
-
     @cached_property
     def effort_limits(self):
         """``(nv,)`` URDF effort limits; ``inf`` where none is given (and on the base)."""
-        return self._per_coordinate_limits("effort")
+        return self._per_coordinate([self.joints[n].effort for n in self.joint_names], np.inf)
 
     @cached_property
     def velocity_limits(self):
         """``(nv,)`` URDF velocity limits; ``inf`` where none is given (and on the base)."""
-        return self._per_coordinate_limits("velocity")
+        return self._per_coordinate([self.joints[n].velocity for n in self.joint_names], np.inf)
 
     @cached_property
     def total_mass(self):
