@@ -136,7 +136,7 @@ def _explain(robot, arrays):
             raise StateError(f"{name} has shape {x.shape} but {first} has {first_shape}")
         if not np.isfinite(x).all():
             bad = np.argwhere(~np.isfinite(x))[0]
-            names = robot.q_names if name in CONFIGURATIONS else robot.v_names
+            names = robot.q_names if configuration else robot.v_names
             raise StateError(f"{name} is not finite at joint '{names[bad[-1]]}'"
                              + (f" (state {bad[0]})" if x.ndim == 2 else "") + f": {x[tuple(bad)]}")
         if first is None:

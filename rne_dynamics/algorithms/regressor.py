@@ -21,6 +21,7 @@ import numpy as np
 
 from .._jit import arithmetic_kernel, batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
 from ..model.data import results, workspace
+from .configuration import random_configuration
 from .inputs import all_finite, gravity_vector, not_finite, states
 from ..model.robot import S_transpose_times_add, model_view_inline
 from .rnea import body_motion
@@ -208,11 +209,7 @@ def base_parameters(robot, *, samples=None, seed=0, gravity=None, tolerance=None
     if samples is None:
         samples = max(20, -(-4 * n_params // robot.nv))
     rng = np.random.default_rng(seed)
-    lo, hi = robot.position_limits.T
-    q = rng.uniform(np.where(np.isfinite(lo), lo, -np.pi), np.where(np.isfinite(hi), hi, np.pi),
-                    size=(samples, robot.nq))
-    for start in robot.quaternions:  # a uniform draw in [-pi, pi]^4, made a unit quaternion
-        q[:, start:start + 4] /= np.linalg.norm(q[:, start:start + 4], axis=1, keepdims=True)
+    q = random_configuration(robot, rng, size=samples)
     qd, qdd = rng.normal(size=(2, samples, robot.nv))
     W = joint_torque_regressor(robot, q, qd, qdd, gravity=gravity).reshape(-1, n_params)
     _, Rw, order = scipy.linalg.qr(W, mode="economic", pivoting=True)
