@@ -9,12 +9,12 @@ from .algorithms.configuration import difference, integrate, neutral, normalize,
 from .algorithms.coriolis import coriolis_matrix
 from .algorithms.crba import mass_matrix
 from .algorithms.derivatives import forward_dynamics_derivatives, inverse_dynamics_derivatives, joint_wrench_derivatives
-from .algorithms.gravity import bias_torques, gravity_torques
+from .algorithms.gravity import gravity_torques
 from .algorithms.kinematics import (CenterOfMass, center_of_mass, centroidal_momentum, centroidal_momentum_matrix,
                                     forward_kinematics, frame_acceleration, frame_jacobian, frame_placement,
                                     frame_velocity)
 from .algorithms.regressor import BaseParameters, base_parameters, inertial_parameters, joint_torque_regressor
-from .algorithms.rnea import InverseDynamicsResult, inverse_dynamics
+from .algorithms.rnea import InverseDynamicsResult, bias_torques, inverse_dynamics
 from .algorithms.simulate import Trajectory, simulate, step
 from .algorithms.torque_rate import torque_rate
 from .errors import DHError, ModelError, ModelWarning, SingularMassMatrixError, StateError, URDFError

@@ -52,7 +52,14 @@ def build_parser():
     live.add_argument("--duration", type=float, help="seconds to run (default: 10)")
     live.add_argument("--period", type=float, help="seconds between tables (default: 1)")
     live.add_argument("--rate", type=float, help="simulation rate in Hz (default: 100)")
+    commands.add_parser("compile", help="compile every numba kernel now, once per installation (the set-up runs "
+                        "it), so that no later process or node waits for a compilation")
     return parser
+
+
+def run_compile(args):
+    from . import precompile
+    return precompile.run()
 
 
 def run_demo(args):
@@ -85,7 +92,7 @@ def run_live(args):
 
 
 HANDLERS = {"demo": run_demo, "inspect": run_inspect, "loads": run_loads, "benchmark": run_benchmark,
-            "live": run_live}
+            "live": run_live, "compile": run_compile}
 
 
 def main(argv=None):
