@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import minimize
 
-from .. import inverse_dynamics, inverse_dynamics_derivatives
+from .. import gravity_torques, inverse_dynamics, inverse_dynamics_derivatives
 from ..errors import ModelError, StateError
 from .bspline import ClampedBasis, SplineTrajectory
 from .limits import Limits, check_limits
@@ -97,13 +97,14 @@ class TrajectoryProblem:
     duration) or ``"mixed"`` (``(1 - effort_weight) T + effort_weight E``, Barman eq. 4.18). Limits: the URDF's,
     replaced by ``position_limits`` ``(nq, 2)``, ``velocity_limits``, ``effort_limits`` ``(nv,)`` or
     ``{joint: value}`` mappings. ``control_points`` per joint (default 20), spline ``degree`` (3 or 5),
-    ``collocation`` nodes per knot span (even; Simpson's rule for the effort).
+    ``collocation`` nodes per knot span (even; Simpson's rule for the effort). ``margin``: the nodes hold the
+    torques within ``(1 - margin)`` of the effort limits, so that between them they stay within the limits.
     """
 
     def __init__(self, robot, start, goal, *, via=(), via_times=None, start_velocity=None, goal_velocity=None,
                  start_acceleration=None, goal_acceleration=None, duration=None, objective="time",
                  effort_weight=0.5, position_limits=None, velocity_limits=None, effort_limits=None,
-                 gravity=(0.0, 0.0, -9.81), control_points=20, degree=3, collocation=4):
+                 gravity=(0.0, 0.0, -9.81), control_points=20, degree=3, collocation=4, margin=1e-4):
         if robot.nq != robot.nv:
             raise ModelError(f"plan: robot '{robot.name}' has joints of several coordinates (nq {robot.nq} != nv "
                              f"{robot.nv}); planning is in the joint space of one-coordinate joints")
@@ -130,6 +131,7 @@ class TrajectoryProblem:
         if degree not in (3, 5) or collocation < 2 or collocation % 2:
             raise StateError(f"degree must be 3 or 5 and collocation even, got {degree} and {collocation}")
         self.objective_name, self.effort_weight, self.fixed_duration = objective, float(effort_weight), duration
+        self.margin = float(margin)
         self.basis = ClampedBasis(int(control_points), degree)
         self._boundary()
         if self.free.size < 1 + len(via):
@@ -279,12 +281,16 @@ class TrajectoryProblem:
         """Masks of the joints with a finite effort and velocity limit."""
         return np.isfinite(self.limits.effort), np.isfinite(self.limits.velocity)
 
+    def _effort_bound(self, mask):
+        return self.limits.effort[mask] * (1 - self.margin)
+
     def constraints(self, x):
-        """Inequalities ``c(x) >= 0``: ``1 -+ tau_k / tau_max_k`` at every node, then ``(T -+ V_k / qd_max_k) /
-        T_ref`` for every velocity control point ``V = D P``; joints without a finite limit are left out."""
+        """Inequalities ``c(x) >= 0``: ``1 -+ tau_k / ((1 - margin) tau_max_k)`` at every node, then
+        ``(T -+ V_k / qd_max_k) / T_ref`` for every velocity control point ``V = D P``; joints without a finite limit
+        are left out."""
         e = self._evaluate(x, False)
         effort, velocity = self._limited()
-        tau = e["tau"][:, effort] / self.limits.effort[effort]
+        tau = e["tau"][:, effort] / self._effort_bound(effort)
         V = (self.basis.derivative_matrix @ e["P"])[:, velocity] / self.limits.velocity[velocity]
         return np.concatenate([(1 - tau).ravel(), (1 + tau).ravel(),
                                ((e["T"] - V) / self.scale[0]).ravel(), ((e["T"] + V) / self.scale[0]).ravel()])
@@ -293,7 +299,7 @@ class TrajectoryProblem:
         """``dc/dx`` ``(len(c), size)``."""
         e = self._evaluate(x, True)
         effort, velocity = self._limited()
-        dtau = (e["dtau_dx"][:, effort] / self.limits.effort[effort][:, None]).reshape(-1, self.size)
+        dtau = (e["dtau_dx"][:, effort] / self._effort_bound(effort)[:, None]).reshape(-1, self.size)
         D, nv = self.basis.derivative_matrix, self.robot.nv
         dV = np.einsum("ri,ab->raib", D[:, self.free], np.eye(nv)).reshape(len(D), nv, -1)
         if self.fixed_duration is None:
@@ -375,7 +381,7 @@ class TrajectoryProblem:
                 return line(3 * sigma ** 2 - 2 * sigma ** 3)[0]
         return T0, stops, positions
 
-    def solve(self, *, method="SLSQP", gradients="analytic", max_iterations=500, tolerance=1e-4,
+    def solve(self, *, method="SLSQP", gradients="analytic", max_iterations=500, tolerance=1e-9,
               check_period=1e-3, refinements=4, progress=None, start=None):
         """The optimal motion as a :class:`PlannedTrajectory`, its limits verified on a grid of ``check_period``
         seconds: where a limit is exceeded there by more than ``tolerance`` (a fraction of the limit; rad or m for
@@ -410,11 +416,22 @@ class TrajectoryProblem:
         result.solve_time = time.perf_counter() - started
         result.evaluations = self.evaluations
         if result.check.worst > tolerance:
-            raise PlanningError(f"no motion found within the limits: {result.check} after {len(history)} "
-                                f"iterations (solver: {solution.message})", result)
+            raise PlanningError(f"no motion found within the limits{self._held_against_gravity()}: {result.check} "
+                                f"after {len(history)} iterations (solver: {solution.message})", result)
         if not solution.success and not _converged_enough(history):
             raise PlanningError(f"the solver did not converge: {solution.message}", result)
         return result
+
+    def _held_against_gravity(self):
+        """A reason when the effort limits cannot hold the start or the goal still against gravity, else ''."""
+        for label, q in (("start", self.waypoints[0]), ("goal", self.waypoints[-1])):
+            tau = gravity_torques(self.robot, q, gravity=self.gravity)
+            over = np.flatnonzero(np.abs(tau) > self.limits.effort)
+            if over.size:
+                k = over[0]
+                return (f" (the {self.limits.effort[k]:g} effort limit of '{self.robot.joint_names[k]}' cannot hold "
+                        f"the {label} against gravity, {abs(tau[k]):.3g} needed)")
+        return ""
 
     def _minimize(self, x, method, analytic, max_iterations, record):
         jac = (lambda f: f) if analytic else (lambda f: None)
@@ -445,13 +462,13 @@ class TrajectoryProblem:
         """Normalised times of the local maxima of the excess over the limits on the check grid."""
         times = result.grid(period)
         tau = result.sample(times)[3]
-        excess = np.max(np.abs(tau) / self.limits.effort - 1, axis=1)
+        excess = np.max(np.abs(tau) / self.limits.effort - 1, axis=1)  # against the limits themselves
         peak = (excess > tolerance) & (excess >= np.roll(excess, 1)) & (excess >= np.roll(excess, -1))
         return times[peak] / result.duration
 
 
 def plan(robot, start, goal, *, control_points=None, accuracy=0.01, method="SLSQP", gradients="analytic",
-         max_iterations=500, tolerance=1e-4, check_period=1e-3, progress=None, **problem):
+         max_iterations=500, tolerance=1e-9, check_period=1e-3, progress=None, **problem):
     """The time-optimal (or effort-optimal) motion of ``robot`` from ``start`` to ``goal`` under its joint limits,
     a :class:`PlannedTrajectory` whose limits hold on a ``check_period`` grid to ``tolerance``; raises
     :class:`PlanningError` when none is found. ``problem``: the keywords of :class:`TrajectoryProblem`; the solver
