@@ -97,17 +97,18 @@ def central_differences(f, x, h=1e-6):
     {},                                                                # minimum time, free T
     {"objective": "effort", "duration": 0.9},                          # fixed T
     {"objective": "mixed", "effort_weight": 0.3, "start_velocity": 0.1, "goal_acceleration": 0.5, "via": "mid"},
-], ids=["time", "effort", "mixed-via-boundary"])
+    {"degree": 5, "start_acceleration": -0.2, "goal_velocity": -0.1},  # quintic, free T
+], ids=["time", "effort", "mixed-via-boundary", "quintic"])
 def test_gradients_against_central_differences(fragment, start, goal, options):
     """Every function of the program (objective, inequalities, via equalities) against central differences, at a
     perturbed warm start: 1e-6 relative to the largest entry."""
     robot = load_quietly(robot_path(fragment))
     start, goal, options = np.array(start), np.array(goal), dict(options)
-    for key in ("start_velocity", "goal_acceleration"):
-        if key in options:
-            options[key] = np.full(robot.nv, options[key])
     if options.get("via") == "mid":
         options["via"] = [(start + goal) / 2 + 0.01]
+    for key in ("start_velocity", "goal_velocity", "start_acceleration", "goal_acceleration"):
+        if key in options:
+            options[key] = np.full(robot.nv, options[key])
     problem = rd.TrajectoryProblem(robot, start, goal, control_points=9, **options)
     x = problem.initial_guess()
     x = x + 1e-2 * np.random.default_rng(0).standard_normal(x.shape)
@@ -186,6 +187,8 @@ def test_bad_requests(arm):
         rd.TrajectoryProblem(arm, START, GOAL, objective="effort")
     with pytest.raises(rd.StateError, match="expected 2 values"):
         rd.TrajectoryProblem(arm, START, [1.0])
+    with pytest.raises(rd.ModelError, match="nq 9 != nv 8"):  # a floating base: not joint space
+        rd.TrajectoryProblem(rd.load_urdf(BARMAN_2R, floating_base=True), np.zeros(9), np.zeros(9))
     ur5 = load_quietly(robot_path("ur_description/urdf/ur5_robot.urdf"))
     with pytest.raises(rd.PlanningError, match="limit"):  # 1 N m cannot hold the arm against gravity
         rd.plan(ur5, np.zeros(6), np.full(6, 0.5), effort_limits=np.ones(6), control_points=8, max_iterations=50)

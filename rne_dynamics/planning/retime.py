@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import inverse_dynamics
 from ..errors import ModelError
-from .limits import Limits, check_limits
+from .limits import Limits
 
 
 DAMPING_PASSES = 8
@@ -149,14 +149,6 @@ def _time_optimal(s, q, a, b, c, effort, x_min, x_max):
         x[i + 1] = min(max(x[i] + steps[i] * max(upper, lower), K[i + 1, 0], 0.0), K[i + 1, 1])
         u[i] = (x[i + 1] - x[i]) / steps[i]
     return x, u
-
-
-def check_retimed(robot, retimed, period=1e-3, *, limits=None, gravity=(0.0, 0.0, -9.81)):
-    """The :class:`~rne_dynamics.planning.limits.LimitCheck` of ``retimed`` sampled every ``period`` seconds."""
-    times = np.linspace(0.0, retimed.duration, max(2, int(np.ceil(retimed.duration / period)) + 1))
-    q, qd, qdd = retimed.sample(times)
-    tau = inverse_dynamics(robot, q, qd, qdd, gravity=gravity).torques
-    return check_limits(robot, limits or Limits.of(robot), times, q, qd, tau)
 
 
 def _grid(stops, stages):
