@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import minimize
+from scipy.optimize import brentq, minimize
 
 from .. import gravity_torques, inverse_dynamics, inverse_dynamics_derivatives
 from ..errors import ModelError, StateError
@@ -475,30 +475,46 @@ def plan(robot, start, goal, *, control_points=None, accuracy=0.01, method="SLSQ
     keywords are :meth:`TrajectoryProblem.solve`'s.
 
     Minimum time (free duration) without ``control_points``: solved with 16, 32, then 64 control points, each warm
-    started from the last, until the duration falls by less than ``accuracy`` (relative) from one to the next.
-    A uniform B-spline approaches bang-bang optima at first order in the knot span, so that fall estimates the
-    remaining distance to the minimum time (``result.time_gap``). Otherwise one solve with ``control_points``
-    (default 20)."""
+    started from the last, until the estimated distance to the minimum time (``result.time_gap``, relative) is below
+    ``accuracy``. A uniform B-spline approaches a bang-bang optimum as ``T(h) = T* + C h^p`` in the knot span ``h``:
+    the estimate takes ``p = 1`` from two solutions, and fits ``p`` (Richardson) from three. Otherwise one solve with
+    ``control_points`` (default 20)."""
     options = dict(method=method, gradients=gradients, max_iterations=max_iterations, tolerance=tolerance,
                    check_period=check_period, progress=progress)
     refine = control_points is None and problem.get("objective", "time") == "time" and \
         problem.get("duration") is None
     if not refine:
         return TrajectoryProblem(robot, start, goal, control_points=control_points or 20, **problem).solve(**options)
-    previous, spent, via_times = None, 0.0, problem.pop("via_times", None)
+    previous, spent, via_times, spans, durations = None, 0.0, problem.pop("via_times", None), [], []
     for count in REFINEMENT:
         solver = TrajectoryProblem(robot, start, goal, control_points=count, via_times=via_times, **problem)
         result = solver.solve(start=previous, **options)
         via_times = solver.via_times
         spent += result.solve_time
+        spans.append(1.0 / (len(solver.basis.breakpoints) - 1))
+        durations.append(result.duration)
         if previous is not None:
             result.history = previous.history + result.history
-            result.time_gap = (previous.duration - result.duration) / result.duration
+            result.time_gap = _remaining_gap(spans, durations)
             if result.time_gap < accuracy:
                 break
         previous = result
     result.solve_time = spent
     return result
+
+
+def _remaining_gap(h, T):
+    """``(T_last - T*) / T_last`` for durations ``T`` at knot spans ``h`` fitted by ``T* + C h^p`` (module of
+    :func:`plan`): ``p = 1`` from two, the ``p`` in ``[1, 4]`` that fits the last three otherwise."""
+    fall = T[-2] - T[-1]
+    p = 1.0
+    if len(T) >= 3 and fall > 0 and T[-3] - T[-2] > 0:
+        ratio = (T[-3] - T[-2]) / fall
+
+        def mismatch(p):
+            return (h[-3] ** p - h[-2] ** p) / (h[-2] ** p - h[-1] ** p) - ratio
+        p = brentq(mismatch, 1.0, 4.0) if mismatch(1.0) * mismatch(4.0) < 0 else (1.0 if mismatch(1.0) > 0 else 4.0)
+    return max(fall, 0.0) * h[-1] ** p / (h[-2] ** p - h[-1] ** p) / T[-1]
 
 
 def _converged_enough(history):
