@@ -9,11 +9,11 @@ Design variables: the free control points ``P`` of a clamped B-spline in joint s
     effort: E = int_0^T |tau|^2 dt = T sum_j w_j |tau(s_j)|^2        (Simpson weights w_j on the nodes s_j)
     mixed:  (1 - u) T + u E
 
-Constraints: ``|tau_k| <= tau_max_k`` at the collocation nodes ``s_j`` (uniform, ``collocation`` per knot span,
-plus nodes added where the fine-grid check found an excess), scaled by the limit. Velocity and position limits hold
-on the whole curve by the convex hull property (:mod:`.bspline`): ``|D P| <= qd_max T`` (linear in ``P, T``) and
-the control points within the position limits (bounds). Via points are equalities ``B(s_v) P = q_v`` at fixed
-normalised times ``s_v``.
+Constraints: ``|tau_k| <= (1 - margin) tau_max_k`` at the collocation nodes ``s_j`` (uniform, ``collocation`` per
+knot span, plus nodes added where the fine-grid check found an excess), scaled by the limit. Velocity and position
+limits hold on the whole curve by the convex hull property (:mod:`.bspline`): ``|D P| <= qd_max T`` (linear in
+``P, T``) and the control points within the position limits (bounds). Via points are equalities
+``B(s_v) P = q_v`` at fixed normalised times ``s_v``.
 
 Gradients (the chain rule of Barman eq. 4.15, with the B-spline's inner derivatives of :mod:`.bspline`): for each
 node, with ``D_q, D_qd, D_qdd`` from :func:`~rne_dynamics.inverse_dynamics_derivatives`,
@@ -22,6 +22,7 @@ node, with ``D_q, D_qd, D_qdd`` from :func:`~rne_dynamics.inverse_dynamics_deriv
     dtau/dT   = -(D_qd qd + 2 D_qdd qdd) / T + sum_{i in F} dtau/dP_i dP_i/dT
 
 (``dP_F/dT = R_F^-1 dr/dT``); the objective's follow by the product rule. All nodes go through one batch call.
+(Derived here, not copied: Barman's printed sensitivity equations have errors.)
 """
 import time
 from dataclasses import dataclass, field
@@ -56,8 +57,7 @@ class PlannedTrajectory:
     ``duration`` seconds, its ``check`` against the limits on a grid of ``check_period`` seconds
     (:class:`~rne_dynamics.planning.limits.LimitCheck`), ``effort`` (``int |tau|^2 dt``, N^2 m^2 s), the solver's
     ``history`` (:class:`Iterate` per iteration), ``solve_time`` (s, warm start included), ``message``, and
-    ``time_gap``: when :func:`plan` refined the spline, the relative fall of the duration at the last refinement
-    (an estimate of the distance to the minimum time)."""
+    ``time_gap``: when :func:`plan` refined the spline, the estimated distance to the minimum time (relative)."""
     robot: object
     spline: SplineTrajectory
     limits: Limits
