@@ -184,6 +184,7 @@ def _torque_bounds(a, b, c, effort):
 
 
 def _u_bounds(bounds, K_next, step):
+    """The lower and upper bounds on ``u`` of a stage, with ``x + step u`` in the next controllable set added."""
     lo, hi = bounds[:2]
     lo = np.vstack([lo, [K_next[0] / step, -1.0 / step]])
     hi = np.vstack([hi, [K_next[1] / step, -1.0 / step]])
