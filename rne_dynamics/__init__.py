@@ -2,7 +2,8 @@
 
 Conventions (SI units, ``[f; tau]`` wrenches, frames and signs) are in README; every public name below has a
 docstring with its equations, shapes and units. Layers: ``model`` (spatial algebra, joints, the Robot and its Data,
-readers), ``algorithms`` (one module each), ``tools`` (command line), ``nodes`` (ROS 2).
+readers), ``algorithms`` (one module each), ``planning`` (trajectory optimisation and retiming on the public
+calls), ``tools`` (command line), ``nodes`` (ROS 2).
 """
 from .algorithms.aba import ForwardDynamicsResult, forward_dynamics
 from .algorithms.configuration import difference, integrate, neutral, normalize, random_configuration
@@ -24,6 +25,7 @@ from .model.dh import load_dh
 from .model.robot import Robot
 from .model.urdf import load_urdf
 from .robots import bundled_robot_path
+from .planning import PlannedTrajectory, PlanningError, RetimedPath, TrajectoryProblem, plan, retime
 
 __all__ = [
     # the model
@@ -39,5 +41,7 @@ __all__ = [
     "forward_kinematics", "frame_placement", "frame_jacobian", "frame_velocity", "frame_acceleration",
     "CenterOfMass", "center_of_mass", "centroidal_momentum", "centroidal_momentum_matrix",
     "neutral", "integrate", "difference", "random_configuration", "normalize",
+    # motion planning
+    "plan", "TrajectoryProblem", "PlannedTrajectory", "PlanningError", "retime", "RetimedPath",
 ]
 __version__ = "0.1.0"

@@ -6,7 +6,8 @@ for), then ``~/gravity_torques``, ``~/gravity_command``, ``~/joint_wrenches/<joi
 time at 1 kHz; a new subscriber is noticed within :data:`LISTENERS_REFRESH`). A joint name that is not a valid ROS
 name token has its other characters replaced by ``_`` in its wrench topic. ``~/trajectory`` comes back on
 ``~/trajectory_with_efforts`` with the inverse dynamics torque of every point in ``effort`` (0 for a joint the robot
-does not have; missing velocities or accelerations read as zero).
+does not have; missing velocities or accelerations read as zero). ``~/plan`` requests are answered on
+``~/planned_trajectory`` from a worker thread (:mod:`.planning`).
 """
 import math
 import re
@@ -25,6 +26,7 @@ import rne_dynamics as rd
 from ..errors import ModelError, StateError
 from .common import BOOL, DOUBLE, STRING, STRINGS, DynamicsNode, Spec, doubles, spin, stamp_seconds
 from .markers import LoadMarkers, deleting_all
+from .planning import PlanRequests
 
 ACCELERATION_SOURCES = ("zero", "differentiate")
 LISTENERS_REFRESH = 0.1  # s: a new subscriber of an optional output gets its first message at most this late
@@ -40,6 +42,7 @@ PARAMETERS = (
     Spec("publish_wrenches", True, BOOL, "publish ~/joint_wrenches/<joint> (WrenchStamped, child link frame)"),
     Spec("publish_markers", True, BOOL, "publish ~/load_markers (MarkerArray)"),
     Spec("marker_rate_hz", 10.0, DOUBLE, "highest rate of ~/load_markers (Hz)", 0.1, 1.0e4),
+    Spec("plan_sample_period", 0.01, DOUBLE, "time between the points of ~/planned_trajectory (s)", 1.0e-4, 10.0),
 )
 
 
@@ -116,7 +119,12 @@ class InverseDynamicsNode(DynamicsNode):
         self.create_subscription(JointState, "/joint_states", self.on_joint_states, 10)
         self.create_subscription(JointTrajectory, "~/trajectory", self.on_trajectory, 10,  # see create_output
                                  event_callbacks=SubscriptionEventCallbacks(use_default_callbacks=False))
+        self.plans = PlanRequests(self)
         self.start()
+
+    def destroy_node(self):
+        self.plans.close()
+        super().destroy_node()
 
     # -- joint states ------------------------------------------------------------------------------------------
 
@@ -291,7 +299,7 @@ class InverseDynamicsNode(DynamicsNode):
     def diagnostic_values(self):
         return {"acceleration source": self.get_parameter("acceleration_source").value,
                 "trajectories": self.trajectories,
-                "trajectory points over effort limits": self.trajectory_violations}
+                "trajectory points over effort limits": self.trajectory_violations} | self.plans.diagnostic_values()
 
 
 def main(args=None):

@@ -5,6 +5,7 @@ import sys
 
 from ..errors import ModelError, StateError
 from .loads import MotionError
+from .plan import parse_configuration
 
 
 def at_least(minimum, kind=int):
@@ -43,6 +44,20 @@ def build_parser():
     loads.add_argument("--window", metavar="SECONDS", type=at_least(1e-6, float), default=0.1,
                        help="time span of the local cubic fits that differentiate positions or velocities; longer "
                             "smooths noisy recordings more (default: %(default)s)")
+    plan = commands.add_parser("plan", help="the fastest (or least-effort) motion between two configurations under "
+                               "the URDF's limits: trajectory.csv and figures")
+    plan.add_argument("robot", metavar="ROBOT", help="a URDF path")
+    plan.add_argument("--from", dest="start", metavar="Q0", required=True, type=parse_configuration,
+                      help="start positions, comma-separated, in joint_names order")
+    plan.add_argument("--to", dest="goal", metavar="Q1", required=True, type=parse_configuration,
+                      help="goal positions, comma-separated")
+    plan.add_argument("--objective", choices=("time", "effort"), default="time",
+                      help="minimise the duration, or int tau^2 dt over --duration (default: %(default)s)")
+    plan.add_argument("--duration", metavar="T", type=at_least(1e-6, float), help="fixed duration in seconds")
+    plan.add_argument("--sample-period", metavar="S", type=at_least(1e-6, float), default=1e-3,
+                      help="seconds between written samples (default: %(default)s)")
+    plan.add_argument("--output", "-o", metavar="DIR", default="rne_plan",
+                      help="directory for trajectory.csv and the figures (default: %(default)s)")
     commands.add_parser("benchmark", help="time the library against Pinocchio and print the table",
                         description="Runs benchmarks/bench_dynamics.py of a source checkout; other options are "
                                     "passed to it.")
@@ -77,6 +92,12 @@ def run_loads(args):
     return loads.run(args.robot, args.motion, output=args.output, topic=args.topic, window=args.window)
 
 
+def run_plan(args):
+    from . import plan
+    return plan.run(args.robot, args.start, args.goal, objective=args.objective, duration=args.duration,
+                    sample_period=args.sample_period, output=args.output)
+
+
 def run_benchmark(args):
     from . import benchmark
     return benchmark.run(args.options)
@@ -92,7 +113,7 @@ def run_live(args):
 
 
 HANDLERS = {"demo": run_demo, "inspect": run_inspect, "loads": run_loads, "benchmark": run_benchmark,
-            "live": run_live, "compile": run_compile}
+            "live": run_live, "plan": run_plan, "compile": run_compile}
 
 
 def main(argv=None):

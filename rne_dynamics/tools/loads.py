@@ -3,8 +3,9 @@
 MOTION is a CSV or a rosbag2.
 
 CSV: a header row, then one row per sample. Columns: ``time`` (s); per joint of the robot, its position ``<joint>``
-(or ``<joint>.position``; rad or m), optionally ``<joint>.velocity`` and ``<joint>.acceleration``. Columns may come in
-any order; every movable joint needs a position column, a column naming anything else is an error.
+(or ``<joint>.position``; rad or m), optionally ``<joint>.velocity`` and ``<joint>.acceleration``; ``<joint>.torque``
+and ``<joint>.effort`` columns (``rne-dynamics plan`` writes them) are ignored. Columns may come in any order; every
+movable joint needs a position column, a column naming anything else is an error.
 
 rosbag2 (a bag directory, or a ``.mcap`` / ``.db3`` file): ``sensor_msgs/msg/JointState`` messages on ``--topic``
 (``/joint_states``), timed by their header stamp (the recording time when stamps are zero). Names that are not
@@ -130,8 +131,8 @@ def _read_csv(robot, path):
         raise MotionError(f"{path}: the header row {','.join(header)[:80]!r} has no 'time' column")
     keys = {}
     for name in header:
-        if name == "time":
-            continue
+        if name == "time" or name.endswith((".torque", ".effort")) and name.rpartition(".")[0] in robot.joint_names:
+            continue  # efforts (the `plan` layout, recordings): loads computes its own
         joint, _, quantity = name.rpartition(".") if name.endswith((".position", ".velocity", ".acceleration")) \
             else (name, "", POSITION)
         if joint not in robot.joint_names:
