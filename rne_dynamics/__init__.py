@@ -22,12 +22,12 @@ from .model.body import JointInfo
 from .model.data import Data
 from .model.dh import load_dh
 from .model.robot import Robot
-from .model.urdf import load_urdf
+from .model.urdf import expand_xacro, load_urdf
 from .robots import bundled_robot_path
 
 __all__ = [
     # the model
-    "Robot", "Data", "JointInfo", "load_urdf", "load_dh", "bundled_robot_path",
+    "Robot", "Data", "JointInfo", "load_urdf", "expand_xacro", "load_dh", "bundled_robot_path",
     # errors
     "DHError", "ModelError", "ModelWarning", "SingularMassMatrixError", "StateError", "URDFError",
     # dynamics

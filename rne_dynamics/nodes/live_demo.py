@@ -19,7 +19,9 @@ import time
 import numpy as np
 
 from ..robots import DEFAULT_ROBOT
-from ..model.urdf import load_urdf
+from ..errors import ModelError
+from ..model.urdf import expand_xacro, load_urdf
+from ..tools.cli import package_path, xacro_arg
 
 #: Start pose of the bundled arm: elbow bent, wrist down, well inside the limits.
 ARM6_HOME = [0.0, -1.2, 1.0, -1.4, -1.57, 0.0]
@@ -30,7 +32,12 @@ TRACKING_HZ = 3.0      # bandwidth of the demo controller
 
 def parse(argv):
     parser = argparse.ArgumentParser(prog="rne-dynamics live", description=__doc__.split("\n\n")[0])
-    parser.add_argument("robot", nargs="?", default=DEFAULT_ROBOT, help="a URDF path (default: the bundled arm)")
+    parser.add_argument("robot", nargs="?", default=DEFAULT_ROBOT,
+                        help="a URDF or xacro path (default: the bundled arm)")
+    parser.add_argument("--xacro-arg", metavar="NAME:=VALUE", type=xacro_arg, action="append", default=[],
+                        dest="xacro_args", help="an argument of a xacro ROBOT (repeatable)")
+    parser.add_argument("--package-path", metavar="NAME=DIR", type=package_path, action="append", default=[],
+                        dest="package_paths", help="a package's share directory for $(find NAME) (repeatable)")
     parser.add_argument("--duration", type=float, default=10.0, help="seconds to run (default: %(default)s)")
     parser.add_argument("--period", type=float, default=1.0, help="seconds between tables (default: %(default)s)")
     parser.add_argument("--rate", type=float, default=100.0, help="simulation rate in Hz (default: %(default)s)")
@@ -147,7 +154,13 @@ def main(argv=None):
     from .forward_dynamics_node import ForwardDynamicsNode
     from .inverse_dynamics_node import InverseDynamicsNode
 
-    robot = load_urdf(args.robot)
+    source = {"xacro_args": dict(args.xacro_args) or None, "package_paths": dict(args.package_paths) or None}
+    try:
+        urdf = expand_xacro(args.robot, **source)
+        robot = load_urdf(urdf)
+    except ModelError as exc:
+        print(f"rne-dynamics live: error: {exc}", file=sys.stderr)
+        return 2
     home = home_pose(robot)
     print(f"{robot.name}: {robot.dof} joints; simulating at {args.rate:g} Hz -> /joint_states -> inverse_dynamics "
           f"(starting the nodes; the first run compiles the kernels)", flush=True)
@@ -155,7 +168,7 @@ def main(argv=None):
     rclpy.init(context=context, args=["--ros-args", "--log-level", "warn"])
     nodes = []
     try:
-        description = Parameter("robot_description", value=os.path.abspath(args.robot))
+        description = Parameter("robot_description", value=urdf)
         nodes.append(InverseDynamicsNode(context=context, parameter_overrides=[
             description, Parameter("acceleration_source", value="differentiate")]))
         nodes.append(ForwardDynamicsNode(context=context, parameter_overrides=[

@@ -14,8 +14,8 @@ def sample_motion(robot, duration=2.0, samples=5):
     return t, 0.5 * np.sin(phase), 0.5 * w * np.cos(phase), -0.5 * w * w * np.sin(phase)
 
 
-def run(urdf=DEFAULT_ROBOT, print_=print):
-    robot = load_urdf(urdf)
+def run(urdf=DEFAULT_ROBOT, print_=print, xacro_args=None, package_paths=None):
+    robot = load_urdf(urdf, xacro_args=xacro_args, package_paths=package_paths)
     t, q, qd, qdd = sample_motion(robot)
     loads = inverse_dynamics(robot, q, qd, qdd)
     gravity = inverse_dynamics(robot, q, np.zeros_like(q), np.zeros_like(q)).torques

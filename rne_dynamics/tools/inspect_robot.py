@@ -13,11 +13,12 @@ from ..model.urdf import load_urdf
 ENVELOPE_SAMPLES = 20_000
 
 
-def load_robot(path):
-    """:func:`load_urdf` without printing the model warnings: the commands report ``robot.warnings`` themselves."""
+def load_robot(path, xacro_args=None, package_paths=None):
+    """:func:`load_urdf` (a URDF or xacro) without printing the model warnings: the commands report
+    ``robot.warnings`` themselves."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ModelWarning)
-        return load_urdf(path)
+        return load_urdf(path, xacro_args=xacro_args, package_paths=package_paths)
 
 
 def position_unit(joint_type):
@@ -125,9 +126,9 @@ def envelope_lines(robot, envelope, samples):
     return lines
 
 
-def run(path, samples=ENVELOPE_SAMPLES, print_=print):
-    """The ``inspect`` command: print the model summary of the URDF at ``path``."""
-    robot = load_robot(path)
+def run(path, samples=ENVELOPE_SAMPLES, print_=print, xacro_args=None, package_paths=None):
+    """The ``inspect`` command: print the model summary of the URDF or xacro at ``path``."""
+    robot = load_robot(path, xacro_args, package_paths)
     kinds = [robot.joints[n].type for n in robot.joint_names]
     counts = ", ".join(f"{kinds.count(k)} {k}" for k in sorted(set(kinds)))
     print_(f"robot '{robot.name}' from {path}")
