@@ -10,6 +10,8 @@ from .algorithms.coriolis import coriolis_matrix
 from .algorithms.crba import mass_matrix
 from .algorithms.derivatives import forward_dynamics_derivatives, inverse_dynamics_derivatives, joint_wrench_derivatives
 from .algorithms.gravity import bias_torques, gravity_torques
+from .algorithms.identification import (FourierTrajectory, FrictionEstimate, Identification, PayloadEstimate,
+                                         exciting_trajectory, identify, payload_regressor)
 from .algorithms.observer import MomentumObserver
 from .algorithms.kinematics import (CenterOfMass, center_of_mass, centroidal_momentum, centroidal_momentum_matrix,
                                     forward_kinematics, frame_acceleration, frame_jacobian, frame_placement,
@@ -36,6 +38,9 @@ __all__ = [
     "ForwardDynamicsResult", "forward_dynamics", "inverse_dynamics_derivatives", "joint_wrench_derivatives",
     "forward_dynamics_derivatives", "torque_rate", "joint_torque_regressor", "inertial_parameters",
     "BaseParameters", "base_parameters", "Trajectory", "simulate", "step", "MomentumObserver",
+    # identification
+    "identify", "Identification", "PayloadEstimate", "FrictionEstimate", "payload_regressor", "exciting_trajectory",
+    "FourierTrajectory",
     # kinematics and the configuration space
     "forward_kinematics", "frame_placement", "frame_jacobian", "frame_velocity", "frame_acceleration",
     "CenterOfMass", "center_of_mass", "centroidal_momentum", "centroidal_momentum_matrix",

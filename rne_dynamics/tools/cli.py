@@ -91,7 +91,49 @@ def build_parser():
     live.add_argument("--duration", type=float, help="seconds to run (default: 10)")
     live.add_argument("--period", type=float, help="seconds between tables (default: 1)")
     live.add_argument("--rate", type=float, help="simulation rate in Hz (default: 100)")
+    identify = commands.add_parser("identify", parents=[robot], help="payload and friction from a recording with "
+                                   "measured efforts: estimates, standard deviations, identified.yaml")
+    identify.add_argument("robot", metavar="ROBOT", help="a URDF or xacro path")
+    identify.add_argument("motion", metavar="MOTION", help="a CSV (time, <joint>, <joint>.effort or .torque; "
+                          "optional .velocity and .acceleration) or a rosbag2 of JointState with efforts")
+    identify.add_argument("--payload", metavar="LINK", help="identify a payload's 10 inertial parameters on LINK")
+    identify.add_argument("--friction", action="store_true", help="identify each joint's viscous and Coulomb friction")
+    identify.add_argument("--output", "-o", metavar="DIR", default="rne_identified",
+                          help="directory for identified.yaml, parameters.yaml, residuals.png (default: %(default)s)")
+    identify.add_argument("--topic", metavar="NAME", default="/joint_states",
+                          help="sensor_msgs/JointState topic of a rosbag2 (default: %(default)s)")
+    identify.add_argument("--window", metavar="SECONDS", type=at_least(1e-6, float), default=0.1,
+                          help="span of the zero-phase cubic fits that differentiate positions or velocities "
+                               "(default: %(default)s)")
+    excite = commands.add_parser("excite", parents=[robot], help="an exciting trajectory for identify (Fourier "
+                                 "series within the joint limits, regressor condition number minimised)")
+    excite.add_argument("robot", metavar="ROBOT", help="a URDF or xacro path")
+    excite.add_argument("--payload", metavar="LINK", help="excite a payload on LINK (default: every base parameter)")
+    excite.add_argument("--no-friction", dest="friction", action="store_false",
+                        help="leave the friction columns out of the condition number")
+    excite.add_argument("--period", type=at_least(0.1, float), default=10.0, help="seconds (default: %(default)s)")
+    excite.add_argument("--harmonics", type=at_least(2), default=5, help="per joint (default: %(default)s)")
+    excite.add_argument("--iterations", type=at_least(0), default=20,
+                        help="optimiser iterations (default: %(default)s)")
+    excite.add_argument("--seed", type=int, default=0, help="of the random start (default: %(default)s)")
+    excite.add_argument("--sample-period", type=at_least(1e-6, float), default=1e-3,
+                        help="seconds between the CSV's samples (default: %(default)s)")
+    excite.add_argument("--output", "-o", metavar="DIR", default="rne_excitation",
+                        help="directory for excitation.csv and excitation.yaml (default: %(default)s)")
     return parser
+
+
+def run_identify(args):
+    from . import identify
+    return identify.run_identify(args.robot, args.motion, payload=args.payload, friction=args.friction,
+                                 output=args.output, topic=args.topic, window=args.window, **robot_source(args))
+
+
+def run_excite(args):
+    from . import identify
+    return identify.run_excite(args.robot, payload=args.payload, friction=args.friction, period=args.period,
+                               harmonics=args.harmonics, iterations=args.iterations, seed=args.seed,
+                               sample_period=args.sample_period, output=args.output, **robot_source(args))
 
 
 def run_demo(args):
@@ -127,7 +169,7 @@ def run_live(args):
 
 
 HANDLERS = {"demo": run_demo, "inspect": run_inspect, "loads": run_loads, "benchmark": run_benchmark,
-            "live": run_live}
+            "live": run_live, "identify": run_identify, "excite": run_excite}
 
 
 def main(argv=None):
