@@ -154,7 +154,7 @@ def test_identify_command(robot, excitation, tmp_path, capsys, derivatives):
                     [identified["friction"][j]["viscous"] for j in robot.joint_names],
                     [identified["friction"][j]["coulomb"] for j in robot.joint_names])
     parameters = yaml.safe_load((out_dir / "parameters.yaml").read_text())["/**"]["ros__parameters"]
-    assert parameters["payload"]["mass"] == payload["mass"]["value"] and len(parameters["coulomb_friction"]) == 6
+    assert parameters["payload.mass"] == payload["mass"]["value"] and len(parameters["coulomb_friction"]) == 6
     assert (out_dir / "residuals.png").read_bytes().startswith(b"\x89PNG")
 
 

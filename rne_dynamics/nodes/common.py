@@ -458,6 +458,7 @@ class DynamicsNode(Node):
                 problems.append("effort limits exceeded: " + ", ".join(sorted(stats.violating_joints)))
             if stats.rejected:
                 problems.append(f"{stats.rejected} inputs rejected, last: {stats.last_rejection}")
+            problems += self.diagnostic_problems()
             status.level = DiagnosticStatus.WARN if problems else DiagnosticStatus.OK
             status.message = "; ".join(problems) or f"robot '{robot.name}' OK"
         values |= {"input rate [Hz]": stats.inputs / elapsed, "inputs": stats.total_inputs,
@@ -493,6 +494,10 @@ class DynamicsNode(Node):
 
     def diagnostic_values(self):
         return {}
+
+    def diagnostic_problems(self):
+        """Problems of the subclass's own that make the diagnostics status a WARN."""
+        return []
 
 
 def spin(node_class, args=None):

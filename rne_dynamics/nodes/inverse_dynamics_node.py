@@ -23,7 +23,9 @@ from visualization_msgs.msg import MarkerArray
 import rne_dynamics as rd
 
 from ..errors import ModelError, StateError
+from . import external_torques
 from .common import BOOL, DOUBLE, STRING, STRINGS, DynamicsNode, Spec, doubles, spin, stamp_seconds
+from .external_torques import ExternalTorques
 from .markers import LoadMarkers, deleting_all
 
 ACCELERATION_SOURCES = ("zero", "differentiate")
@@ -40,7 +42,7 @@ PARAMETERS = (
     Spec("publish_wrenches", True, BOOL, "publish ~/joint_wrenches/<joint> (WrenchStamped, child link frame)"),
     Spec("publish_markers", True, BOOL, "publish ~/load_markers (MarkerArray)"),
     Spec("marker_rate_hz", 10.0, DOUBLE, "highest rate of ~/load_markers (Hz)", 0.1, 1.0e4),
-)
+) + external_torques.PARAMETERS
 
 
 def topic_token(name):
@@ -113,6 +115,7 @@ class InverseDynamicsNode(DynamicsNode):
         self.outputs = self.derivative = None
         self.read_marker_parameters()
         self.trajectories = self.trajectory_violations = 0
+        self.external = ExternalTorques(self)
         self.create_subscription(JointState, "/joint_states", self.on_joint_states, 10)
         self.create_subscription(JointTrajectory, "~/trajectory", self.on_trajectory, 10,  # see create_output
                                  event_callbacks=SubscriptionEventCallbacks(use_default_callbacks=False))
@@ -148,6 +151,10 @@ class InverseDynamicsNode(DynamicsNode):
         out.torques.header.stamp = stamp
         out.torques.effort = doubles(result.torques)
         self.torques_publisher.publish(out.torques)
+        if self.external.observer is not None:
+            problem = self.external.update(model, msg, q, qd)
+            if problem:
+                self.warn_throttled(problem)
 
         # The other outputs go only to topics somebody listens to: each publish costs tens of microseconds.
         now = time.monotonic()
@@ -226,12 +233,14 @@ class InverseDynamicsNode(DynamicsNode):
             raise ValueError(f"acceleration_source must be one of {', '.join(ACCELERATION_SOURCES)}, got '{value}'")
         if name == "command_joints" and len(set(value)) != len(value):
             raise ValueError(f"command_joints names a joint twice: {list(value)}")
+        external_torques.check_parameter(name, value)
 
     def check_model(self, model, values):
         unknown = [j for j in values["command_joints"] if j not in model.joint_names]
         if unknown:
             raise ModelError(f"command_joints: robot '{model.robot.name}' has no movable joint "
                              f"{', '.join(repr(j) for j in unknown)} (its joints: {', '.join(model.joint_names)})")
+        external_torques.check_model(model, values)
 
     def model_changed(self, model, previous):
         self.sync_wrench_publishers(model)
@@ -241,6 +250,7 @@ class InverseDynamicsNode(DynamicsNode):
         if previous is None or previous.joint_names != model.joint_names:
             self.reset_derivative(model)
         self.warm_up(model)
+        self.external.configure(model)
 
     @staticmethod
     def warm_up(model):
@@ -286,12 +296,16 @@ class InverseDynamicsNode(DynamicsNode):
         self.reset_derivative(self.model)
         self.last_markers = -math.inf
         self.trajectories = self.trajectory_violations = 0
-        return "statistics and the acceleration filter reset"
+        self.external.reset()
+        return "statistics, the acceleration filter and the observer reset"
 
     def diagnostic_values(self):
         return {"acceleration source": self.get_parameter("acceleration_source").value,
                 "trajectories": self.trajectories,
-                "trajectory points over effort limits": self.trajectory_violations}
+                "trajectory points over effort limits": self.trajectory_violations} | self.external.diagnostic_values()
+
+    def diagnostic_problems(self):
+        return self.external.diagnostic_problems()
 
 
 def main(args=None):

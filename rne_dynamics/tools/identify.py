@@ -88,8 +88,8 @@ def node_parameters(robot, result):
     values = {}
     if result.payload is not None:
         p = result.payload
-        values["payload"] = {"link": p.link, "mass": float(p.mass), "com": p.com.tolist(),
-                             "inertia": p.inertia.tolist()}
+        values |= {"payload.link": p.link, "payload.mass": float(p.mass), "payload.com": p.com.tolist(),
+                   "payload.inertia": p.inertia.tolist()}
     if result.friction is not None:
         values["viscous_friction"] = [float(result.friction[j].viscous) for j in robot.joint_names]
         values["coulomb_friction"] = [float(result.friction[j].coulomb) for j in robot.joint_names]
