@@ -176,6 +176,7 @@ class InverseDynamicsNode(DynamicsNode):
             self.markers_publisher.publish(out.markers.update(stamp, result.torques))
         self.check_limits(model, result.torques, "/joint_states")
         self.stats.computed(time.perf_counter() - start)
+        self.stats.accepted("/joint_states")
 
     def refresh_listeners(self, out, now):
         """Note which optional outputs have subscribers (asking costs microseconds: not for every message)."""
@@ -224,6 +225,7 @@ class InverseDynamicsNode(DynamicsNode):
         for point, row in zip(points, efforts):
             point.effort = doubles(row)
         self.trajectories += 1
+        self.stats.accepted("~/trajectory")
         self.trajectory_publisher.publish(msg)
 
     # -- model, parameters, services ---------------------------------------------------------------------------
