@@ -28,6 +28,7 @@ ARM6_HOME = [0.0, -1.2, 1.0, -1.4, -1.57, 0.0]
 SWING_AMPLITUDE = 0.4  # rad (m for a prismatic joint, scaled to its range)
 SWING_HZ = 0.25
 TRACKING_HZ = 3.0      # bandwidth of the demo controller
+SETTLE = 1.0           # s after the first torques before peaks count: the controller pulls the arm onto its path
 
 
 def parse(argv):
@@ -106,6 +107,7 @@ class Table:
         self.robot = robot
         self.latest = {}
         self.received = 0
+        self.first = None  # monotonic time of the first torques
         self.peak = np.zeros(robot.dof)
         self.node = Node("demo_table", context=context)
         for key in ("torques", "gravity_torques"):
@@ -117,7 +119,10 @@ class Table:
         self.latest[key] = msg
         if key == "torques":
             self.received += 1
-            self.peak = np.maximum(self.peak, self.load(np.asarray(msg.effort)))
+            now = time.monotonic()
+            self.first = now if self.first is None else self.first
+            if now - self.first >= SETTLE:
+                self.peak = np.maximum(self.peak, self.load(np.asarray(msg.effort)))
 
     def load(self, torques):
         return self.load_fractions(torques, self.robot.effort_limits)
@@ -131,12 +136,16 @@ class Table:
         q = np.asarray(self.latest["state"].position) if "state" in self.latest else tau * np.nan
         load = self.load(tau)
         write(f"t = {elapsed:5.1f} s   {self.received} torque messages")
-        write(f"  {'joint':<22}{'q':>9}{'torque':>10}{'gravity':>10}  load")
+        width = max(len(name) for name in self.robot.joint_names) + 2
+        prismatic = any(self.robot.joints[name].type == "prismatic" for name in self.robot.joint_names)
+        position, effort = ("[rad|m]", "[N m|N]") if prismatic else ("[rad]", "[N m]")
+        write(f"  {'joint':<{width}}{'q ' + position:>11}{'torque ' + effort:>16}{'gravity ' + effort:>16}"
+              "  load [% of the effort limit]")
         for k, name in enumerate(self.robot.joint_names):
             limited = np.isfinite(self.robot.effort_limits[k])
             bar = "#" * int(round(20 * min(load[k], 1.0))) + ("!" if load[k] > 1.0 else "")
             share = f"{100 * load[k]:4.0f}% {bar}" if limited else "  (no effort limit)"
-            write(f"  {name[:21]:<22}{q[k]:9.3f}{tau[k]:10.2f}{gravity[k]:10.2f}  {share}")
+            write(f"  {name:<{width}}{q[k]:11.3f}{tau[k]:16.2f}{gravity[k]:16.2f}  {share}")
 
 
 def main(argv=None):
@@ -196,7 +205,8 @@ def main(argv=None):
         print("rne-dynamics live: error: no torques arrived from the inverse_dynamics node", file=sys.stderr)
         return 1
     peaks = ", ".join(f"{name} {100 * p:.0f}%" for name, p in zip(robot.joint_names, table.peak))
-    print(f"done: {table.received} torque messages in {args.duration:g} s; peak loads: {peaks}")
+    print(f"done: {table.received} torque messages in {args.duration:g} s; peak loads (of the effort limits, after the "
+          f"first {SETTLE:g} s): {peaks}")
     return 0
 
 

@@ -15,8 +15,9 @@ Velocities (and efforts) are used when every message has them.
 Missing velocities and accelerations are derivatives of local cubic fits over ``--window`` seconds (0.1 s by default;
 longer for noisy recordings), :func:`smooth_derivatives`; accelerations come from the velocities where those are given.
 Outputs in DIR: ``loads.csv`` (per sample: time, the positions, velocities and accelerations used, then per joint the
-torque, the gravity torque, and the norms of the joint wrench's force and moment), ``torques.png`` and
-``wrenches.png``; a summary table on the terminal.
+torque, the gravity torque, the norms of the joint wrench's force and moment, and its 6 components ``force_x`` ...
+``moment_z`` (on the child link by its parent, child-link frame, about the joint origin); SI units: rad or m, rad/s
+or m/s, N m or N, N), ``torques.png`` and ``wrenches.png``; a summary table on the terminal.
 """
 import csv
 import math
@@ -36,6 +37,7 @@ DEFAULT_WINDOW = 0.1         # s, the time span of each local fit of smooth_deri
 LONG_INPUT = 20_000          # samples (or messages) from which a progress bar is shown
 CHUNK = 2_000                # states per batch call between progress updates
 POSITION, VELOCITY, ACCELERATION, EFFORT = "position", "velocity", "acceleration", "effort"
+WRENCH_COMPONENTS = ("force_x", "force_y", "force_z", "moment_x", "moment_y", "moment_z")
 SUFFIXES = {".position": POSITION, ".velocity": VELOCITY, ".acceleration": ACCELERATION, ".effort": EFFORT,
             ".torque": EFFORT}
 
@@ -62,6 +64,7 @@ class Loads:
     gravity_torques: np.ndarray
     force_norms: np.ndarray
     moment_norms: np.ndarray
+    joint_wrenches: np.ndarray  # (N, dof, 6) [fx fy fz tx ty tz] in N and N m
 
 
 class Progress:
@@ -270,7 +273,7 @@ def compute_loads(robot, motion):
         gravity[part] = gravity_torques(robot, motion.q[part])
         progress.update(part.stop)
     return Loads(torques, gravity, np.linalg.norm(wrenches[..., :3], axis=-1),
-                 np.linalg.norm(wrenches[..., 3:], axis=-1))
+                 np.linalg.norm(wrenches[..., 3:], axis=-1), wrenches)
 
 
 def write_csv(path, robot, motion, loads):
@@ -278,6 +281,7 @@ def write_csv(path, robot, motion, loads):
     groups = [(POSITION, motion.q), (VELOCITY, motion.qd), (ACCELERATION, motion.qdd), ("torque", loads.torques),
               ("gravity_torque", loads.gravity_torques), ("force_norm", loads.force_norms),
               ("moment_norm", loads.moment_norms)]
+    groups += [(name, loads.joint_wrenches[..., k]) for k, name in enumerate(WRENCH_COMPONENTS)]
     header = ["time"] + [f"{joint}.{quantity}" for quantity, _ in groups for joint in robot.joint_names]
     table = np.column_stack([motion.time] + [values for _, values in groups])
     with open(path, "w", newline="", encoding="utf-8") as stream:
