@@ -7,7 +7,8 @@ the parameter-set result) and the last good model stays in service.
 
 Per-joint parameters (``armature``, ``viscous_friction``, ``coulomb_friction``) are double arrays: empty keeps the
 URDF values (``<dynamics damping friction>``, armature 0), one value applies to every joint, otherwise one value per
-movable joint in ``robot.joint_names`` order (the URDF order of the movable, non-mimic joints).
+movable joint in ``robot.joint_names`` order (the movable, non-mimic joints depth-first over the tree, children in
+document order: not the URDF's document order on a branched robot).
 """
 import array
 import math
