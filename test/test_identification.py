@@ -3,6 +3,8 @@
 within 5%, through the library and the ``identify`` command (recorded and differentiated derivatives); a physically
 consistent constrained fit where least squares is not; the excitation within every limit on a 1 ms grid, better
 conditioned than a random sum of sines; bad input refused in one line with nothing written."""
+import os
+
 import numpy as np
 import pytest
 import yaml
@@ -156,6 +158,26 @@ def test_identify_command(robot, excitation, tmp_path, capsys, derivatives):
     parameters = yaml.safe_load((out_dir / "parameters.yaml").read_text())["/**"]["ros__parameters"]
     assert parameters["payload.mass"] == payload["mass"]["value"] and len(parameters["coulomb_friction"]) == 6
     assert (out_dir / "residuals.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_identify_from_a_rosbag_with_efforts(robot, excitation, tmp_path, capsys):
+    """JointState messages with positions, velocities and efforts; accelerations from the velocities."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("make_example_bag", os.path.join(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "make_example_bag.py"))
+    bags = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bags)
+    t, q, qd, qdd, tau = recording(robot, excitation, dt=5e-3)
+    bag = tmp_path / "recording"
+    bags.write_joint_states_bag(str(bag), t, robot.joint_names, q, qd, efforts=tau)
+    code, out, err = run_cli(capsys, "identify", rd.bundled_robot_path(), bag, "--payload", LINK, "--friction",
+                             "--output", tmp_path / "out")
+    assert code == 0, err
+    assert "acceleration differentiated" in out
+    identified = yaml.safe_load((tmp_path / "out" / "identified.yaml").read_text())
+    check_estimates({"mass": identified["payload"]["mass"]["value"], "com": identified["payload"]["com"]["value"]},
+                    [identified["friction"][j]["viscous"] for j in robot.joint_names],
+                    [identified["friction"][j]["coulomb"] for j in robot.joint_names])
 
 
 def test_excite_command_writes_what_loads_and_identify_read(robot, tmp_path, capsys):
