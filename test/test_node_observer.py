@@ -145,3 +145,22 @@ def test_identified_parameters_file_loads_into_the_node(tmp_path):
         assert not np.allclose(rd.inertial_parameters(robot), rd.inertial_parameters(ROBOT))
     finally:
         h.close()
+
+
+def test_efforts_from_a_separate_topic(harness):
+    """``observer_effort_topic``: the latest efforts on that topic with each joint state (here sent just before it);
+    the same numbers as the library. A bad topic name is refused."""
+    h = harness(observer_gain=GAIN, observer_effort_topic="/arm/commanded_effort")
+    torques = h.collect(JointState, "/inverse_dynamics/external_torques")
+    stamps, q, qd, tau = motion(40)
+    observer = rd.MomentumObserver(ROBOT, GAIN)
+    for k in range(len(stamps)):
+        expected = observer.update(q[k], qd[k], tau[k], (stamps[k] - stamps[k - 1]) * 1e-9 if k else 0.0)
+        h.publish(JointState, "/arm/commanded_effort", JointState(name=NAMES[::-1], effort=tau[k][::-1].tolist()))
+        assert h.spin_until(lambda: h.node.external.latest_effort is not None
+                            and list(h.node.external.latest_effort.effort) == tau[k][::-1].tolist())
+        h.publish(JointState, "/joint_states", joint_state(stamps[k], q[k], qd[k]))  # no effort of its own
+        if k:
+            np.testing.assert_allclose(wait_for_count(h, torques, k).effort, expected, rtol=0, atol=1e-9)
+    result = h.node.set_parameters([Parameter("observer_effort_topic", value="not a topic")])[0]
+    assert not result.successful and "observer_effort_topic" in result.reason

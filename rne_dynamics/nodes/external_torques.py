@@ -1,17 +1,20 @@
 """External joint torques in the inverse dynamics node: :class:`rne_dynamics.MomentumObserver` on ``/joint_states``.
 
 While ``observer_gain > 0``, each joint state's measured ``effort`` (the joint torques) with its positions and
-velocities advances the observer by the difference of the stamps; ``~/external_torques`` (``JointState``, stamp of
-the input) carries the estimate, and ``~/estimated_wrench`` (``WrenchStamped``) the least-squares contact wrench
-``w`` with ``J^T w`` nearest the estimate (``J`` the ``local`` Jacobian of ``observer_wrench_link``, in that link's
-frame) when that parameter names a link. Joint states without effort publish nothing and say so in diagnostics; a
-stamp that does not increase restarts the observer. An estimate above ``observer_thresholds`` is a collision: a
-diagnostics WARN naming the joints.
+velocities advances the observer by the difference of the stamps (with ``observer_effort_topic`` set, the latest
+``JointState`` efforts on that topic instead: a controller's command, a torque sensor's). ``~/external_torques``
+(``JointState``, stamp of the input) carries the estimate, and ``~/estimated_wrench`` (``WrenchStamped``) the
+least-squares contact wrench ``w`` with ``J^T w`` nearest the estimate (``J`` the ``local`` Jacobian of
+``observer_wrench_link``, in that link's frame) when that parameter names a link. Without efforts nothing is
+published and diagnostics say why; a stamp that does not increase restarts the observer. An estimate above
+``observer_thresholds`` is a collision: a diagnostics WARN naming the joints.
 """
 import math
 
 import numpy as np
 from geometry_msgs.msg import WrenchStamped
+from rclpy.exceptions import NameValidationException
+from rclpy.validate_topic_name import validate_topic_name
 from sensor_msgs.msg import JointState
 
 import rne_dynamics as rd
@@ -26,6 +29,8 @@ PARAMETERS = (
          "(diagnostics WARN); empty: never", constraints=PER_JOINT + "; >= 0", rebuilds_model=True),
     Spec("observer_wrench_link", "", STRING, "link whose contact wrench is estimated on ~/estimated_wrench; "
          "empty: none", rebuilds_model=True),
+    Spec("observer_effort_topic", "", STRING, "JointState topic whose latest efforts are the observer's joint "
+         "torques; empty: the effort of /joint_states", rebuilds_model=True),
 )
 
 
@@ -34,6 +39,11 @@ def check_parameter(name, value):
         raise ValueError(f"observer_gain must be finite and >= 0 (1/s; 0: off), got {value}")
     if name == "observer_thresholds" and not all(math.isfinite(x) and x >= 0 for x in value):
         raise ValueError(f"observer_thresholds must be finite and >= 0, got {list(value)}")
+    if name == "observer_effort_topic" and value:
+        try:
+            validate_topic_name(value)
+        except NameValidationException as exc:
+            raise ValueError(f"observer_effort_topic: {' '.join(str(exc).split())}") from None
 
 
 def check_model(model, values):
@@ -54,6 +64,7 @@ class ExternalTorques:
         self.problem = ""        # why nothing is published, for diagnostics
         self.colliding = set()   # joints over their threshold since the last diagnostics
         self.collisions = 0
+        self.effort_topic, self.effort_subscription, self.latest_effort = "", None, None
 
     def configure(self, model):
         """A new observer for ``model`` from its parameter values (none when ``observer_gain`` is 0)."""
@@ -71,6 +82,16 @@ class ExternalTorques:
         self.wrench = WrenchStamped()
         self.wrench.header.frame_id = self.link
         self.stamp = None
+        topic = settings["observer_effort_topic"] if self.observer is not None else ""
+        if topic != self.effort_topic:
+            if self.effort_subscription is not None:
+                self.node.destroy_subscription(self.effort_subscription)
+            self.effort_subscription = (self.node.create_subscription(JointState, topic, self.on_effort, 10)
+                                        if topic else None)
+            self.effort_topic, self.latest_effort = topic, None
+
+    def on_effort(self, msg):
+        self.latest_effort = msg
 
     def reset(self):
         if self.observer is not None:
@@ -80,12 +101,14 @@ class ExternalTorques:
 
     def update(self, model, msg, q, qd):
         """Advance by one joint state and publish; a reason to warn about, or None."""
-        if len(msg.effort) == 0:
-            self.problem = "observer on but /joint_states carry no effort: no ~/external_torques"
+        source = self.latest_effort if self.effort_topic else msg
+        if source is None or len(source.effort) == 0:
+            where = f"no effort on {self.effort_topic} yet" if self.effort_topic else "/joint_states carry no effort"
+            self.problem = f"observer on but {where}: no ~/external_torques"
             self.reset()
             return self.problem
         try:
-            tau = model.gather(msg.name, msg.effort, "effort")
+            tau = model.gather(source.name, source.effort, "effort")
         except StateError as exc:
             self.reset()
             return f"observer: {exc}"
