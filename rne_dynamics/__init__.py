@@ -11,6 +11,9 @@ from .algorithms.coriolis import coriolis_matrix
 from .algorithms.crba import mass_matrix
 from .algorithms.derivatives import forward_dynamics_derivatives, inverse_dynamics_derivatives, joint_wrench_derivatives
 from .algorithms.gravity import gravity_torques
+from .algorithms.identification import (FourierTrajectory, FrictionEstimate, Identification, PayloadEstimate,
+                                         exciting_trajectory, identify, payload_regressor)
+from .algorithms.observer import MomentumObserver
 from .algorithms.kinematics import (CenterOfMass, center_of_mass, centroidal_momentum, centroidal_momentum_matrix,
                                     forward_kinematics, frame_acceleration, frame_jacobian, frame_placement,
                                     frame_velocity)
@@ -23,20 +26,23 @@ from .model.body import JointInfo
 from .model.data import Data
 from .model.dh import load_dh
 from .model.robot import Robot
-from .model.urdf import load_urdf
+from .model.urdf import expand_xacro, load_urdf
 from .robots import bundled_robot_path
 from .planning import PlannedTrajectory, PlanningError, RetimedPath, TrajectoryProblem, plan, retime
 
 __all__ = [
     # the model
-    "Robot", "Data", "JointInfo", "load_urdf", "load_dh", "bundled_robot_path",
+    "Robot", "Data", "JointInfo", "load_urdf", "expand_xacro", "load_dh", "bundled_robot_path",
     # errors
     "DHError", "ModelError", "ModelWarning", "SingularMassMatrixError", "StateError", "URDFError",
     # dynamics
     "InverseDynamicsResult", "inverse_dynamics", "gravity_torques", "bias_torques", "mass_matrix", "coriolis_matrix",
     "ForwardDynamicsResult", "forward_dynamics", "inverse_dynamics_derivatives", "joint_wrench_derivatives",
     "forward_dynamics_derivatives", "torque_rate", "joint_torque_regressor", "inertial_parameters",
-    "BaseParameters", "base_parameters", "Trajectory", "simulate", "step",
+    "BaseParameters", "base_parameters", "Trajectory", "simulate", "step", "MomentumObserver",
+    # identification
+    "identify", "Identification", "PayloadEstimate", "FrictionEstimate", "payload_regressor", "exciting_trajectory",
+    "FourierTrajectory",
     # kinematics and the configuration space
     "forward_kinematics", "frame_placement", "frame_jacobian", "frame_velocity", "frame_acceleration",
     "CenterOfMass", "center_of_mass", "centroidal_momentum", "centroidal_momentum_matrix",

@@ -24,7 +24,9 @@ from visualization_msgs.msg import MarkerArray
 import rne_dynamics as rd
 
 from ..errors import ModelError, StateError
+from . import external_torques
 from .common import BOOL, DOUBLE, STRING, STRINGS, DynamicsNode, Spec, doubles, spin, stamp_seconds
+from .external_torques import ExternalTorques
 from .markers import LoadMarkers, deleting_all
 from .planning import PlanRequests
 
@@ -43,7 +45,7 @@ PARAMETERS = (
     Spec("publish_markers", True, BOOL, "publish ~/load_markers (MarkerArray)"),
     Spec("marker_rate_hz", 10.0, DOUBLE, "highest rate of ~/load_markers (Hz)", 0.1, 1.0e4),
     Spec("plan_sample_period", 0.01, DOUBLE, "time between the points of ~/planned_trajectory (s)", 1.0e-4, 10.0),
-)
+) + external_torques.PARAMETERS
 
 
 def topic_token(name):
@@ -116,6 +118,7 @@ class InverseDynamicsNode(DynamicsNode):
         self.outputs = self.derivative = None
         self.read_marker_parameters()
         self.trajectories = self.trajectory_violations = 0
+        self.external = ExternalTorques(self)
         self.create_subscription(JointState, "/joint_states", self.on_joint_states, 10)
         self.create_subscription(JointTrajectory, "~/trajectory", self.on_trajectory, 10,  # see create_output
                                  event_callbacks=SubscriptionEventCallbacks(use_default_callbacks=False))
@@ -156,6 +159,10 @@ class InverseDynamicsNode(DynamicsNode):
         out.torques.header.stamp = stamp
         out.torques.effort = doubles(result.torques)
         self.torques_publisher.publish(out.torques)
+        if self.external.observer is not None:
+            problem = self.external.update(model, msg, q, qd)
+            if problem:
+                self.warn_throttled(problem)
 
         # The other outputs go only to topics somebody listens to: each publish costs tens of microseconds.
         now = time.monotonic()
@@ -177,6 +184,7 @@ class InverseDynamicsNode(DynamicsNode):
             self.markers_publisher.publish(out.markers.update(stamp, result.torques))
         self.check_limits(model, result.torques, "/joint_states")
         self.stats.computed(time.perf_counter() - start)
+        self.stats.accepted("/joint_states")
 
     def refresh_listeners(self, out, now):
         """Note which optional outputs have subscribers (asking costs microseconds: not for every message)."""
@@ -225,6 +233,7 @@ class InverseDynamicsNode(DynamicsNode):
         for point, row in zip(points, efforts):
             point.effort = doubles(row)
         self.trajectories += 1
+        self.stats.accepted("~/trajectory")
         self.trajectory_publisher.publish(msg)
 
     # -- model, parameters, services ---------------------------------------------------------------------------
@@ -234,12 +243,14 @@ class InverseDynamicsNode(DynamicsNode):
             raise ValueError(f"acceleration_source must be one of {', '.join(ACCELERATION_SOURCES)}, got '{value}'")
         if name == "command_joints" and len(set(value)) != len(value):
             raise ValueError(f"command_joints names a joint twice: {list(value)}")
+        external_torques.check_parameter(name, value)
 
     def check_model(self, model, values):
         unknown = [j for j in values["command_joints"] if j not in model.joint_names]
         if unknown:
             raise ModelError(f"command_joints: robot '{model.robot.name}' has no movable joint "
                              f"{', '.join(repr(j) for j in unknown)} (its joints: {', '.join(model.joint_names)})")
+        external_torques.check_model(model, values)
 
     def model_changed(self, model, previous):
         self.sync_wrench_publishers(model)
@@ -249,6 +260,7 @@ class InverseDynamicsNode(DynamicsNode):
         if previous is None or previous.joint_names != model.joint_names:
             self.reset_derivative(model)
         self.warm_up(model)
+        self.external.configure(model)
 
     @staticmethod
     def warm_up(model):
@@ -294,12 +306,17 @@ class InverseDynamicsNode(DynamicsNode):
         self.reset_derivative(self.model)
         self.last_markers = -math.inf
         self.trajectories = self.trajectory_violations = 0
-        return "statistics and the acceleration filter reset"
+        self.external.reset()
+        return "statistics, the acceleration filter and the observer reset"
 
     def diagnostic_values(self):
         return {"acceleration source": self.get_parameter("acceleration_source").value,
                 "trajectories": self.trajectories,
-                "trajectory points over effort limits": self.trajectory_violations} | self.plans.diagnostic_values()
+                "trajectory points over effort limits": self.trajectory_violations} | self.plans.diagnostic_values() \
+            | self.external.diagnostic_values()
+
+    def diagnostic_problems(self):
+        return self.external.diagnostic_problems()
 
 
 def main(args=None):
