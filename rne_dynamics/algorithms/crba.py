@@ -14,22 +14,19 @@ symmetric ``M_columns``). The rotor inertia of each drive (armature) adds to the
 from collections import namedtuple
 
 from .._jit import arithmetic_kernel, carve, helper, layout
-from ..model.joints import X_up
 from .driver import Algorithm
-from ..model.spatial import (inertia_times, motion_to_parent, pose_compose, rigid_inertia_add, rigid_inertia_to_parent,
-                             set_identity)
+from .kinematics import world_poses
+from ..model.spatial import inertia_times, motion_to_parent, rigid_inertia_add, rigid_inertia_to_parent
 
 
-CrbaWorkspace = namedtuple("CrbaWorkspace", "R p oR op oS mass_c h_c I_c F")
+CrbaWorkspace = namedtuple("CrbaWorkspace", "oR op oS mass_c h_c I_c F")
 
 
 @layout
 def crba_workspace(block, o, m):
-    """The CRBA's arrays from offset ``o``: one body's pose in its parent ``(R, p)``; per body and a base row, the
-    root-frame pose ``(oR, op)`` (the root's, identity, in the base row) and composite inertia ``mass_c``, ``h_c``,
-    ``I_c``; per motion column its root-frame ``S``; the column force ``F``."""
-    R, o = carve(block, o, (3, 3))
-    p, o = carve(block, o, (3,))
+    """The CRBA's arrays from offset ``o``: per body and a base row, the root-frame pose ``(oR, op)`` and composite
+    inertia ``mass_c``, ``h_c``, ``I_c`` (the base row gathers the whole robot); per motion column its root-frame
+    ``S``; the column force ``F``."""
     oR, o = carve(block, o, (m.nb + 1, 3, 3))
     op, o = carve(block, o, (m.nb + 1, 3))
     oS, o = carve(block, o, (m.ncol, 6))
@@ -37,7 +34,7 @@ def crba_workspace(block, o, m):
     h_c, o = carve(block, o, (m.nb + 1, 3))
     I_c, o = carve(block, o, (m.nb + 1, 3, 3))
     F, o = carve(block, o, (6,))
-    return CrbaWorkspace(R, p, oR, op, oS, mass_c, h_c, I_c, F), o
+    return CrbaWorkspace(oR, op, oS, mass_c, h_c, I_c, F), o
 
 
 MassMatrixMemory = namedtuple("MassMatrixMemory", "M crba")
@@ -52,11 +49,9 @@ def mass_matrix_memory(block, m):
 
 
 @helper
-def root_frame_body(m, w, i, q):
-    """Body ``i``'s pose ``oX_i = X_i oX_λ`` in the root frame, its motion columns ``S_i`` and rigid inertia
-    ``oX_i^T I_i oX_i`` there (RBDA eq. 2.66); the rigid inertia is left in ``w``'s composite rows."""
-    X_up(m, i, q, w.R, w.p)
-    pose_compose(w.oR[m.parent[i]], w.op[m.parent[i]], w.R, w.p, w.oR[i], w.op[i])
+def root_frame_body(m, w, i):
+    """Body ``i``'s motion columns ``S_i`` and rigid inertia ``oX_i^T I_i oX_i`` in the root frame (RBDA eq. 2.66),
+    from its pose ``oX_i`` there; the rigid inertia is left in ``w``'s composite rows."""
     for c in range(m.col_start[i], m.col_start[i + 1]):
         motion_to_parent(w.oR[i], w.op[i], m.S[c], w.oS[c])
     w.mass_c[i] = m.mass[i]
@@ -73,9 +68,9 @@ def composite_rigid_body(m, w, q, M):
     ``M = J^T M_columns J``), both ways round unless ``t`` is ``s``.
     """
     mass_c, h_c, I_c, oS, F = w.mass_c, w.h_c, w.I_c, w.oS, w.F
-    set_identity(w.oR[-1], w.op[-1])
+    world_poses(m, q, w.oR, w.op)
     for i in range(m.nb):
-        root_frame_body(m, w, i, q)
+        root_frame_body(m, w, i)
     mass_c[-1] = 0.0  # the base row gathers the whole robot, unused
     h_c[-1] = 0.0
     I_c[-1] = 0.0

@@ -51,14 +51,14 @@ import numpy as np
 from .._jit import arithmetic_kernel, carve, helper, layout
 from .aba import forward, forward_workspace
 from .driver import OK, Algorithm
-from ..model.joints import X_up
+from .kinematics import world_poses
 from ..model.spatial import (add_scaled, base_acceleration, cross, cross_force_add, cross_motion_add, dot6,
-                             force_to_child, force_to_parent_add, inertia_times, motion_to_parent, pose_compose,
-                             rigid_inertia_to_parent, set_at_rest, set_identity, rigid_inertia_add)
+                             force_to_child, force_to_parent_add, inertia_times, motion_to_parent, rigid_inertia_add,
+                             rigid_inertia_to_parent, set_at_rest)
 
 
 @helper
-def coriolis_block(v, h, I, Iv, Bw):
+def angular_B_block(v, h, I, Iv, Bw):
     """``Bw = (w x) I - I (w x) + 2 (v.h) 1 - h v^T - v h^T - (k x)``: the angular block of ``B`` (module
     docstring) for velocity ``v = [v; w]``, first moment ``h``, inertia ``I`` and momentum ``Iv = [P; k]``."""
     for c in range(3):  # (w x) I, then its transpose added: I is symmetric, so -I (w x) = ((w x) I)^T
@@ -110,7 +110,7 @@ def load_change(Ic_mass, Ic_h, Ic_I, P, Bw, dv, da, out):
     coriolis_times_add(P, Bw, dv, out)
 
 
-DerivativesWorkspace = namedtuple("DerivativesWorkspace", "R p R0 p0 v a F mass_c h_c I_c P_c Bw_c row J V A Aqd IcJ "
+DerivativesWorkspace = namedtuple("DerivativesWorkspace", "R0 p0 v a F mass_c h_c I_c P_c Bw_c row J V A Aqd IcJ "
                                                           "BtJ dF_dq dF_dqd Iv work")
 
 
@@ -119,10 +119,8 @@ def derivatives_workspace(block, o, m):
     """The arrays of :func:`newton_euler_derivatives` from offset ``o`` (world frame). Per body and a base row last:
     the pose ``R0, p0``, ``v``, ``a``, ``F``, the composites ``mass_c, h_c, I_c, P_c, Bw_c`` and the body's
     joint-wrench row (``-1``: none). Per motion column: ``J``, ``V``, ``A``, ``Aqd``, ``Ic J``, ``(B^T J)[3:]``,
-    ``dF/dtheta`` and ``dF/dqd``. Scratch: one body's ``X_up`` ``(R, p)``, its ``I v`` and three 6-vectors."""
+    ``dF/dtheta`` and ``dF/dqd``. Scratch: a body's ``I v`` and three 6-vectors."""
     n, ncol = m.nb + 1, m.ncol
-    R, o = carve(block, o, (3, 3))
-    p, o = carve(block, o, (3,))
     R0, o = carve(block, o, (n, 3, 3))
     p0, o = carve(block, o, (n, 3))
     v, o = carve(block, o, (n, 6))
@@ -144,7 +142,7 @@ def derivatives_workspace(block, o, m):
     dF_dqd, o = carve(block, o, (ncol, 6))
     Iv, o = carve(block, o, (6,))
     work, o = carve(block, o, (3, 6))
-    return DerivativesWorkspace(R, p, R0, p0, v, a, F, mass_c, h_c, I_c, P_c, Bw_c, row, J, V, A, Aqd, IcJ, BtJ,
+    return DerivativesWorkspace(R0, p0, v, a, F, mass_c, h_c, I_c, P_c, Bw_c, row, J, V, A, Aqd, IcJ, BtJ,
                                 dF_dq, dF_dqd, Iv, work), o
 
 
@@ -155,17 +153,15 @@ def newton_euler_derivatives(m, w, q, qd, qdd, gravity, f_ext, dtau_dq, dtau_dqd
     when ``dw_dq.shape[0] > 0``, the ``(nj, 6, nv)`` joint-wrench Jacobians (``dw[j, :, k]``: named joint ``j``'s
     wrench in its child link's frame, with respect to velocity coordinate ``k``)."""
     nb = m.nb
-    R, p, R0, p0, v, a, F = w.R, w.p, w.R0, w.p0, w.v, w.a, w.F
+    R0, p0, v, a, F = w.R0, w.p0, w.v, w.a, w.F
     J, V, A, Aqd, IcJ, BtJ, dF_dq, dF_dqd = w.J, w.V, w.A, w.Aqd, w.IcJ, w.BtJ, w.dF_dq, w.dF_dqd
     mass_c, h_c, I_c, P_c, Bw_c, Iv = w.mass_c, w.h_c, w.I_c, w.P_c, w.Bw_c, w.Iv
     f_ext_world = w.work[0]  # scratch
-    set_identity(R0[-1], p0[-1])  # the base is the world, at rest
-    set_at_rest(v[-1], a[-1])
+    world_poses(m, q, R0, p0)
+    set_at_rest(v[-1], a[-1])  # the base is the world, at rest
     base_acceleration(gravity, a[-1])
     for i in range(nb):
         λ = m.parent[i]
-        X_up(m, i, q, R, p)
-        pose_compose(R0[λ], p0[λ], R, p, R0[i], p0[i])
         for k in range(6):
             v[i, k] = v[λ, k]
             a[i, k] = a[λ, k]
@@ -194,7 +190,7 @@ def newton_euler_derivatives(m, w, q, qd, qdd, gravity, f_ext, dtau_dq, dtau_dqd
             force_to_parent_add(R0[i], p0[i], f_ext[i], f_ext_world)
             add_scaled(F[i], -1.0, f_ext_world)
         P_c[i, 0], P_c[i, 1], P_c[i, 2] = Iv[0], Iv[1], Iv[2]  # the linear momentum
-        coriolis_block(v[i], h_c[i], I_c[i], Iv, Bw_c[i])
+        angular_B_block(v[i], h_c[i], I_c[i], Iv, Bw_c[i])
 
     dtau_dq[:] = 0.0
     dtau_dqd[:] = 0.0

@@ -143,13 +143,20 @@ class Algorithm:
 
     def __call__(self, robot, data, state, gravity=None, external_wrenches=None, extras=()):
         """Run on one state or a batch (``state``: the arrays named by ``arguments``), in ``data`` if given."""
-        if data is not None and not external_wrenches:  # the held Data's one compiled call
+        if not external_wrenches:  # one compiled call, unless an argument needs converting or explaining
             try:
-                held = data.held[self] if data.robot is robot else None
                 parameters = self.defaults if gravity is None else self.defaults[:-1] + (gravity_vector(gravity),)
-                if self.single(robot.fdata, robot.idata, held[0], *state, *parameters, *extras) == OK:
-                    return held[1]
-            except (TypeError, AttributeError, KeyError):  # another type of argument or Data: the checked call
+                if data is None:
+                    views, size = robot.workspace_shapes[self][3:]
+                    block = np.empty(size)
+                    if self.single(robot.fdata, robot.idata, block, *state, *parameters, *extras) == OK:
+                        return self.result(*[block[a:b] if shape is None else block[a:b].reshape(shape)
+                                             for a, b, shape in views])
+                elif data.robot is robot:
+                    held = data.held[self]
+                    if self.single(robot.fdata, robot.idata, held[0], *state, *parameters, *extras) == OK:
+                        return held[1]
+            except (TypeError, AttributeError, KeyError):  # another type of argument or Data, or a first call
                 pass
         return self.checked(robot, data, state, gravity, external_wrenches, extras)
 
@@ -168,7 +175,7 @@ class Algorithm:
         batch = len(state[0]) if state[0].ndim == 2 else 0
         f_ext, g = self.parameters(robot, data, gravity, external_wrenches, batch)
         if batch:
-            slots, results, size = self.slots(robot)
+            slots, results, size, _, _ = self.slots(robot)
             out = memory(robot, data, (self, "batch"), (batch, results))
             status, row = self.batch(robot.fdata, robot.idata, size, out, (*state, *f_ext), (*g, *extras))
             result = self.result(*_views(out, slots))
@@ -188,7 +195,7 @@ class Algorithm:
             held = owned(robot, data).held.get(self)
             if held is not None:
                 return held
-        slots, _, size = self.slots(robot)
+        slots, _, size, _, _ = self.slots(robot)
         block = np.empty(size)
         held = (block, self.result(*_views(block, slots)))
         if data is not None:
@@ -196,12 +203,15 @@ class Algorithm:
         return held
 
     def slots(self, robot):
-        """``(result slots, end of results, size)`` of this algorithm's memory for ``robot``, measured once."""
+        """``(result slots, end of results, size, views, size)`` of this algorithm's memory for ``robot``, measured
+        once; ``views``: ``(start, end, shape)`` of each result in the block (shape None for a vector)."""
         shape = robot.workspace_shapes.get(self)
         if shape is None:
             w, results, size = self.layout(None, model_view(robot.fdata, robot.idata))
             slots = tuple(s for s in w if isinstance(s, Slot) and s.offset + int(np.prod(s.shape)) <= results)
-            shape = robot.workspace_shapes[self] = (slots, results, size)
+            views = tuple((s.offset, s.offset + int(np.prod(s.shape)), s.shape if len(s.shape) > 1 else None)
+                          for s in slots)
+            shape = robot.workspace_shapes[self] = (slots, results, size, views, size)
         return shape
 
     def error(self, robot, status, state, where):

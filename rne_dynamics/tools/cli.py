@@ -50,6 +50,17 @@ def robot_options():
     return options
 
 
+def recording_options():
+    """The options of the commands that read a recording (``loads``, ``identify``)."""
+    options = argparse.ArgumentParser(add_help=False)
+    options.add_argument("--topic", metavar="NAME", default="/joint_states",
+                         help="sensor_msgs/JointState topic of a rosbag2 (default: %(default)s)")
+    options.add_argument("--window", metavar="SECONDS", type=at_least(1e-6, float), default=0.1,
+                         help="time span of the zero-phase local cubic fits that differentiate positions or "
+                              "velocities; longer smooths noisy recordings more (default: %(default)s)")
+    return options
+
+
 def robot_source(args):
     """``load_urdf``'s keyword arguments for the ROBOT options of ``args``."""
     return {"xacro_args": dict(args.xacro_args) or None, "package_paths": dict(args.package_paths) or None}
@@ -68,7 +79,8 @@ def build_parser():
     inspect.add_argument("robot", metavar="ROBOT", help="a URDF or xacro path")
     inspect.add_argument("--samples", type=at_least(1), default=20_000,
                          help="configurations sampled for the gravity torque envelope (default: %(default)s)")
-    loads = commands.add_parser("loads", parents=[robot],
+    recording = recording_options()
+    loads = commands.add_parser("loads", parents=[robot, recording],
                                 help="torques and joint reaction loads along a motion (CSV or rosbag2), "
                                      "with figures")
     loads.add_argument("robot", metavar="ROBOT", help="a URDF or xacro path")
@@ -77,11 +89,6 @@ def build_parser():
                             "rosbag2 (.mcap, .db3 or bag directory)")
     loads.add_argument("--output", "-o", metavar="DIR", default="rne_loads",
                        help="directory for loads.csv, torques.png, wrenches.png (default: %(default)s)")
-    loads.add_argument("--topic", metavar="NAME", default="/joint_states",
-                       help="sensor_msgs/JointState topic of a rosbag2 (default: %(default)s)")
-    loads.add_argument("--window", metavar="SECONDS", type=at_least(1e-6, float), default=0.1,
-                       help="time span of the local cubic fits that differentiate positions or velocities; longer "
-                            "smooths noisy recordings more (default: %(default)s)")
     plan = commands.add_parser("plan", parents=[robot], help="the fastest (or least-effort) motion between two "
                                "configurations under the URDF's limits: trajectory.csv and figures")
     plan.add_argument("robot", metavar="ROBOT", help="a URDF path")
@@ -106,8 +113,8 @@ def build_parser():
     live.add_argument("--duration", type=float, help="seconds to run (default: 10)")
     live.add_argument("--period", type=float, help="seconds between tables (default: 1)")
     live.add_argument("--rate", type=float, help="simulation rate in Hz (default: 100)")
-    identify = commands.add_parser("identify", parents=[robot], help="payload and friction from a recording with "
-                                   "measured efforts: estimates, standard deviations, identified.yaml")
+    identify = commands.add_parser("identify", parents=[robot, recording], help="payload and friction from a "
+                                   "recording with measured efforts: estimates, standard deviations, identified.yaml")
     identify.add_argument("robot", metavar="ROBOT", help="a URDF or xacro path")
     identify.add_argument("motion", metavar="MOTION", help="a CSV (time, <joint>, <joint>.effort or .torque; "
                           "optional .velocity and .acceleration) or a rosbag2 of JointState with efforts")
@@ -115,11 +122,6 @@ def build_parser():
     identify.add_argument("--friction", action="store_true", help="identify each joint's viscous and Coulomb friction")
     identify.add_argument("--output", "-o", metavar="DIR", default="rne_identified",
                           help="directory for identified.yaml, parameters.yaml, residuals.png (default: %(default)s)")
-    identify.add_argument("--topic", metavar="NAME", default="/joint_states",
-                          help="sensor_msgs/JointState topic of a rosbag2 (default: %(default)s)")
-    identify.add_argument("--window", metavar="SECONDS", type=at_least(1e-6, float), default=0.1,
-                          help="span of the zero-phase cubic fits that differentiate positions or velocities "
-                               "(default: %(default)s)")
     excite = commands.add_parser("excite", parents=[robot], help="an exciting trajectory for identify (Fourier "
                                  "series within the joint limits, regressor condition number minimised)")
     excite.add_argument("robot", metavar="ROBOT", help="a URDF or xacro path")

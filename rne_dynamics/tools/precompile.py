@@ -5,6 +5,9 @@ arguments, which are the same for every robot (the model is two arrays). One pas
 bundled arm, one state and a batch, therefore serves every later process and every robot: a new process then loads
 each kernel it uses from the cache in milliseconds instead of compiling it for seconds.
 """
+import glob
+import os
+import shutil
 import time
 
 import numpy as np
@@ -66,11 +69,23 @@ def run(robot_path=None, out=print):
             t = time.perf_counter()
             call()
             out(f"  {name + (' batch' if batch else ''):<44} {time.perf_counter() - t:6.1f} s")
-    out(f"done in {time.perf_counter() - start:.0f} s")
+    removed = remove_stale_caches()
+    out(f"done in {time.perf_counter() - start:.0f} s" + (f"; removed {removed} caches of older sources" if removed
+                                                          else ""))
     return 0
 
 
 def cache_directory():
     """Where the compiled kernels are kept."""
     from .._jit import PACKAGE_DIR, _PackageLocator
-    return f"{PACKAGE_DIR}/**/__pycache__/kernels-{_PackageLocator.stamp[:16]}"
+    return os.path.join(PACKAGE_DIR, "**", "__pycache__", "kernels-" + _PackageLocator.stamp[:16])
+
+
+def remove_stale_caches():
+    """Delete the kernel caches of older versions of the sources; returns how many."""
+    current = cache_directory()
+    stale = [path for path in glob.glob(current.rsplit("kernels-", 1)[0] + "kernels-*", recursive=True)
+             if os.path.basename(path) != os.path.basename(current)]
+    for path in stale:
+        shutil.rmtree(path, ignore_errors=True)
+    return len(stale)
