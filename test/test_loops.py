@@ -281,3 +281,20 @@ def test_batch_equals_single_states(four_bar):
         assert np.allclose(batch.torques[k], one.torques, atol=1e-13)
         assert np.allclose(batch.loop_wrenches["coupler_rocker"][k], one.loop_wrenches["coupler_rocker"], atol=1e-12)
     assert batch.joint_wrenches.shape == (3, 3, 6) and batch.q.shape == (3, 3)
+
+
+def test_cli_inspect_reports_loops_and_mobility(tmp_path, capsys):
+    from rne_dynamics.tools import cli
+    for name, mechanism, expected in (("five_bar", rd.five_bar(), "Grübler-Kutzbach count -1: they disagree, 3 "
+                                       "constraint(s) redundant"), ("stewart", rd.gough_stewart(),
+                                                                    "mobility: 6 (nv 21 - rank 15")):
+        urdf, loops = tmp_path / f"{name}.urdf", tmp_path / f"{name}.yaml"
+        urdf.write_text(mechanism.urdf)
+        loops.write_text(mechanism.loops_yaml())
+        assert cli.main(["inspect", str(urdf), "--loops", str(loops)]) == 0
+        out = capsys.readouterr().out
+        assert expected in out
+        assert "singular configurations met: none" in out
+        assert f"actuated coordinates ({len(mechanism.loops['actuated'])})" in out
+    assert cli.main(["inspect", str(urdf), "--loops", str(tmp_path / "missing.yaml")]) != 0
+    assert "cannot read the loop file" in capsys.readouterr().err
