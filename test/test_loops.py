@@ -298,3 +298,18 @@ def test_cli_inspect_reports_loops_and_mobility(tmp_path, capsys):
         assert f"actuated coordinates ({len(mechanism.loops['actuated'])})" in out
     assert cli.main(["inspect", str(urdf), "--loops", str(tmp_path / "missing.yaml")]) != 0
     assert "cannot read the loop file" in capsys.readouterr().err
+
+
+def test_bundled_gough_stewart_is_the_builders():
+    from rne_dynamics.robots import GOUGH_STEWART, GOUGH_STEWART_LOOPS
+    bundled = rd.load_urdf(GOUGH_STEWART, loops=GOUGH_STEWART_LOOPS)
+    built = load(rd.gough_stewart(ball="gimbal"))
+    assert bundled.joint_names == built.joint_names and bundled.actuated_joint_names == built.actuated_joint_names
+    assert all(bundled.bodies[body].nv == 1 for body in bundled.joint_bodies)  # the nodes take it
+    qa = np.array([0.02, -0.01, 0.03, 0.0, -0.02, 0.01])
+    a = rd.closed_loop_inverse_dynamics(bundled, qa, qa, qa)
+    b = rd.closed_loop_inverse_dynamics(built, qa, qa, qa)
+    assert np.allclose(a.torques, b.torques, rtol=1e-12, atol=1e-12)
+    # the gimbal and the spherical joint give the same mechanism (the gimbal's cross pieces add their mass)
+    assert np.allclose(a.q[:3], rd.closed_loop_inverse_dynamics(load(rd.gough_stewart()), qa, qa, qa).q[:3],
+                       atol=1e-12)

@@ -37,6 +37,11 @@ def _loops(robot):
     return robot.loops
 
 
+def _cross(a, b):
+    """``a x b`` of two 3-vectors (``np.cross`` costs ten times more on one pair)."""
+    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+
+
 def _skew(x):
     return np.array([[0.0, -x[2], x[1]], [x[2], 0.0, -x[0]], [-x[1], x[0], 0.0]])
 
@@ -71,15 +76,29 @@ class _Side(NamedTuple):
     alpha: np.ndarray
 
 
-def _side(robot, q, qd, link, R_c, p_c):
-    T = frame_placement(robot, q, link)
-    J = frame_jacobian(robot, q, link).copy()
-    R_link, o = T[:3, :3].copy(), T[:3, 3].copy()
+def _links(robot, q, qd, names, known=None):
+    """``{link: (T, J, acceleration)}`` for ``names`` at ``q``: pose, Jacobian (local world aligned) and, with a
+    velocity, the classical acceleration at zero ``qdd``; computed once per link (several cuts share a platform),
+    poses and Jacobians taken from ``known`` where it has them."""
+    out = {}
+    for link in names:
+        if link in out:
+            continue
+        T, J, acc = known[link] if known and link in known else (
+            frame_placement(robot, q, link).copy(), frame_jacobian(robot, q, link).copy(), None)
+        if qd is not None and acc is None:
+            acc = frame_acceleration(robot, q, qd, np.zeros(robot.nv), link).copy()
+        out[link] = (T, J, acc)
+    return out
+
+
+def _side(links, qd, link, R_c, p_c):
+    T, J, acc = links[link]
+    R_link, o = T[:3, :3], T[:3, 3]
     v = w = a = alpha = None
     if qd is not None:
         twist = J @ qd
-        acc = frame_acceleration(robot, q, qd, np.zeros(robot.nv), link)
-        v, w, a, alpha = twist[:3], twist[3:], acc[:3].copy(), acc[3:].copy()
+        v, w, a, alpha = twist[:3], twist[3:], acc[:3], acc[3:]
     return _Side(o, R_link, R_link @ R_c, o + R_link @ p_c, J, v, w, a, alpha)
 
 
@@ -94,20 +113,22 @@ class ClosureTerms(NamedTuple):
     R_b: np.ndarray
 
 
-def closure_terms(robot, closure: LoopClosure, q, qd=None):
+def closure_terms(robot, closure: LoopClosure, q, qd=None, links=None):
     """``phi``, ``J`` and ``gamma = -Jdot qd`` of one closure (Khalil eqs. 3, 4).
 
     ``phi``: the origin of frame ``a`` from frame ``b``'s, in ``b`` axes (the components ``K`` selects), then the
     orientation error: ``log(R_b^T R_a)`` (weld, prismatic) or, for a revolute cut, ``K^T (axis x R_b^T R_a axis)``,
     whose derivative at closure is the relative angular velocity normal to the axis, the Jacobian's row."""
-    A = _side(robot, q, qd, closure.link_a, closure.R_a, closure.p_a)
-    B = _side(robot, q, qd, closure.link_b, closure.R_b, closure.p_b)
+    if links is None:
+        links = _links(robot, q, qd, (closure.link_a, closure.link_b))
+    A = _side(links, qd, closure.link_a, closure.R_a, closure.p_a)
+    B = _side(links, qd, closure.link_b, closure.R_b, closure.p_b)
     K = closure.selection
     RbT = B.R.T
     d_world = A.p - B.p
     R_rel = RbT @ A.R
     if closure.kind == "revolute":
-        rotation = np.cross(closure.axis, R_rel @ closure.axis)
+        rotation = _cross(closure.axis, R_rel @ closure.axis)
     elif closure.kind == "point":
         rotation = np.zeros(3)
     else:
@@ -119,25 +140,27 @@ def closure_terms(robot, closure: LoopClosure, q, qd=None):
     J = K.T @ np.vstack([RbT @ (J_A[:3] - J_B[:3]), RbT @ (J_A[3:] - J_B[3:])])
     gamma = None
     if qd is not None:
-        v_A = A.v + np.cross(A.w, rA)
-        a_A = A.a + np.cross(A.alpha, rA) + np.cross(A.w, np.cross(A.w, rA))
-        rel_v = v_A - (B.v + np.cross(B.w, rB))
+        v_A = A.v + _cross(A.w, rA)
+        a_A = A.a + _cross(A.alpha, rA) + _cross(A.w, _cross(A.w, rA))
+        rel_v = v_A - (B.v + _cross(B.w, rB))
         rel_w = A.w - B.w
-        rel_a = a_A - (B.a + np.cross(B.alpha, rB) + np.cross(B.w, v_A - B.v))
+        rel_a = a_A - (B.a + _cross(B.alpha, rB) + _cross(B.w, v_A - B.v))
         rel_alpha = A.alpha - B.alpha
-        gamma = -K.T @ np.concatenate([RbT @ (rel_a - np.cross(B.w, rel_v)),
-                                       RbT @ (rel_alpha - np.cross(B.w, rel_w))])
+        gamma = -K.T @ np.concatenate([RbT @ (rel_a - _cross(B.w, rel_v)),
+                                       RbT @ (rel_alpha - _cross(B.w, rel_w))])
     return ClosureTerms(phi, J, gamma, RbT @ d_world, B.R)
 
 
 class LoopConstraints(NamedTuple):
     """The stacked loop constraints at a state: ``residual`` ``phi(q)`` ``(m,)``, ``jacobian`` ``(m, nv)``,
-    ``gamma`` ``= -Jdot qd`` ``(m,)`` (``None`` without ``qd``); ``rows`` maps each closure's name to its slice."""
+    ``gamma`` ``= -Jdot qd`` ``(m,)`` (``None`` without ``qd``); ``rows`` maps each closure's name to its slice;
+    ``links``: the cut links' poses, Jacobians and accelerations (:func:`_links`)."""
     residual: np.ndarray
     jacobian: np.ndarray
     gamma: np.ndarray
     rows: dict
     terms: tuple
+    links: dict
 
 
 def loop_constraints(robot, q, qd=None):
@@ -146,15 +169,16 @@ def loop_constraints(robot, q, qd=None):
     return _constraints(robot, _loops(robot).closures, _q(robot, q), None if qd is None else _v(robot, qd, "qd"))
 
 
-def _constraints(robot, closures, q, qd):
-    terms = [closure_terms(robot, c, q, qd) for c in closures]
+def _constraints(robot, closures, q, qd, known=None):
+    links = _links(robot, q, qd, [name for c in closures for name in (c.link_a, c.link_b)], known)
+    terms = [closure_terms(robot, c, q, qd, links) for c in closures]
     rows, start = {}, 0
     for c in closures:
         rows[c.name] = slice(start, start + c.size)
         start += c.size
     gamma = None if qd is None else np.concatenate([t.gamma for t in terms])
     return LoopConstraints(np.concatenate([t.phi for t in terms]), np.vstack([t.J for t in terms]), gamma, rows,
-                           tuple(terms))
+                           tuple(terms), links)
 
 
 def _q(robot, q):
@@ -197,23 +221,24 @@ def _closure_distances(robot, closures, q):
 
 def _newton(robot, closures, q, free, what):
     """Gauss-Newton on the coordinates ``free`` (velocity indices) until every closure closes to
-    ``CLOSURE_TOLERANCE``: least-squares steps (redundant constraints), halved until the residual decreases."""
-    residual = _constraints(robot, closures, q, None).residual
+    ``CLOSURE_TOLERANCE``: least-squares steps (redundant constraints), halved until the residual decreases.
+    Returns ``q`` and the constraints there."""
+    c = _constraints(robot, closures, q, None)
     for _ in range(MAX_NEWTON_STEPS):
-        if np.abs(residual).max() < CLOSURE_TOLERANCE:
-            return q
-        pinv, _, _ = _pinv(_constraints(robot, closures, q, None).jacobian[:, free])
+        if np.abs(c.residual).max() < CLOSURE_TOLERANCE:
+            return q, c
+        pinv, _, _ = _pinv(c.jacobian[:, free])
         dv = np.zeros(robot.nv)
-        dv[free] = -pinv @ residual
+        dv[free] = -pinv @ c.residual
         for _ in range(20):
             trial = integrate(robot, q, dv, 1.0)
-            trial_residual = _constraints(robot, closures, trial, None).residual
-            if np.linalg.norm(trial_residual) < np.linalg.norm(residual):
+            trial_c = _constraints(robot, closures, trial, None)
+            if np.linalg.norm(trial_c.residual) < np.linalg.norm(c.residual):
                 break
             dv /= 2.0
         else:
             break  # a least-squares minimum that does not close: the loop cannot close
-        q, residual = trial, trial_residual
+        q, c = trial, trial_c
     name, distance, angle = max(_closure_distances(robot, closures, q), key=lambda x: x[1] + x[2])
     raise ModelError(f"loop '{name}' of '{robot.name}' cannot close {what}: after {MAX_NEWTON_STEPS} Newton steps its "
                      f"cut frames are still {distance:.3g} m and {angle:.3g} rad apart (links too short or too long, "
@@ -228,7 +253,8 @@ def close_loops(robot, qa, *, q_guess=None):
     loops = _loops(robot)
     actuated, passive = coordinates(robot)
     q = _start(robot, q_guess, qa, actuated)
-    return _newton(robot, loops.closures, q, passive, f"for {dict(zip(loops.actuated, np.round(qa, 6).tolist()))}")
+    return _newton(robot, loops.closures, q, passive,
+                   f"for {dict(zip(loops.actuated, np.round(qa, 6).tolist()))}")[0]
 
 
 def _start(robot, q_guess, qa, actuated):
@@ -282,12 +308,13 @@ class ClosedLoopState(NamedTuple):
 def closed_loop_state(robot, qa, qda, qdda=None, *, q_guess=None):
     """The tree's ``q`` (loops closed by :func:`close_loops`), ``qd = G qd_a`` and ``qdd`` (actuated entries
     ``qdda``, passive ones from ``J qdd = gamma``) for one actuated state; ``qdda=None``: zero."""
+    loops = _loops(robot)
     actuated, passive = coordinates(robot)
-    q = close_loops(robot, qa, q_guess=q_guess)
-    c = loop_constraints(robot, q)
+    q, c = _newton(robot, loops.closures, _start(robot, q_guess, qa, actuated), passive,
+                   f"for {dict(zip(loops.actuated, np.round(qa, 6).tolist()))}")
     G, pinv_p = _actuation(robot, c)
     qd = G @ _actuated(robot, qda, "qda")
-    c = loop_constraints(robot, q, qd)
+    c = _constraints(robot, loops.closures, q, qd, c.links)
     qdd = np.zeros(robot.nv)
     qdd[actuated] = 0.0 if qdda is None else _actuated(robot, qdda, "qdda")
     qdd[passive] = pinv_p @ (c.gamma - c.jacobian[:, actuated] @ qdd[actuated])
@@ -369,18 +396,18 @@ def _cut_wrenches(robot, state, lam):
     loop_wrenches, on_links = {}, {}
     for closure, terms in zip(robot.loops.closures, state.constraints.terms):
         w = closure.selection @ lam[state.constraints.rows[closure.name]]  # about the cut point of frame a
-        w[3:] += np.cross(terms.d, w[:3])                                  # about frame b's origin
+        w[3:] += _cross(terms.d, w[:3])                                  # about frame b's origin
         loop_wrenches[closure.name] = w
         f_world, m_world = terms.R_b @ w[:3], terms.R_b @ w[3:]
-        T_b = frame_placement(robot, state.q, closure.link_b)
+        T_b = state.constraints.links[closure.link_b][0]
         p_b = T_b[:3, 3] + T_b[:3, :3] @ closure.p_b
         for link, sign in ((closure.link_b, 1.0), (closure.link_a, -1.0)):
             if robot.link_frames[link][0] < 0:
                 continue
-            T = frame_placement(robot, state.q, link)
+            T = state.constraints.links[link][0]
             R, o = T[:3, :3], T[:3, 3]
             f = sign * R.T @ f_world
-            m = sign * R.T @ m_world + np.cross(R.T @ (p_b - o), f)
+            m = sign * R.T @ m_world + _cross(R.T @ (p_b - o), f)
             on_links[link] = on_links.get(link, np.zeros(6)) + np.concatenate([f, m])
     return loop_wrenches, on_links
 
@@ -492,9 +519,9 @@ def simulate_closed_loop(robot, q0, qd0, duration, dt, *, tau=None, gravity=None
         qd = qd + dt / 6 * (k1a + 2 * k2a + 2 * k3a + k4a)
         drift_now = np.abs(loop_constraints(robot, q).residual).max()
         if project:
-            q = _newton(robot, loops.closures, q, everything, f"at t = {t + dt:.4g} s")
-            pinv, _, _ = _pinv(loop_constraints(robot, q).jacobian)
-            qd = qd - pinv @ (loop_constraints(robot, q).jacobian @ qd)
+            q, c = _newton(robot, loops.closures, q, everything, f"at t = {t + dt:.4g} s")
+            pinv, _, _ = _pinv(c.jacobian)
+            qd = qd - pinv @ (c.jacobian @ qd)
         drift.append(drift_now)
         out_q.append(q)
         out_qd.append(qd)
@@ -525,8 +552,7 @@ def platform_inverse_dynamics(robot, link, pose, twist, acceleration, *, q_guess
     closures = loops.closures + (weld,)
     q = neutral(robot).copy() if q_guess is None else _q(robot, q_guess).copy()
     everything = np.arange(robot.nv)
-    q = _newton(robot, closures, q, everything, "with the platform at the given pose")
-    c = _constraints(robot, closures, q, None)
+    q, c = _newton(robot, closures, q, everything, "with the platform at the given pose")
     pinv, rank, _ = _pinv(c.jacobian)
     if rank < robot.nv:
         raise ModelError(f"'{robot.name}': the platform pose and the loops do not determine every joint (rank {rank} "
@@ -535,7 +561,7 @@ def platform_inverse_dynamics(robot, link, pose, twist, acceleration, *, q_guess
     target = np.zeros(c.jacobian.shape[0])
     target[-6:] = np.concatenate([R.T @ np.asarray(twist, float)[:3], R.T @ np.asarray(twist, float)[3:]])
     qd = pinv @ target
-    c = _constraints(robot, closures, q, qd)
+    c = _constraints(robot, closures, q, qd, c.links)
     target[-6:] = np.concatenate([R.T @ np.asarray(acceleration, float)[:3],
                                   R.T @ np.asarray(acceleration, float)[3:]])
     qdd = pinv @ (c.gamma + target)
@@ -560,7 +586,7 @@ def mobility(robot, q=None):
     if q is None:
         actuated, _ = coordinates(robot)
         q = close_loops(robot, neutral(robot)[[robot.idx_q[n] for n in loops.actuated]]) if actuated.size \
-            else _newton(robot, loops.closures, neutral(robot).copy(), np.arange(robot.nv), "from neutral")
+            else _newton(robot, loops.closures, neutral(robot).copy(), np.arange(robot.nv), "from neutral")[0]
     _, rank, _ = _pinv(loop_constraints(robot, q).jacobian)
     return robot.nv - loops.size, robot.nv - rank, rank
 

@@ -16,6 +16,7 @@ Pinocchio reads loops from MJCF and SDFormat only)::
 import math
 import os
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -50,7 +51,7 @@ class LoopClosure:
     def size(self):
         return CONSTRAINTS[self.kind]
 
-    @property
+    @cached_property
     def selection(self):
         eye = np.eye(3)
         if self.kind in ("revolute", "prismatic"):

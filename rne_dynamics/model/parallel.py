@@ -160,14 +160,17 @@ def delta_robot(base_radius=0.2, platform_radius=0.05, arm=0.2, forearm=0.45, ar
 
 
 def gough_stewart(base_radius=0.5, platform_radius=0.3, base_spread=np.radians(15), platform_spread=np.radians(15),
-                  height=0.8, masses=(2.0, 1.0, 10.0), cardan_mass=0.05):
+                  height=0.8, masses=(2.0, 1.0, 10.0), cardan_mass=0.05, ball="spherical"):
     """A Gough-Stewart platform (6-UPS): leg ``i`` is a universal joint at the base anchor ``B_i`` (radius
     ``base_radius``, pairs at ``+/- base_spread`` about 0, 120 and 240 degrees), a cylinder, the actuated
     prismatic joint ``leg_i`` (extension from the reference length) and a piston ending at the platform anchor
     ``P_i`` (radius ``platform_radius``, pairs about 60, 180 and 300 degrees) with a spherical joint. The platform
     (link ``platform``, its frame at the platform's centre, ``height`` above the base at ``q = 0``) hangs on leg 1's
     spherical joint; legs 2-6 are cut there (``point`` closures ``leg_2`` ... ``leg_6``). ``masses``: ``(cylinder,
-    piston, platform)``; ``cardan_mass`` for the universal joints' cross pieces."""
+    piston, platform)``; ``cardan_mass`` for the universal joints' cross pieces. ``ball="gimbal"`` makes leg 1's
+    spherical joint three revolute joints about x, y, z (``ball_1_x``, ``ball_1_y``, ``ball_1_z``; singular when
+    the platform pitches by 90 degrees): every joint then has one coordinate, as a ``JointState`` and the nodes
+    want."""
     angles_b = np.concatenate([[a - base_spread, a + base_spread] for a in np.radians([0, 120, 240])])
     angles_p = np.concatenate([[a - platform_spread, a + platform_spread] for a in np.radians([60, 180, 300])])
     angles_p = np.roll(angles_p, 1)  # leg i joins B_i to the nearest platform anchor
@@ -191,8 +194,14 @@ def gough_stewart(base_radius=0.5, platform_radius=0.3, base_spread=np.radians(1
                    (f"universal_{k}_b", "revolute", f"cardan_{k}", f"cylinder_{k}", np.zeros(3), a2),
                    (f"leg_{k}", "prismatic", f"cylinder_{k}", f"piston_{k}", np.zeros(3), u)]
         if k == 1:  # the spherical joint at P_1; the platform's frame at its centre, fixed to it
-            joints += [("ball_1", "spherical", "piston_1", "platform_ball", P[0] - B[0], None),
-                       ("platform_centre", "fixed", "platform_ball", "platform", p0 - P[0], None)]
+            if ball == "gimbal":
+                links["gimbal_x"], links["gimbal_y"] = (_rod(cardan_mass, -0.02 * a, 0.02 * a) for a in np.eye(3)[:2])
+                joints += [("ball_1_x", "revolute", "piston_1", "gimbal_x", P[0] - B[0], (1, 0, 0)),
+                           ("ball_1_y", "revolute", "gimbal_x", "gimbal_y", np.zeros(3), (0, 1, 0)),
+                           ("ball_1_z", "revolute", "gimbal_y", "platform_ball", np.zeros(3), (0, 0, 1))]
+            else:
+                joints.append(("ball_1", "spherical", "piston_1", "platform_ball", P[0] - B[0], None))
+            joints.append(("platform_centre", "fixed", "platform_ball", "platform", p0 - P[0], None))
         else:
             loops.append({"name": f"leg_{k}", "kind": "point", "link_a": f"piston_{k}", "xyz_a": (L0 * u).tolist(),
                           "link_b": "platform", "xyz_b": (P[i] - p0).tolist()})

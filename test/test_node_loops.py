@@ -1,0 +1,73 @@
+"""The inverse-dynamics node on a closed chain (parameter ``loops_file``), over real rclpy: actuated joints in,
+every tree joint out on ``~/torques`` (solved positions and velocities, actuated torques, passive 0), the cut
+wrenches on ``~/loop_wrenches/<loop>`` equal to the library's; a bad loop file is refused with the model kept; a
+pose the loop cannot reach is rejected and the node goes on."""
+import warnings
+
+import numpy as np
+import pytest
+from geometry_msgs.msg import WrenchStamped
+from rclpy.parameter import Parameter
+from ros_harness import Harness, wait_for_count
+from sensor_msgs.msg import JointState
+
+import rne_dynamics as rd
+from rne_dynamics.nodes.inverse_dynamics_node import InverseDynamicsNode
+
+FIVE_BAR = rd.five_bar()
+
+
+@pytest.fixture
+def node(tmp_path):
+    urdf, loops = tmp_path / "five_bar.urdf", tmp_path / "five_bar.yaml"
+    urdf.write_text(FIVE_BAR.urdf)
+    loops.write_text(FIVE_BAR.loops_yaml())
+    harness = Harness(InverseDynamicsNode, robot_description=str(urdf), loops_file=str(loops))
+    yield harness, tmp_path
+    harness.close()
+
+
+def message(names, position, velocity, sec):
+    msg = JointState(name=list(names), position=[float(x) for x in position], velocity=[float(x) for x in velocity])
+    msg.header.stamp.sec = sec
+    return msg
+
+
+def test_closed_chain_outputs_equal_the_library(node):
+    h, tmp_path = node
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        robot = FIVE_BAR.load()
+    torques = h.collect(JointState, "/inverse_dynamics/torques")
+    tip = h.collect(WrenchStamped, "/inverse_dynamics/loop_wrenches/tip")
+    qa, qda = np.array([0.1, -0.05]), np.array([0.5, -0.3])
+    h.publish(JointState, "/joint_states", message(["motor_right", "motor_left"], qa[::-1], qda[::-1], sec=7))
+    msg = wait_for_count(h, torques, 1)
+    wrench = wait_for_count(h, tip, 1)
+    expected = rd.closed_loop_inverse_dynamics(robot, qa, qda, np.zeros(2))
+    assert list(msg.name) == list(robot.joint_names) and msg.header.stamp.sec == 7
+    np.testing.assert_allclose(msg.position, expected.q, atol=1e-10)
+    np.testing.assert_allclose(msg.velocity, expected.qd, atol=1e-10)
+    effort = np.zeros(4)
+    effort[[robot.joint_names.index(j) for j in robot.actuated_joint_names]] = expected.torques
+    np.testing.assert_allclose(msg.effort, effort, atol=1e-9)
+    assert wrench.header.frame_id == "distal_right" and wrench.header.stamp.sec == 7
+    w = wrench.wrench
+    np.testing.assert_allclose([w.force.x, w.force.y], expected.loop_wrenches["tip"][:2], atol=1e-9)
+    np.testing.assert_allclose(w.torque.z, expected.loop_wrenches["tip"][5], atol=1e-9)
+
+    # a bad loop file is refused, the model kept
+    model = h.node.model
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("actuated: [motor_left, motor_right]\nloops:\n  - {name: tip, kind: point, link_a: nowhere, "
+                   "link_b: distal_right}\n")
+    result = h.node.set_parameters([Parameter("loops_file", value=str(bad))])[0]
+    assert not result.successful and "loop 'tip': link_a 'nowhere' is not a link" in result.reason
+    assert h.node.model is model
+    # a pose the loop cannot reach is rejected; the next good message is computed
+    h.publish(JointState, "/joint_states", message(["motor_left", "motor_right"], [1.5, -1.5], [0, 0], sec=8))
+    assert h.wait_for_warning("loop 'tip' of 'five_bar' cannot close")
+    h.publish(JointState, "/joint_states", message(["motor_left", "motor_right"], qa, qda, sec=9))
+    h.spin_until(lambda: len(torques) >= 2)
+    assert [m.header.stamp.sec for m in torques] == [7, 9]
+    np.testing.assert_allclose(torques[1].effort, effort, atol=1e-9)
