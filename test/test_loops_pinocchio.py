@@ -205,3 +205,54 @@ def test_gough_stewart_platform_inverse_and_direct_dynamics():
     tau[[robot.idx_v[j] for j in robot.actuated_joint_names]] = result.torques
     qdd, _ = pinocchio_dynamics(robot, model, frames, result.q, result.qd, tau)
     assert np.allclose(rd.frame_acceleration(robot, result.q, result.qd, qdd, "platform"), acceleration, atol=1e-8)
+
+
+def test_gough_stewart_equals_khalils_platform_and_legs_method():
+    """Khalil 2010 eq. 66: ``Gamma = J_p^T [F_p + sum_i J_vi^T J_i^-T Gamma_i]`` with the platform's Newton-Euler
+    wrench ``F_p`` (closed form for its disc), each leg's own inverse dynamics ``Gamma_i`` (its U and P joints),
+    ``J_i`` its tip Jacobian, ``J_vi = [I, -P_i^]`` (eq. 65) and ``J_p^-1`` rows ``[u_i, P_i x u_i]``: equal to the
+    ``G^T Gamma_tree`` projection."""
+    mechanism = rd.gough_stewart()
+    robot = load(mechanism)
+    gravity = np.array([0.0, 0.0, -9.81])
+    mass, radius = 10.0, 0.3
+    rng = np.random.default_rng(7)
+    worst = 0.0
+    for _ in range(3):
+        qa, qda, qdda = rng.uniform(-0.05, 0.05, 6), rng.uniform(-0.5, 0.5, 6), rng.uniform(-2, 2, 6)
+        result = rd.closed_loop_inverse_dynamics(robot, qa, qda, qdda, gravity=gravity)
+        q, qd, qdd = result.q, result.qd, result.qdd
+        T = rd.frame_placement(robot, q, "platform")
+        R, p = T[:3, :3], T[:3, 3]
+        twist = rd.frame_velocity(robot, q, qd, "platform")
+        acceleration = rd.frame_acceleration(robot, q, qd, qdd, "platform")
+        omega = twist[3:]
+        inertia = R @ np.diag([mass * radius ** 2 / 4, mass * radius ** 2 / 4, mass * radius ** 2 / 2]) @ R.T
+        F_p = np.concatenate([mass * (acceleration[:3] - gravity),
+                              inertia @ acceleration[3:] + np.cross(omega, inertia @ omega)])
+        B, P = rd.model.parallel.platform_anchors(mechanism, robot, q)
+        u = (P - B) / np.linalg.norm(P - B, axis=1)[:, None]
+        J_p = np.linalg.inv(np.hstack([u, np.cross(P - p, u)]))
+        tree = result.tree_torques
+        total = F_p.copy()
+        for i in range(6):
+            k = i + 1
+            columns = [robot.idx_v[f"universal_{k}_a"], robot.idx_v[f"universal_{k}_b"], robot.idx_v[f"leg_{k}"]]
+            Tk = rd.frame_placement(robot, q, f"piston_{k}")
+            J = rd.frame_jacobian(robot, q, f"piston_{k}")
+            r = P[i] - Tk[:3, 3]
+            J_tip = np.vstack([J[:3] - skew(r) @ J[3:], J[3:]])  # piston_k at P_i
+            gamma_i = tree[columns].copy()
+            if k == 1:  # the tree hangs the platform on leg 1: take its wrench (about P_1) off leg 1's torques
+                wrench_at_P1 = np.concatenate([F_p[:3], F_p[3:] + np.cross(p - P[0], F_p[:3])])
+                gamma_i -= J_tip[:, columns].T @ wrench_at_P1
+            f_i = np.linalg.solve(J_tip[:3, columns].T, gamma_i)  # J_i^-T Gamma_i
+            total += np.concatenate([f_i, np.cross(P[i] - p, f_i)])  # J_vi^T (eq. 65)
+        khalil = J_p.T @ total
+        worst = max(worst, np.abs(khalil - result.torques).max() / np.abs(result.torques).max())
+    print(f"Gough-Stewart: G^T Gamma_tree against Khalil's eq. 66, worst relative {worst:.2e}")
+    assert worst < 1e-10
+
+
+def skew(x):
+    return np.array([[0.0, -x[2], x[1]], [x[2], 0.0, -x[0]], [-x[1], x[0], 0.0]])
