@@ -104,6 +104,7 @@ def test_four_bar_matches_its_closed_form(four_bar):
         worst_tau = max(worst_tau, abs(result.torques[0] - tau) / max(1.0, abs(tau)))
         worst_force = max(worst_force, np.abs(force_world - F).max() / max(1.0, np.abs(F).max()))
         assert np.isclose(np.cos(psi - np.arctan2(R_rocker[1, 0], R_rocker[0, 0]) - psi_0), 1.0, atol=1e-12)
+    print(f"four-bar against its closed form: crank torque {worst_tau:.1e}, pin force {worst_force:.1e} (relative)")
     assert worst_tau < 1e-10, worst_tau
     assert worst_force < 1e-10, worst_force
 
@@ -193,15 +194,19 @@ def test_forward_dynamics_inverts_inverse_dynamics_and_matches_kkt():
             assert np.abs(forward.loop_wrenches[name] - w).max() < 1e-8 * max(1.0, np.abs(w).max())
 
 
-def test_simulation_drift_and_energy(four_bar):
-    """A frictionless, unactuated four-bar swinging under gravity for 10 s (RK4, 1 ms, projection): the loop
-    closes to 1e-11 at every step and the energy stays within 1e-6 of its start (relative)."""
+@pytest.mark.parametrize("drift_control, drift_bound", [({}, 1e-11), ({"baumgarte": (20.0, 20.0), "project": False},
+                                                                     1e-8)], ids=["projection", "baumgarte"])
+def test_simulation_drift_and_energy(four_bar, drift_control, drift_bound):
+    """A frictionless, unactuated four-bar swinging under gravity for 10 s (RK4, 1 ms): with projection the loop
+    closes to 1e-11 at every stored step (measured 1e-12; 2.7e-10 before each projection), with Baumgarte terms
+    (alpha = beta = 20/s) alone to 1e-8 (measured 3.7e-9); the energy stays within 2e-6 of its largest value
+    (relative; measured 1.8e-6 J and 3.1e-6 J of 2.19 J)."""
     q0 = rd.close_loops(four_bar, [0.3])
-    trajectory = rd.simulate_closed_loop(four_bar, q0, np.zeros(3), 10.0, 1e-3, gravity=G)
-    final_drift = np.abs(rd.loop_constraints(four_bar, trajectory.q[-1]).residual).max()
-    assert final_drift < 1e-11
+    trajectory = rd.simulate_closed_loop(four_bar, q0, np.zeros(3), 10.0, 1e-3, gravity=G, **drift_control)
+    drift = max(np.abs(rd.loop_constraints(four_bar, q).residual).max() for q in trajectory.q)
+    assert drift < drift_bound, drift
     energy = trajectory.energy
-    assert np.ptp(energy) / np.abs(energy).max() < 1e-6, np.ptp(energy)
+    assert np.ptp(energy) / np.abs(energy).max() < 2e-6, np.ptp(energy)
     assert np.ptp(trajectory.q[:, 0]) > 0.5  # it does swing
 
 
