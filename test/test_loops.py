@@ -318,3 +318,14 @@ def test_bundled_gough_stewart_is_the_builders():
     # the gimbal and the spherical joint give the same mechanism (the gimbal's cross pieces add their mass)
     assert np.allclose(a.q[:3], rd.closed_loop_inverse_dynamics(load(rd.gough_stewart()), qa, qa, qa).q[:3],
                        atol=1e-12)
+
+
+def test_bad_loop_joint_elements_name_the_element():
+    bad = FOUR_BAR.urdf.replace("</robot>", '<loop_joint name="cut" type="hinge"><link1 link="coupler"/>'
+                                '<link2 link="rocker"/></loop_joint></robot>')
+    with pytest.raises(rd.URDFError, match='<loop_joint name="cut"> needs a name and a type'):
+        rd.load_urdf(bad, loops={"actuated": ["crank"]})
+    missing = FOUR_BAR.urdf.replace("</robot>", '<loop_joint name="cut" type="spherical"><link1 link="coupler"/>'
+                                    '<link2 link="nowhere"/></loop_joint></robot>')
+    with pytest.raises(rd.ModelError, match="<urdf text>: loop 'cut': link_b 'nowhere' is not a link"):
+        rd.load_urdf(missing, loops={"actuated": ["crank"]})

@@ -20,7 +20,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..errors import ModelError
+from ..errors import ModelError, URDFError
 
 #: Constraints of each cut-joint kind (rows of the constraint Jacobian).
 CONSTRAINTS = {"point": 3, "revolute": 5, "prismatic": 5, "weld": 6}
@@ -93,21 +93,22 @@ def _rpy(roll, pitch, yaw):
     return rpy_to_matrix(roll, pitch, yaw)
 
 
-def read_loops(source, robot, urdf_closures=()):
+def read_loops(source, robot, urdf_closures=(), urdf_where="<urdf>"):
     """The :class:`Loops` of ``robot`` from a loop file path, YAML text or dict (``None``: only ``urdf_closures``,
-    dicts read from ``<loop_joint>`` elements), checked against the robot; :class:`ModelError` naming the closure or
-    the field at fault."""
-    where, spec = _spec(source)
-    closures = list(urdf_closures) + list(spec.get("loops") or [])
-    if not isinstance(closures, list) or not all(isinstance(c, dict) for c in closures):
+    dicts read from ``<loop_joint>`` elements of the URDF at ``urdf_where``), checked against the robot;
+    :class:`ModelError` naming the closure or the field at fault."""
+    where, spec = _spec(source, urdf_where)
+    listed = spec.get("loops") or []
+    if not isinstance(listed, list) or not all(isinstance(c, dict) for c in listed):
         raise ModelError(f"{where}: 'loops' must be a list of closures (mappings with name, kind, link_a, link_b)")
+    closures = [(urdf_where, c) for c in urdf_closures] + [(where, c) for c in listed]
     if not closures:
         raise ModelError(f"{where}: no loop closure given ('loops' is empty)")
     parsed, names = [], set()
-    for k, c in enumerate(closures):
-        closure = _closure(where, k, c, robot)
+    for k, (origin, c) in enumerate(closures):
+        closure = _closure(origin, k, c, robot)
         if closure.name in names:
-            raise ModelError(f"{where}: loop '{closure.name}' is defined twice")
+            raise ModelError(f"{origin}: loop '{closure.name}' is defined twice")
         names.add(closure.name)
         parsed.append(closure)
     actuated = spec.get("actuated", ())
@@ -135,11 +136,11 @@ def read_loops(source, robot, urdf_closures=()):
     return loops
 
 
-def _spec(source):
+def _spec(source, urdf_where):
     """``(where, dict)`` from a path, YAML text or a dict."""
     import yaml
     if source is None:
-        return "<urdf>", {}
+        return urdf_where, {}
     if hasattr(source, "items"):
         return "<loops dict>", dict(source)
     if not isinstance(source, (str, os.PathLike)):
@@ -206,18 +207,19 @@ def _closure(where, k, c, robot):
 
 
 def urdf_loop_joints(root, where):
-    """Closures (dicts in the loop file's layout) from Isaac Sim's ``<loop_joint>`` elements of a URDF."""
+    """Closures (dicts in the loop file's layout) from Isaac Sim's ``<loop_joint>`` elements of a URDF;
+    :class:`URDFError` naming a malformed one."""
     out = []
     for element in root.findall("loop_joint"):
         name = element.get("name")
         owner = f"<loop_joint name=\"{name}\">"
         kind = URDF_TYPES.get(element.get("type"))
         if not name or kind is None:
-            raise ModelError(f"{where}: {owner} needs a name and a type ({', '.join(URDF_TYPES)})")
+            raise URDFError(f"{where}: {owner} needs a name and a type ({', '.join(URDF_TYPES)})")
         closure = {"name": name, "kind": kind}
         frames = element.findall("link1") + element.findall("link2")  # Isaac Sim's own examples write link1 twice
         if len(frames) != 2 or not all(f.get("link") for f in frames):
-            raise ModelError(f"{where}: {owner} needs <link1 link=...> and <link2 link=...>")
+            raise URDFError(f"{where}: {owner} needs <link1 link=...> and <link2 link=...>")
         for side, frame in zip("ab", frames):
             closure[f"link_{side}"] = frame.get("link")
             for key in ("xyz", "rpy"):
@@ -236,5 +238,5 @@ def _numbers(where, owner, text):
     except ValueError:
         values = []
     if len(values) != 3 or not all(math.isfinite(v) for v in values):
-        raise ModelError(f"{where}: {owner}: \"{text}\" is not 3 finite numbers")
+        raise URDFError(f"{where}: {owner}: \"{text}\" is not 3 finite numbers")
     return values

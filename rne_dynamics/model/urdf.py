@@ -44,7 +44,7 @@ def load_urdf(source, *, floating_base=False, xacro_args=None, package_paths=Non
     urdf_closures = urdf_loop_joints(root, where)
     if loops is None and not urdf_closures:
         return robot
-    return replace(robot, loops=read_loops(loops, robot, urdf_closures))
+    return replace(robot, loops=read_loops(loops, robot, urdf_closures, where))
 
 
 def expand_xacro(source, *, xacro_args=None, package_paths=None):
