@@ -10,9 +10,11 @@ from geometry_msgs.msg import WrenchStamped
 from rclpy.parameter import Parameter
 from ros_harness import Harness, wait_for_count
 from sensor_msgs.msg import JointState
+from visualization_msgs.msg import MarkerArray
 
 import rne_dynamics as rd
 from rne_dynamics.nodes.inverse_dynamics_node import InverseDynamicsNode
+from rne_dynamics.nodes.markers import FORCE_SCALE
 
 FIVE_BAR = rd.five_bar()
 
@@ -22,7 +24,7 @@ def node(tmp_path):
     urdf, loops = tmp_path / "five_bar.urdf", tmp_path / "five_bar.yaml"
     urdf.write_text(FIVE_BAR.urdf)
     loops.write_text(FIVE_BAR.loops_yaml())
-    harness = Harness(InverseDynamicsNode, robot_description=str(urdf), loops_file=str(loops))
+    harness = Harness(InverseDynamicsNode, robot_description=str(urdf), loops_file=str(loops), marker_rate_hz=1000.0)
     yield harness, tmp_path
     harness.close()
 
@@ -40,6 +42,7 @@ def test_closed_chain_outputs_equal_the_library(node):
         robot = FIVE_BAR.load()
     torques = h.collect(JointState, "/inverse_dynamics/torques")
     tip = h.collect(WrenchStamped, "/inverse_dynamics/loop_wrenches/tip")
+    markers = h.collect(MarkerArray, "/inverse_dynamics/load_markers")
     qa, qda = np.array([0.1, -0.05]), np.array([0.5, -0.3])
     h.publish(JointState, "/joint_states", message(["motor_right", "motor_left"], qa[::-1], qda[::-1], sec=7))
     msg = wait_for_count(h, torques, 1)
@@ -55,6 +58,13 @@ def test_closed_chain_outputs_equal_the_library(node):
     w = wrench.wrench
     np.testing.assert_allclose([w.force.x, w.force.y], expected.loop_wrenches["tip"][:2], atol=1e-9)
     np.testing.assert_allclose(w.torque.z, expected.loop_wrenches["tip"][5], atol=1e-9)
+    (arrow,) = [m for m in wait_for_count(h, markers, 1).markers if m.ns == "loop_force"]
+    start, end = ([p.x, p.y, p.z] for p in arrow.points)
+    closure = robot.loops.closure("tip")
+    assert arrow.header.frame_id == "distal_right"
+    np.testing.assert_allclose(start, closure.p_b, atol=1e-12)
+    np.testing.assert_allclose(np.subtract(end, start), FORCE_SCALE * closure.R_b @ expected.loop_wrenches["tip"][:3],
+                               atol=1e-9)
 
     # a bad loop file is refused, the model kept
     model = h.node.model

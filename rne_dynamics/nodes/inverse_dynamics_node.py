@@ -192,7 +192,8 @@ class InverseDynamicsNode(DynamicsNode):
             self.publish_wrenches(out.wrench_targets, stamp, result.joint_wrenches.tolist())
         if out.to_markers and now - self.last_markers >= self.marker_period:
             self.last_markers = now
-            self.markers_publisher.publish(out.markers.update(stamp, result.torques))
+            self.markers_publisher.publish(out.markers.update(stamp, result.torques,
+                                                              getattr(result, "loop_wrenches", None)))
         self.check_limits(model, result.torques, "/joint_states")
         self.stats.computed(time.perf_counter() - start)
         self.stats.accepted("/joint_states")
