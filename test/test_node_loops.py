@@ -81,3 +81,35 @@ def test_closed_chain_outputs_equal_the_library(node):
     h.spin_until(lambda: len(torques) >= 2)
     assert [m.header.stamp.sec for m in torques] == [7, 9]
     np.testing.assert_allclose(torques[1].effort, effort, atol=1e-9)
+
+
+def test_gough_stewart_demo_drives_the_inverse_dynamics_node():
+    """The demo moves the bundled platform's legs; the node solves the passive joints (the platform lands on the
+    demo's pose) and publishes the library's leg forces."""
+    from rne_dynamics.nodes.gough_stewart_demo import GoughStewartDemo
+    from rne_dynamics.robots import GOUGH_STEWART, GOUGH_STEWART_LOOPS
+    robot = rd.load_urdf(GOUGH_STEWART, loops=GOUGH_STEWART_LOOPS)
+    h = Harness(InverseDynamicsNode, robot_description=GOUGH_STEWART, loops_file=GOUGH_STEWART_LOOPS)
+    try:
+        demo = GoughStewartDemo(context=h.context, parameter_overrides=[Parameter("rate_hz", value=20.0),
+                                                                        Parameter("amplitude", value=0.08)])
+        h.executor.add_node(demo)
+        legs = h.collect(JointState, "/joint_states")
+        torques = h.collect(JointState, "/inverse_dynamics/torques")
+        wait_for_count(h, torques, 5)
+        msg = torques[-1]
+        (source,) = [m for m in legs if m.header.stamp == msg.header.stamp]
+        t = (msg.header.stamp.sec * 10 ** 9 + msg.header.stamp.nanosec - demo.start.nanoseconds) * 1e-9
+        q = np.array(msg.position)
+        R, p = demo.motion.pose(t)
+        T = rd.frame_placement(robot, q, "platform")
+        np.testing.assert_allclose(T[:3, 3], p, atol=1e-9)
+        np.testing.assert_allclose(T[:3, :3], R, atol=1e-9)
+        expected = rd.closed_loop_inverse_dynamics(robot, source.position, source.velocity, np.zeros(6), q_guess=q)
+        actuated = [robot.joint_names.index(j) for j in robot.actuated_joint_names]
+        np.testing.assert_allclose(np.array(msg.effort)[actuated], expected.torques, rtol=1e-9)
+        assert np.abs(expected.torques).min() > 1.0  # the legs carry the platform
+        h.executor.remove_node(demo)
+        demo.destroy_node()
+    finally:
+        h.close()
