@@ -66,6 +66,17 @@ def test_closed_chain_outputs_equal_the_library(node):
     np.testing.assert_allclose(np.subtract(end, start), FORCE_SCALE * closure.R_b @ expected.loop_wrenches["tip"][:3],
                                atol=1e-9)
 
+    # a trajectory of the actuated joints gets their closed-loop efforts
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+    answers = h.collect(JointTrajectory, "/inverse_dynamics/trajectory_with_efforts")
+    points = [JointTrajectoryPoint(positions=[0.1, -0.05], velocities=[0.5, -0.3], accelerations=[1.0, 2.0]),
+              JointTrajectoryPoint(positions=[0.0, 0.0])]
+    h.publish(JointTrajectory, "/inverse_dynamics/trajectory",
+              JointTrajectory(joint_names=["motor_left", "motor_right"], points=points))
+    answer = wait_for_count(h, answers, 1)
+    for point, (qa_k, qda_k, qdda_k) in zip(answer.points, [(qa, qda, [1.0, 2.0]), ([0, 0], [0, 0], [0, 0])]):
+        np.testing.assert_allclose(point.effort, rd.closed_loop_inverse_dynamics(robot, qa_k, qda_k, qdda_k).torques,
+                                   atol=1e-9)
     # a bad loop file is refused, the model kept
     model = h.node.model
     bad = tmp_path / "bad.yaml"

@@ -246,7 +246,7 @@ class InverseDynamicsNode(DynamicsNode):
         names, points = msg.joint_names, msg.points
         try:
             take = model.order(names)
-            q = np.empty((len(points), model.robot.dof))
+            q = np.empty((len(points), len(model.input_names)))  # a closed chain's: its actuated joints
             qd, qdd = np.zeros_like(q), np.zeros_like(q)
             for k, point in enumerate(points):  # one message per point: no way around a loop here
                 q[k] = model.gather(names, point.positions, f"point {k} position")
@@ -257,8 +257,20 @@ class InverseDynamicsNode(DynamicsNode):
             return
         efforts = np.zeros((len(points), len(names)))
         if points:
-            tau = rd.inverse_dynamics(model.robot, q, qd, qdd, gravity=model.gravity).torques
-            efforts[:, take] = tau
+            robot = model.robot
+            if robot.loops is None:
+                tau = rd.inverse_dynamics(robot, q, qd, qdd, gravity=model.gravity).torques
+                efforts[:, take] = tau
+            else:
+                try:
+                    driven = rd.closed_loop_inverse_dynamics(robot, q, qd, qdd, q_guess=self.loop_guess,
+                                                             gravity=model.gravity).torques
+                except ValueError as exc:  # a point the loops cannot reach, a singular pose
+                    self.reject_input("~/trajectory", exc)
+                    return
+                efforts[:, take] = driven
+                tau = np.zeros((len(points), robot.dof))
+                tau[:, [robot.idx_v[name] for name in robot.actuated_joint_names]] = driven
             self.trajectory_violations += self.check_limits(model, tau, "~/trajectory")
         for point, row in zip(points, efforts):
             point.effort = doubles(row)
