@@ -15,7 +15,7 @@ setup(
         (f"share/{PACKAGE}", ["package.xml"]),
         (f"share/{PACKAGE}/launch", glob("launch/*.launch.py")),
         (f"share/{PACKAGE}/config", glob("config/*.yaml") + glob("config/*.rviz")),
-        (f"share/{PACKAGE}/urdf", glob(f"{PACKAGE}/data/*.urdf")),
+        (f"share/{PACKAGE}/urdf", glob(f"{PACKAGE}/data/*.urdf") + glob(f"{PACKAGE}/data/*_loops.yaml")),
     ],
     install_requires=["setuptools", "numpy", "numba", "pyyaml", "scipy", "matplotlib", "rosbags"],
     zip_safe=True,
@@ -28,6 +28,7 @@ setup(
         "console_scripts": [
             "inverse_dynamics_node = rne_dynamics.nodes.inverse_dynamics_node:main",
             "forward_dynamics_node = rne_dynamics.nodes.forward_dynamics_node:main",
+            "gough_stewart_demo = rne_dynamics.nodes.gough_stewart_demo:main",
             "rne-dynamics = rne_dynamics.tools.cli:main",
         ],
     },

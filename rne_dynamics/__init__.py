@@ -13,6 +13,11 @@ from .algorithms.derivatives import forward_dynamics_derivatives, inverse_dynami
 from .algorithms.gravity import gravity_torques
 from .algorithms.identification import (FourierTrajectory, FrictionEstimate, Identification, PayloadEstimate,
                                          exciting_trajectory, identify, payload_regressor)
+from .algorithms.loops import (ClosedLoopForwardDynamicsResult, ClosedLoopInverseDynamicsResult, ClosedLoopTrajectory,
+                              ConstrainedDynamicsResult, LoopConstraints, actuation_jacobian, close_loops,
+                              closed_loop_forward_dynamics, closed_loop_inverse_dynamics, closed_loop_state,
+                              constrained_forward_dynamics, loop_constraints, mobility, platform_forward_dynamics,
+                              platform_inverse_dynamics, simulate_closed_loop)
 from .algorithms.observer import MomentumObserver
 from .algorithms.kinematics import (CenterOfMass, center_of_mass, centroidal_momentum, centroidal_momentum_matrix,
                                     forward_kinematics, frame_acceleration, frame_jacobian, frame_placement,
@@ -25,6 +30,8 @@ from .errors import DHError, ModelError, ModelWarning, SingularMassMatrixError, 
 from .model.body import JointInfo
 from .model.data import Data
 from .model.dh import load_dh
+from .model.loops import LoopClosure, Loops
+from .model.parallel import Mechanism, delta_robot, five_bar, four_bar, gough_stewart
 from .model.robot import Robot
 from .model.urdf import expand_xacro, load_urdf
 from .robots import bundled_robot_path
@@ -40,6 +47,12 @@ __all__ = [
     "ForwardDynamicsResult", "forward_dynamics", "inverse_dynamics_derivatives", "joint_wrench_derivatives",
     "forward_dynamics_derivatives", "torque_rate", "joint_torque_regressor", "inertial_parameters",
     "BaseParameters", "base_parameters", "Trajectory", "simulate", "step", "MomentumObserver",
+    # closed loops and parallel robots
+    "Loops", "LoopClosure", "loop_constraints", "LoopConstraints", "close_loops", "actuation_jacobian",
+    "closed_loop_state", "closed_loop_inverse_dynamics", "ClosedLoopInverseDynamicsResult",
+    "closed_loop_forward_dynamics", "ClosedLoopForwardDynamicsResult", "constrained_forward_dynamics",
+    "ConstrainedDynamicsResult", "simulate_closed_loop", "ClosedLoopTrajectory", "platform_inverse_dynamics",
+    "platform_forward_dynamics", "mobility", "Mechanism", "four_bar", "five_bar", "delta_robot", "gough_stewart",
     # identification
     "identify", "Identification", "PayloadEstimate", "FrictionEstimate", "payload_regressor", "exciting_trajectory",
     "FourierTrajectory",

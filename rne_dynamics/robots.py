@@ -11,3 +11,8 @@ def bundled_robot_path():
 
 
 default_robot_path = bundled_robot_path
+
+#: The bundled Gough-Stewart platform: its legs as a URDF tree (every joint one coordinate, for the nodes) and its
+#: loop file; written by ``rd.gough_stewart(ball="gimbal")``.
+GOUGH_STEWART = os.path.join(DATA_DIR, "gough_stewart.urdf")
+GOUGH_STEWART_LOOPS = os.path.join(DATA_DIR, "gough_stewart_loops.yaml")

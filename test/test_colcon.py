@@ -14,7 +14,8 @@ BIN = os.path.dirname(sys.executable)
 COLCON = os.path.join(BIN, "colcon")
 PACKAGE = "rne_dynamics"
 SHARE_FILES = ["package.xml", "launch/dynamics.launch.py", "launch/simulation.launch.py",
-               "config/rne_dynamics.yaml", "config/rne_dynamics.rviz", "urdf/rne_arm6.urdf"]
+               "launch/gough_stewart.launch.py", "config/rne_dynamics.yaml", "config/rne_dynamics.rviz",
+               "urdf/rne_arm6.urdf", "urdf/gough_stewart.urdf", "urdf/gough_stewart_loops.yaml"]
 
 
 @pytest.fixture(scope="module")
@@ -46,10 +47,11 @@ def test_share_files_are_where_ament_index_finds_them(workspace, monkeypatch):
     for name in SHARE_FILES:
         installed = os.path.join(share, name)
         assert os.path.isfile(installed), name
-        source = os.path.join(ROOT, "rne_dynamics/data/rne_arm6.urdf" if name.startswith("urdf/") else name)
+        source = os.path.join(ROOT, "rne_dynamics/data/" + name[len("urdf/"):] if name.startswith("urdf/") else name)
         with open(installed, "rb") as a, open(source, "rb") as b:
             assert a.read() == b.read(), name
-    for executable in ("inverse_dynamics_node", "forward_dynamics_node", "rne-dynamics"):  # where `ros2 run` looks
+    for executable in ("inverse_dynamics_node", "forward_dynamics_node", "gough_stewart_demo",
+                       "rne-dynamics"):  # where `ros2 run` looks
         assert os.access(os.path.join(get_package_prefix(PACKAGE), "lib", PACKAGE, executable), os.X_OK), executable
 
 

@@ -100,3 +100,11 @@ def test_launch_file_overrides_win_over_the_parameter_file(tmp_path):
             assert harness.node.get_parameter(parameter).value == value, parameter
     finally:
         harness.close()
+
+
+def test_gough_stewart_launch_runs_the_demo_on_the_node():
+    description = launch_description("gough_stewart.launch.py")
+    assert {"rviz", "rviz_config"} <= declared_arguments(description)
+    assert nodes(description) == [("robot_state_publisher", "robot_state_publisher"),
+                                  ("rne_dynamics", "inverse_dynamics_node"), ("rne_dynamics", "gough_stewart_demo"),
+                                  ("rviz2", "rviz2")]

@@ -160,6 +160,7 @@ class Robot:
     base_joint: str = None  # the free-flyer moving the base, when it floats
     warnings: tuple = ()
     source: str = "<robot>"
+    loops: object = None    # model.loops.Loops: the loop closures and actuated joints of a closed-chain robot
     fdata: np.ndarray = field(init=False, repr=False)
     idata: np.ndarray = field(init=False, repr=False)
 
@@ -352,6 +353,12 @@ class Robot:
             raise ModelError(f"{label} of joint '{self.joint_names[bad[0]]}' must be finite and >= 0, "
                              f"got {out[bad[0]]}")
         return out
+
+    @property
+    def actuated_joint_names(self):
+        """The driven joints: for a robot with loops, the loop file's ``actuated`` list (its order); otherwise every
+        movable joint."""
+        return self.loops.actuated if self.loops is not None else self.joint_names
 
     def joint_index(self, name):
         """Position of joint ``name`` in ``joint_names`` (its index in ``q`` when the base is fixed and every joint has

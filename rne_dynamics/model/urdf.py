@@ -7,17 +7,19 @@ inertias through and reports a bad number without the element it came from.
 import math
 import os
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 
 import numpy as np
 
 from ..errors import URDFError
 from .body import JointInfo
 from .joints import TYPE_CODES
+from .loops import read_loops, urdf_loop_joints
 from .tree import LinkSpec, build_robot
 from .xacro_expand import expand, is_xacro
 
 
-def load_urdf(source, *, floating_base=False, xacro_args=None, package_paths=None):
+def load_urdf(source, *, floating_base=False, xacro_args=None, package_paths=None, loops=None):
     """Load a robot from a URDF or xacro file path or text. Raises :class:`URDFError` naming the bad element.
 
     ``floating_base=True`` puts a free-flyer joint (``root_joint``) between the world and the root link, as
@@ -30,11 +32,19 @@ def load_urdf(source, *, floating_base=False, xacro_args=None, package_paths=Non
     ``<xacro:arg>``s (as ``str(value)``); ``$(find pkg)`` resolves through ``package_paths`` ``{pkg: share
     directory}``, else the ament index; relative includes of xacro text resolve against the current directory.
     A package, include or argument xacro cannot resolve raises :class:`URDFError` with xacro's message and the file.
+
+    ``loops``: the loop closures of a closed-chain robot (a loop file path, its YAML text or the same as a dict;
+    :mod:`~rne_dynamics.model.loops`), added to the URDF's ``<loop_joint>`` elements; bad closures raise
+    :class:`ModelError` naming the closure.
     """
     root, _, where = _description(source, xacro_args, package_paths)
     if root.tag != "robot":
         raise URDFError(f"{where}: the root element is <{root.tag}>, a URDF's is <robot>")
-    return _Reader(where).robot(root, floating_base)
+    robot = _Reader(where).robot(root, floating_base)
+    urdf_closures = urdf_loop_joints(root, where)
+    if loops is None and not urdf_closures:
+        return robot
+    return replace(robot, loops=read_loops(loops, robot, urdf_closures, where))
 
 
 def expand_xacro(source, *, xacro_args=None, package_paths=None):

@@ -15,7 +15,7 @@ import math
 import re
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -29,6 +29,7 @@ from std_srvs.srv import Trigger
 
 from ..errors import ModelError, ModelWarning, StateError
 from ..algorithms.inputs import gravity_vector
+from ..model.loops import read_loops
 from ..model.urdf import load_urdf
 
 #: QoS of ``/robot_description`` as robot_state_publisher offers it: the last message kept for late joiners.
@@ -148,18 +149,25 @@ class DynamicsModel:
     gravity: np.ndarray
     settings: dict  # the parameter values this model was built from
     joint_names: list = field(init=False)
+    input_names: list = field(init=False)  # the joints a JointState must carry: all, or a closed chain's actuated
     effort_limits: np.ndarray = field(init=False)
     zeros: np.ndarray = field(init=False)
     _orders: dict = field(init=False, default_factory=dict)
 
     def __post_init__(self):
         self.joint_names = list(self.robot.joint_names)
+        self.input_names = list(self.robot.actuated_joint_names)
         self.effort_limits = self.robot.effort_limits
         self.zeros = np.zeros(self.robot.dof)  # shared: never written (kept writable: numba compiles per flag)
+        self.input_zeros = np.zeros(len(self.input_names))
 
     @classmethod
     def build(cls, robot, values):
         """The model for a loaded robot and the node's parameter values; :class:`ModelError` names what is wrong."""
+        if values.get("loops_file"):  # a closed chain: its loop closures and actuated joints
+            robot = replace(robot, loops=read_loops(values["loops_file"], robot))
+            if not robot.loops.actuated:
+                raise ModelError(f"loops_file {values['loops_file']}: lists no actuated joint")
         link, mass = values["payload.link"], values["payload.mass"]
         if link:
             robot = robot.with_payload(link, mass, values["payload.com"], values["payload.inertia"])
@@ -171,7 +179,8 @@ class DynamicsModel:
         return cls(robot, gravity_vector(values["gravity"]), dict(values))
 
     def order(self, names):
-        """Indices into a message's per-name arrays that give the robot's joints in ``joint_names`` order."""
+        """Indices into a message's per-name arrays that give the robot's input joints (``joint_names``, or a
+        closed chain's actuated joints) in order."""
         key = tuple(names)
         take = self._orders.get(key)
         if take is None:
@@ -189,11 +198,11 @@ class DynamicsModel:
             if name in position:
                 return f"joint '{name}' is named twice"
             position[name] = k
-        missing = [name for name in self.joint_names if name not in position]
+        missing = [name for name in self.input_names if name not in position]
         if missing:
             return (f"{'no joint names' if not names else 'missing joints ' + ', '.join(missing)} "
-                    f"(robot '{self.robot.name}' needs {', '.join(self.joint_names)})")
-        return np.array([position[name] for name in self.joint_names], dtype=np.intp)
+                    f"(robot '{self.robot.name}' needs {', '.join(self.input_names)})")
+        return np.array([position[name] for name in self.input_names], dtype=np.intp)
 
     def gather(self, names, values, what, optional=False):
         """The robot's joints' entries of a per-name message array (``position``, ``effort`` ...), joint order.
@@ -203,12 +212,12 @@ class DynamicsModel:
         """
         if len(values) != len(names):
             if optional and len(values) == 0:
-                return self.zeros
+                return self.input_zeros
             raise StateError(f"{len(names)} joint names but {len(values)} {what} values")
         x = (np.frombuffer(values) if type(values) is array.array else np.asarray(values, float))[self.order(names)]
         if not np.isfinite(x).all():
             bad = int(np.flatnonzero(~np.isfinite(x))[0])
-            raise StateError(f"{what} of joint '{self.joint_names[bad]}' is {x[bad]}")
+            raise StateError(f"{what} of joint '{self.input_names[bad]}' is {x[bad]}")
         return x
 
     def joint_unit(self, k):

@@ -8,6 +8,13 @@ name token has its other characters replaced by ``_`` in its wrench topic. ``~/t
 ``~/trajectory_with_efforts`` with the inverse dynamics torque of every point in ``effort`` (0 for a joint the robot
 does not have; missing velocities or accelerations read as zero). ``~/plan`` requests are answered on
 ``~/planned_trajectory`` from a worker thread (:mod:`.planning`).
+
+A closed-chain robot (parameter ``loops_file``, the loop file of :mod:`rne_dynamics.model.loops`) needs only its
+actuated joints in ``/joint_states``: ``~/torques`` then carries every tree joint with its solved position and
+velocity and the actuated torques (``closed_loop_inverse_dynamics``; passive joints 0), ``~/joint_wrenches/<joint>``
+the whole mechanism's joint wrenches and ``~/loop_wrenches/<loop>`` each cut joint's wrench (on ``link_b`` by
+``link_a``, cut frame on ``link_b``; ``frame_id`` ``link_b``). The passive positions of one message start the
+Newton solve of the next (the assembly mode is kept).
 """
 import math
 import re
@@ -45,6 +52,8 @@ PARAMETERS = (
     Spec("publish_markers", True, BOOL, "publish ~/load_markers (MarkerArray)"),
     Spec("marker_rate_hz", 10.0, DOUBLE, "highest rate of ~/load_markers (Hz)", 0.1, 1.0e4),
     Spec("plan_sample_period", 0.01, DOUBLE, "time between the points of ~/planned_trajectory (s)", 1.0e-4, 10.0),
+    Spec("loops_file", "", STRING, "loop file (YAML: actuated joints and loop closures) of a closed-chain robot; "
+         "empty: the URDF is an open tree", rebuilds_model=True),
 ) + external_torques.PARAMETERS
 
 
@@ -115,6 +124,8 @@ class InverseDynamicsNode(DynamicsNode):
         self.markers_publisher = self.create_output(MarkerArray, "~/load_markers")
         self.trajectory_publisher = self.create_output(JointTrajectory, "~/trajectory_with_efforts")
         self.wrench_publishers = {}  # joint name -> publisher of ~/joint_wrenches/<joint>
+        self.loop_publishers = {}  # loop name -> publisher of ~/loop_wrenches/<loop>
+        self.loop_guess = None  # the last closed configuration: starts the next Newton solve
         self.outputs = self.derivative = None
         self.read_marker_parameters()
         self.trajectories = self.trajectory_violations = 0
@@ -143,7 +154,7 @@ class InverseDynamicsNode(DynamicsNode):
         except StateError as exc:
             self.reject_input("/joint_states", exc)
             return
-        qdd = model.zeros
+        qdd = model.input_zeros
         if self.derivative is not None:
             unused = self.derivative.update(stamp_seconds(msg.header.stamp), qd)
             if unused:
@@ -151,14 +162,21 @@ class InverseDynamicsNode(DynamicsNode):
                                     "acceleration estimate")
             qdd = self.derivative.qdd
         try:
-            result = rd.inverse_dynamics(model.robot, q, qd, qdd, gravity=model.gravity)
-        except ValueError as exc:  # finite but huge values: the torques overflow
+            if model.robot.loops is None:
+                result = rd.inverse_dynamics(model.robot, q, qd, qdd, gravity=model.gravity)
+            else:
+                result = self.closed_loop(model, q, qd, qdd)
+        except ValueError as exc:  # finite but huge values: the torques overflow; a loop that cannot close
             self.reject_input("/joint_states", exc)
             return
         stamp = msg.header.stamp
         out.torques.header.stamp = stamp
         out.torques.effort = doubles(result.torques)
+        if model.robot.loops is not None:
+            out.torques.position, out.torques.velocity = doubles(result.q), doubles(result.qd)
         self.torques_publisher.publish(out.torques)
+        if model.robot.loops is not None:
+            self.publish_loop_wrenches(stamp, result.loop_wrenches)
         if self.external.observer is not None:
             problem = self.external.update(model, msg, q, qd)
             if problem:
@@ -169,7 +187,8 @@ class InverseDynamicsNode(DynamicsNode):
         if now - out.listeners_checked > LISTENERS_REFRESH:
             self.refresh_listeners(out, now)
         if out.to_gravity or out.to_command:
-            gravity = rd.gravity_torques(model.robot, q, gravity=model.gravity)
+            gravity = (rd.gravity_torques(model.robot, q, gravity=model.gravity) if model.robot.loops is None
+                       else self.closed_loop(model, q, model.input_zeros, model.input_zeros).torques)
             if out.to_gravity:
                 out.gravity.header.stamp = stamp
                 out.gravity.effort = doubles(gravity)
@@ -181,10 +200,29 @@ class InverseDynamicsNode(DynamicsNode):
             self.publish_wrenches(out.wrench_targets, stamp, result.joint_wrenches.tolist())
         if out.to_markers and now - self.last_markers >= self.marker_period:
             self.last_markers = now
-            self.markers_publisher.publish(out.markers.update(stamp, result.torques))
+            self.markers_publisher.publish(out.markers.update(stamp, result.torques,
+                                                              getattr(result, "loop_wrenches", None)))
         self.check_limits(model, result.torques, "/joint_states")
         self.stats.computed(time.perf_counter() - start)
         self.stats.accepted("/joint_states")
+
+    def closed_loop(self, model, qa, qda, qdda):
+        """Closed-loop inverse dynamics with the actuated torques spread over the tree's joints (passive: 0)."""
+        robot = model.robot
+        result = rd.closed_loop_inverse_dynamics(robot, qa, qda, qdda, q_guess=self.loop_guess, gravity=model.gravity)
+        self.loop_guess = result.q
+        torques = np.zeros(robot.dof)
+        torques[[robot.idx_v[name] for name in robot.actuated_joint_names]] = result.torques
+        return result._replace(torques=torques)
+
+    def publish_loop_wrenches(self, stamp, loop_wrenches):
+        for name, (publisher, message) in self.loop_publishers.items():
+            fx, fy, fz, tx, ty, tz = loop_wrenches[name].tolist()
+            message.header.stamp = stamp
+            force, torque = message.wrench.force, message.wrench.torque
+            force.x, force.y, force.z = fx, fy, fz
+            torque.x, torque.y, torque.z = tx, ty, tz
+            publisher.publish(message)
 
     def refresh_listeners(self, out, now):
         """Note which optional outputs have subscribers (asking costs microseconds: not for every message)."""
@@ -216,7 +254,7 @@ class InverseDynamicsNode(DynamicsNode):
         names, points = msg.joint_names, msg.points
         try:
             take = model.order(names)
-            q = np.empty((len(points), model.robot.dof))
+            q = np.empty((len(points), len(model.input_names)))  # a closed chain's: its actuated joints
             qd, qdd = np.zeros_like(q), np.zeros_like(q)
             for k, point in enumerate(points):  # one message per point: no way around a loop here
                 q[k] = model.gather(names, point.positions, f"point {k} position")
@@ -227,8 +265,20 @@ class InverseDynamicsNode(DynamicsNode):
             return
         efforts = np.zeros((len(points), len(names)))
         if points:
-            tau = rd.inverse_dynamics(model.robot, q, qd, qdd, gravity=model.gravity).torques
-            efforts[:, take] = tau
+            robot = model.robot
+            if robot.loops is None:
+                tau = rd.inverse_dynamics(robot, q, qd, qdd, gravity=model.gravity).torques
+                efforts[:, take] = tau
+            else:
+                try:
+                    driven = rd.closed_loop_inverse_dynamics(robot, q, qd, qdd, q_guess=self.loop_guess,
+                                                             gravity=model.gravity).torques
+                except ValueError as exc:  # a point the loops cannot reach, a singular pose
+                    self.reject_input("~/trajectory", exc)
+                    return
+                efforts[:, take] = driven
+                tau = np.zeros((len(points), robot.dof))
+                tau[:, [robot.idx_v[name] for name in robot.actuated_joint_names]] = driven
             self.trajectory_violations += self.check_limits(model, tau, "~/trajectory")
         for point, row in zip(points, efforts):
             point.effort = doubles(row)
@@ -254,6 +304,7 @@ class InverseDynamicsNode(DynamicsNode):
 
     def model_changed(self, model, previous):
         self.sync_wrench_publishers(model)
+        self.sync_loop_publishers(model)
         if previous is not None and previous.joint_names != model.joint_names:
             self.markers_publisher.publish(deleting_all())
         self.outputs = Outputs(model, self.wrench_publishers)
@@ -261,6 +312,18 @@ class InverseDynamicsNode(DynamicsNode):
             self.reset_derivative(model)
         self.warm_up(model)
         self.external.configure(model)
+
+    def sync_loop_publishers(self, model):
+        """One ``~/loop_wrenches/<loop>`` publisher per loop closure of ``model``; the Newton guess restarts."""
+        closures = {c.name: c for c in model.robot.loops.closures} if model.robot.loops is not None else {}
+        for name in list(self.loop_publishers):
+            self.destroy_publisher(self.loop_publishers.pop(name)[0])
+        for name, closure in closures.items():
+            message = WrenchStamped()
+            message.header.frame_id = closure.link_b
+            self.loop_publishers[name] = (self.create_output(WrenchStamped, f"~/loop_wrenches/{topic_token(name)}"),
+                                          message)
+        self.loop_guess = None
 
     @staticmethod
     def warm_up(model):
@@ -282,7 +345,8 @@ class InverseDynamicsNode(DynamicsNode):
 
     def reset_derivative(self, model):
         differentiate = self.get_parameter("acceleration_source").value == "differentiate"
-        self.derivative = (VelocityDerivative(model.robot.dof, self.get_parameter("acceleration_cutoff_hz").value)
+        cutoff = self.get_parameter("acceleration_cutoff_hz").value
+        self.derivative = (VelocityDerivative(len(model.input_names), cutoff)
                            if differentiate and model is not None else None)
 
     def parameters_changed(self, names):
@@ -304,6 +368,7 @@ class InverseDynamicsNode(DynamicsNode):
 
     def reset(self):
         self.reset_derivative(self.model)
+        self.loop_guess = None
         self.last_markers = -math.inf
         self.trajectories = self.trajectory_violations = 0
         self.external.reset()

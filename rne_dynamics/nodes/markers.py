@@ -2,9 +2,12 @@
 
 Per movable joint, in its child link's frame (the joint origin): a sphere whose diameter and colour grow with the
 load (green at rest, yellow at half the limit, red at and beyond it; grey without a limit), and a text label
-``joint 42% (12.3 N m)`` above it. The message objects are built once per model and updated in place.
+``joint 42% (12.3 N m)`` above it. A closed chain adds, per loop closure, an arrow from its cut point on
+``link_b`` along the force ``link_a`` exerts there (:data:`FORCE_SCALE` m per N, at most :data:`FORCE_SHOWN_MAX`
+m long; namespace ``loop_force``). The message objects are built once per model and updated in place.
 """
 import numpy as np
+from geometry_msgs.msg import Point
 from visualization_msgs.msg import Marker, MarkerArray
 
 SPHERE_MIN = 0.04     # m, diameter at no load
@@ -12,6 +15,8 @@ SPHERE_GAIN = 0.08    # m per unit of load fraction
 LOAD_SHOWN_MAX = 1.5  # loads beyond 150 % draw as 150 %
 LABEL_HEIGHT = 0.03   # m, text size
 LABEL_LIFT = 0.06     # m, text above the sphere (child frame z)
+FORCE_SCALE = 0.002   # m of arrow per N of cut force
+FORCE_SHOWN_MAX = 0.5  # m, longest arrow
 
 
 def load_fractions(torques, effort_limits):
@@ -58,10 +63,28 @@ class LoadMarkers:
             label.color.r = label.color.g = label.color.b = 1.0
             self.spheres.append(sphere)
             self.labels.append(label)
-        self.message = MarkerArray(markers=self.spheres + self.labels)
+        closures = model.robot.loops.closures if model.robot.loops is not None else ()
+        self.arrows = []
+        for k, closure in enumerate(closures):
+            arrow = Marker(ns="loop_force", id=k, type=Marker.ARROW, action=Marker.ADD)
+            arrow.header.frame_id = closure.link_b
+            arrow.pose.orientation.w = 1.0
+            arrow.scale.x, arrow.scale.y, arrow.scale.z = 0.01, 0.02, 0.03  # shaft, head diameters, head length
+            arrow.color.r, arrow.color.g, arrow.color.b, arrow.color.a = 0.2, 0.6, 1.0, 0.9
+            self.arrows.append((closure, arrow))
+        self.message = MarkerArray(markers=self.spheres + self.labels + [arrow for _, arrow in self.arrows])
 
-    def update(self, stamp, torques):
-        """The MarkerArray for ``torques`` (joint order), stamped ``stamp``."""
+    def update(self, stamp, torques, loop_wrenches=None):
+        """The MarkerArray for ``torques`` (joint order) and a closed chain's ``loop_wrenches``, stamped ``stamp``."""
+        for closure, arrow in self.arrows:
+            force = closure.R_b @ loop_wrenches[closure.name][:3]  # link_b's axes
+            length = np.linalg.norm(force) * FORCE_SCALE
+            if length > FORCE_SHOWN_MAX:
+                force *= FORCE_SHOWN_MAX / length
+            start, end = closure.p_b, closure.p_b + FORCE_SCALE * force
+            arrow.header.stamp = stamp
+            arrow.points = [Point(x=float(start[0]), y=float(start[1]), z=float(start[2])),
+                            Point(x=float(end[0]), y=float(end[1]), z=float(end[2]))]
         fractions = load_fractions(torques, self.model.effort_limits).tolist()
         for k, (sphere, label, fraction, tau) in enumerate(zip(self.spheres, self.labels, fractions,
                                                                torques.tolist())):

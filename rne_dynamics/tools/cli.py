@@ -77,6 +77,8 @@ def build_parser():
     inspect = commands.add_parser("inspect", parents=[robot],
                                   help="model summary of a URDF: tree, masses, warnings, gravity envelope")
     inspect.add_argument("robot", metavar="ROBOT", help="a URDF or xacro path")
+    inspect.add_argument("--loops", metavar="FILE", default=None,
+                         help="the loop file of a closed-chain robot (YAML: actuated joints and loop closures)")
     inspect.add_argument("--samples", type=at_least(1), default=20_000,
                          help="configurations sampled for the gravity torque envelope (default: %(default)s)")
     recording = recording_options()
@@ -167,7 +169,7 @@ def run_demo(args):
 
 def run_inspect(args):
     from . import inspect_robot
-    return inspect_robot.run(args.robot, samples=args.samples, **robot_source(args))
+    return inspect_robot.run(args.robot, samples=args.samples, loops=args.loops, **robot_source(args))
 
 
 def run_loads(args):

@@ -5,20 +5,62 @@ import warnings
 
 import numpy as np
 
-from ..errors import ModelWarning
-from ..algorithms.configuration import random_configuration
+from ..errors import ModelError, ModelWarning
+from ..algorithms.configuration import neutral, random_configuration
+from ..algorithms.loops import actuation_jacobian, close_loops, mobility
 from ..algorithms.gravity import gravity_torques
 from ..model.urdf import load_urdf
 
 ENVELOPE_SAMPLES = 20_000
 
 
-def load_robot(path, xacro_args=None, package_paths=None):
-    """:func:`load_urdf` (a URDF or xacro) without printing the model warnings: the commands report
-    ``robot.warnings`` themselves."""
+def load_robot(path, xacro_args=None, package_paths=None, loops=None):
+    """:func:`load_urdf` (a URDF or xacro, with its loop file) without printing the model warnings: the commands
+    report ``robot.warnings`` themselves."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ModelWarning)
-        return load_urdf(path, xacro_args=xacro_args, package_paths=package_paths)
+        return load_urdf(path, xacro_args=xacro_args, package_paths=package_paths, loops=loops)
+
+
+def loop_lines(robot):
+    """The loop closures, actuated and passive coordinates, and the mobility two ways: Grübler-Kutzbach (every
+    constraint counted) and ``nv - rank J`` at the closed reference configuration; a singular one is said."""
+    loops = robot.loops
+    lines = [f"loop closures ({len(loops.closures)}; {loops.size} constraint equations)"]
+    for c in loops.closures:
+        axis = f" about {np.round(c.axis, 4).tolist()}" if c.axis is not None else ""
+        lines.append(f"  {c.name}: {c.kind}{axis} ({c.size}), {c.link_a} {np.round(c.p_a, 4).tolist()} -> "
+                     f"{c.link_b} {np.round(c.p_b, 4).tolist()}")
+    actuated = set(loops.actuated)
+    lines.append(f"actuated coordinates ({len(loops.actuated)}): {', '.join(loops.actuated) or 'none given'}")
+    passive = [n for n in robot.v_names if n.split(".")[0] not in actuated]
+    lines.append(f"passive coordinates ({len(passive)}): {', '.join(passive)}")
+    try:
+        grubler, mobility, rank = loop_mobility(robot)
+    except ModelError as exc:
+        lines.append(f"mobility: cannot close the loops from the reference configuration: {exc}")
+        return lines
+    lines.append(f"mobility: {mobility} (nv {robot.nv} - rank {rank} of the constraint Jacobian); Grübler-Kutzbach "
+                 f"count {grubler}" + ("" if grubler == mobility else
+                                       f": they disagree, {mobility - grubler} constraint(s) redundant"))
+    if loops.actuated and len(loops.actuated) != mobility:
+        lines.append(f"  note: {len(loops.actuated)} actuated coordinate(s) for mobility {mobility}")
+    try:
+        actuation_jacobian(robot, reference_configuration(robot))
+        lines.append("singular configurations met: none at the reference configuration")
+    except ModelError as exc:
+        lines.append(f"singular configuration met at the reference configuration: {exc}")
+    return lines
+
+
+def reference_configuration(robot):
+    """The loops closed from the neutral configuration's actuated coordinates."""
+    neutral_q = neutral(robot)
+    return close_loops(robot, neutral_q[[robot.idx_q[n] for n in robot.loops.actuated]], q_guess=neutral_q)
+
+
+def loop_mobility(robot):
+    return mobility(robot, reference_configuration(robot) if robot.loops.actuated else None)
 
 
 def position_unit(joint_type):
@@ -147,9 +189,9 @@ def envelope_lines(robot, envelope, samples):
     return lines
 
 
-def run(path, samples=ENVELOPE_SAMPLES, print_=print, xacro_args=None, package_paths=None):
-    """The ``inspect`` command: print the model summary of the URDF or xacro at ``path``."""
-    robot = load_robot(path, xacro_args, package_paths)
+def run(path, samples=ENVELOPE_SAMPLES, print_=print, xacro_args=None, package_paths=None, loops=None):
+    """The ``inspect`` command: print the model summary of the URDF or xacro at ``path`` (with its loop file)."""
+    robot = load_robot(path, xacro_args, package_paths, loops)
     kinds = [robot.joints[n].type for n in robot.joint_names]
     counts = ", ".join(f"{kinds.count(k)} {k}" for k in sorted(set(kinds)))
     print_(f"robot '{robot.name}' from {path}")
@@ -162,7 +204,10 @@ def run(path, samples=ENVELOPE_SAMPLES, print_=print, xacro_args=None, package_p
     found = model_warnings(robot)
     print_(f"warnings ({len(found)})")
     print_("\n".join(f"  - {message}" for message in found) if found else "  none")
-    if robot.dof:
+    if robot.loops is not None:
+        print_("")
+        print_("\n".join(loop_lines(robot)))
+    elif robot.dof:  # a closed chain's tree configurations do not close its loops: no envelope over them
         print_("")
         print_("\n".join(envelope_lines(robot, gravity_envelope(robot, samples), samples)))
     return 0
