@@ -20,9 +20,8 @@ from ..errors import ModelError, StateError
 from ..model.loops import LoopClosure, Loops
 from .configuration import integrate, neutral
 from .crba import mass_matrix
-from .rnea import bias_torques
 from .kinematics import center_of_mass, frame_acceleration, frame_jacobian, frame_placement
-from .rnea import inverse_dynamics
+from .rnea import bias_torques, inverse_dynamics
 
 #: Relative singular value below which a direction of the constraint Jacobian counts as lost (rank-revealing).
 RANK_TOLERANCE = 1e-9
