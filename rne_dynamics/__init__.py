@@ -10,6 +10,7 @@ from .algorithms.coriolis import coriolis_matrix
 from .algorithms.crba import mass_matrix
 from .algorithms.derivatives import forward_dynamics_derivatives, inverse_dynamics_derivatives, joint_wrench_derivatives
 from .algorithms.gravity import bias_torques, gravity_torques
+from .algorithms.hybrid import HybridDynamicsResult, hybrid_dynamics
 from .algorithms.kinematics import (CenterOfMass, center_of_mass, centroidal_momentum, centroidal_momentum_matrix,
                                     forward_kinematics, frame_acceleration, frame_jacobian, frame_placement,
                                     frame_velocity)
@@ -35,6 +36,8 @@ __all__ = [
     "ForwardDynamicsResult", "forward_dynamics", "inverse_dynamics_derivatives", "joint_wrench_derivatives",
     "forward_dynamics_derivatives", "torque_rate", "joint_torque_regressor", "inertial_parameters",
     "BaseParameters", "base_parameters", "Trajectory", "simulate", "step",
+    # moving bases: hybrid dynamics and the models built on it
+    "HybridDynamicsResult", "hybrid_dynamics",
     # kinematics and the configuration space
     "forward_kinematics", "frame_placement", "frame_jacobian", "frame_velocity", "frame_acceleration",
     "CenterOfMass", "center_of_mass", "centroidal_momentum", "centroidal_momentum_matrix",
