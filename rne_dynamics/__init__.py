@@ -14,6 +14,8 @@ from .algorithms.hybrid import HybridDynamicsResult, hybrid_dynamics
 from .algorithms.kinematics import (CenterOfMass, center_of_mass, centroidal_momentum, centroidal_momentum_matrix,
                                     forward_kinematics, frame_acceleration, frame_jacobian, frame_placement,
                                     frame_velocity)
+from .algorithms.moving_base import (FreeFloatingResult, MountedInverseDynamicsResult, free_floating_inverse_dynamics,
+                                     mounted_inverse_dynamics)
 from .algorithms.regressor import BaseParameters, base_parameters, inertial_parameters, joint_torque_regressor
 from .algorithms.rnea import InverseDynamicsResult, inverse_dynamics
 from .algorithms.simulate import Trajectory, simulate, step
@@ -37,7 +39,8 @@ __all__ = [
     "forward_dynamics_derivatives", "torque_rate", "joint_torque_regressor", "inertial_parameters",
     "BaseParameters", "base_parameters", "Trajectory", "simulate", "step",
     # moving bases: hybrid dynamics and the models built on it
-    "HybridDynamicsResult", "hybrid_dynamics",
+    "HybridDynamicsResult", "hybrid_dynamics", "FreeFloatingResult", "free_floating_inverse_dynamics",
+    "MountedInverseDynamicsResult", "mounted_inverse_dynamics",
     # kinematics and the configuration space
     "forward_kinematics", "frame_placement", "frame_jacobian", "frame_velocity", "frame_acceleration",
     "CenterOfMass", "center_of_mass", "centroidal_momentum", "centroidal_momentum_matrix",
