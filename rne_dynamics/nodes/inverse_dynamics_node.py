@@ -7,15 +7,21 @@ time at 1 kHz; a new subscriber is noticed within :data:`LISTENERS_REFRESH`). A 
 name token has its other characters replaced by ``_`` in its wrench topic. ``~/trajectory`` comes back on
 ``~/trajectory_with_efforts`` with the inverse dynamics torque of every point in ``effort`` (0 for a joint the robot
 does not have; missing velocities or accelerations read as zero).
+
+Parameter ``base`` (``fixed``, ``odometry``, ``free_floating``; :mod:`~rne_dynamics.nodes.base_state`) loads the
+robot with a floating base whose state comes from ``~/base_odometry`` and ``~/base_imu``, or is left free; then the
+node also publishes ``~/base_wrench`` (``odometry``), ``~/base_acceleration`` (``free_floating``) and
+``~/center_of_mass``, and refuses ``~/trajectory`` (its points carry no base motion).
 """
 import math
 import re
 import time
 
 import numpy as np
-from geometry_msgs.msg import WrenchStamped
+from geometry_msgs.msg import AccelStamped, PointStamped, WrenchStamped
+from nav_msgs.msg import Odometry
 from rclpy.event_handler import SubscriptionEventCallbacks
-from sensor_msgs.msg import JointState
+from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
@@ -23,6 +29,7 @@ from visualization_msgs.msg import MarkerArray
 import rne_dynamics as rd
 
 from ..errors import ModelError, StateError
+from . import base_state
 from .common import BOOL, DOUBLE, STRING, STRINGS, DynamicsNode, Spec, doubles, spin, stamp_seconds
 from .markers import LoadMarkers, deleting_all
 
@@ -40,7 +47,7 @@ PARAMETERS = (
     Spec("publish_wrenches", True, BOOL, "publish ~/joint_wrenches/<joint> (WrenchStamped, child link frame)"),
     Spec("publish_markers", True, BOOL, "publish ~/load_markers (MarkerArray)"),
     Spec("marker_rate_hz", 10.0, DOUBLE, "highest rate of ~/load_markers (Hz)", 0.1, 1.0e4),
-)
+) + base_state.PARAMETERS
 
 
 def topic_token(name):
@@ -109,6 +116,13 @@ class InverseDynamicsNode(DynamicsNode):
         self.command_publisher = self.create_output(Float64MultiArray, "~/gravity_command")
         self.markers_publisher = self.create_output(MarkerArray, "~/load_markers")
         self.trajectory_publisher = self.create_output(JointTrajectory, "~/trajectory_with_efforts")
+        self.base_wrench_publisher = self.create_output(WrenchStamped, "~/base_wrench")
+        self.base_acceleration_publisher = self.create_output(AccelStamped, "~/base_acceleration")
+        self.center_of_mass_publisher = self.create_output(PointStamped, "~/center_of_mass")
+        self.base = None
+        self.reset_base()
+        self.create_subscription(Odometry, "~/base_odometry", self.on_base_odometry, 10)
+        self.create_subscription(Imu, "~/base_imu", self.on_base_imu, 10)
         self.wrench_publishers = {}  # joint name -> publisher of ~/joint_wrenches/<joint>
         self.outputs = self.derivative = None
         self.read_marker_parameters()
@@ -139,22 +153,28 @@ class InverseDynamicsNode(DynamicsNode):
                 self.warn_throttled(f"/joint_states: acceleration_source 'differentiate' {unused}; keeping the last "
                                     "acceleration estimate")
             qdd = self.derivative.qdd
+        stamp = msg.header.stamp
         try:
-            result = rd.inverse_dynamics(model.robot, q, qd, qdd, gravity=model.gravity)
-        except ValueError as exc:  # finite but huge values: the torques overflow
+            if self.base is None:
+                result = rd.inverse_dynamics(model.robot, q, qd, qdd, gravity=model.gravity)
+            else:
+                result = self.base.inverse_dynamics(model, stamp_seconds(stamp), q, qd, qdd)
+        except ValueError as exc:  # finite but huge values: the torques overflow; a stale or missing base state
             self.reject_input("/joint_states", exc)
             return
-        stamp = msg.header.stamp
         out.torques.header.stamp = stamp
         out.torques.effort = doubles(result.torques)
         self.torques_publisher.publish(out.torques)
+        if self.base is not None:
+            self.publish_base(stamp, *self.base.outputs)
 
         # The other outputs go only to topics somebody listens to: each publish costs tens of microseconds.
         now = time.monotonic()
         if now - out.listeners_checked > LISTENERS_REFRESH:
             self.refresh_listeners(out, now)
         if out.to_gravity or out.to_command:
-            gravity = rd.gravity_torques(model.robot, q, gravity=model.gravity)
+            gravity = (rd.gravity_torques(model.robot, q, gravity=model.gravity) if self.base is None
+                       else self.base.gravity_torques(model, q))
             if out.to_gravity:
                 out.gravity.header.stamp = stamp
                 out.gravity.effort = doubles(gravity)
@@ -169,6 +189,48 @@ class InverseDynamicsNode(DynamicsNode):
             self.markers_publisher.publish(out.markers.update(stamp, result.torques))
         self.check_limits(model, result.torques, "/joint_states")
         self.stats.computed(time.perf_counter() - start)
+
+    def publish_base(self, stamp, mounting_wrench, base_acceleration, center_of_mass, world_frame):
+        """The base outputs of a joint state: ``~/base_wrench`` (odometry) or ``~/base_acceleration``
+        (free-floating), both in the base frame, and ``~/center_of_mass`` in the odometry frame."""
+        base_frame = self.model.robot.root_link
+        if mounting_wrench is not None:
+            msg = WrenchStamped()
+            msg.header.stamp, msg.header.frame_id = stamp, base_frame
+            force, torque = msg.wrench.force, msg.wrench.torque
+            force.x, force.y, force.z, torque.x, torque.y, torque.z = mounting_wrench.tolist()
+            self.base_wrench_publisher.publish(msg)
+        if base_acceleration is not None:
+            msg = AccelStamped()
+            msg.header.stamp, msg.header.frame_id = stamp, base_frame
+            linear, angular = msg.accel.linear, msg.accel.angular
+            linear.x, linear.y, linear.z, angular.x, angular.y, angular.z = base_acceleration.tolist()
+            self.base_acceleration_publisher.publish(msg)
+        msg = PointStamped()
+        msg.header.stamp, msg.header.frame_id = stamp, world_frame
+        msg.point.x, msg.point.y, msg.point.z = center_of_mass.tolist()
+        self.center_of_mass_publisher.publish(msg)
+
+    def on_base_odometry(self, msg):
+        self.take_base_message(msg, "~/base_odometry", "on_odometry")
+
+    def on_base_imu(self, msg):
+        self.take_base_message(msg, "~/base_imu", "on_imu")
+
+    def take_base_message(self, msg, topic, method):
+        if self.base is None or self.model is None:
+            return  # base: fixed, or no robot yet (the base link's name is not known)
+        try:
+            getattr(self.base, method)(msg, self.model.robot)
+        except StateError as exc:
+            self.reject_input(topic, exc)
+
+    def reset_base(self):
+        mode = self.get_parameter("base").value
+        cutoff = self.get_parameter("base_acceleration_cutoff_hz").value
+        self.base = None if mode == "fixed" else base_state.BaseState(
+            mode, self.get_parameter("base_acceleration_source").value,
+            self.get_parameter("base_stamp_tolerance").value, lambda n: VelocityDerivative(n, cutoff))
 
     def refresh_listeners(self, out, now):
         """Note which optional outputs have subscribers (asking costs microseconds: not for every message)."""
@@ -196,6 +258,10 @@ class InverseDynamicsNode(DynamicsNode):
         model = self.model
         if model is None:
             self.reject_input("~/trajectory", "no robot model yet")
+            return
+        if self.base is not None:
+            self.reject_input("~/trajectory", f"base is '{self.base.mode}': trajectory points carry no base motion; "
+                              "use rd.mounted_inverse_dynamics or rd.free_floating_inverse_dynamics")
             return
         names, points = msg.joint_names, msg.points
         try:
@@ -226,6 +292,10 @@ class InverseDynamicsNode(DynamicsNode):
             raise ValueError(f"acceleration_source must be one of {', '.join(ACCELERATION_SOURCES)}, got '{value}'")
         if name == "command_joints" and len(set(value)) != len(value):
             raise ValueError(f"command_joints names a joint twice: {list(value)}")
+        base_state.check_parameter(name, value)
+
+    def floating_base(self, values):
+        return values["base"] != "fixed"
 
     def check_model(self, model, values):
         unknown = [j for j in values["command_joints"] if j not in model.joint_names]
@@ -245,10 +315,18 @@ class InverseDynamicsNode(DynamicsNode):
     @staticmethod
     def warm_up(model):
         """Compile (or load from numba's cache) the kernels the callbacks use, before the first message."""
-        rd.inverse_dynamics(model.robot, model.zeros, model.zeros, model.zeros, gravity=model.gravity)
-        rd.gravity_torques(model.robot, model.zeros, gravity=model.gravity)
-        batch = np.zeros((1, model.robot.dof))
-        rd.inverse_dynamics(model.robot, batch, batch, batch, gravity=model.gravity)
+        robot, zeros = model.robot, model.zeros
+        if robot.has_floating_base:
+            q, v = rd.neutral(robot), np.zeros(robot.nv)
+            rd.free_floating_inverse_dynamics(robot, q, v, zeros, gravity=model.gravity)
+            rd.mounted_inverse_dynamics(robot, q[:7], v[:6], v[:6], q[7:], zeros, zeros, gravity=model.gravity)
+            rd.center_of_mass(robot, q)
+            rd.frame_placement(robot, q, robot.root_link)
+            return
+        rd.inverse_dynamics(robot, zeros, zeros, zeros, gravity=model.gravity)
+        rd.gravity_torques(robot, zeros, gravity=model.gravity)
+        batch = np.zeros((1, robot.dof))
+        rd.inverse_dynamics(robot, batch, batch, batch, gravity=model.gravity)
 
     def sync_wrench_publishers(self, model):
         """One publisher per joint of ``model`` while ``publish_wrenches`` is on, none otherwise."""
@@ -262,7 +340,8 @@ class InverseDynamicsNode(DynamicsNode):
 
     def reset_derivative(self, model):
         differentiate = self.get_parameter("acceleration_source").value == "differentiate"
-        self.derivative = (VelocityDerivative(model.robot.dof, self.get_parameter("acceleration_cutoff_hz").value)
+        cutoff = self.get_parameter("acceleration_cutoff_hz").value
+        self.derivative = (VelocityDerivative(len(model.joint_names), cutoff)
                            if differentiate and model is not None else None)
 
     def parameters_changed(self, names):
@@ -274,6 +353,8 @@ class InverseDynamicsNode(DynamicsNode):
             self.outputs = Outputs(model, self.wrench_publishers)
         if names & {"publish_markers", "marker_rate_hz"}:
             self.read_marker_parameters()
+        if names & {p.name for p in base_state.PARAMETERS}:
+            self.reset_base()
 
     def read_marker_parameters(self):
         self.publish_markers = self.get_parameter("publish_markers").value
@@ -290,6 +371,7 @@ class InverseDynamicsNode(DynamicsNode):
 
     def diagnostic_values(self):
         return {"acceleration source": self.get_parameter("acceleration_source").value,
+                "base": self.get_parameter("base").value,
                 "trajectories": self.trajectories,
                 "trajectory points over effort limits": self.trajectory_violations}
 
