@@ -31,12 +31,13 @@ from .rnea import inverse_dynamics
 
 
 @arithmetic_kernel
-def hybrid_articulated_body(m, w, known, q, qd, gravity, f_ext, qdd, tau, f):
+def hybrid_articulated_body(m, w, known, q, qd, qdd_given, tau_given, gravity, f_ext, qdd, tau, f):
     """Hybrid dynamics (RBDA Table 9.6) of one state of a robot whose mimic columns all follow known coordinates.
-    ``known[k]``: coordinate ``k`` has a known acceleration, given in ``qdd[k]``; the others have a known force,
-    given in ``tau[k]``. Writes the other entries of ``qdd`` and ``tau``, and the joint wrenches ``f`` (rows
-    ``(nb + 1, 6)``, ``f[-1]`` the base's share, as :func:`~rne_dynamics.algorithms.aba.articulated_body`). Returns
-    ``-1``, or the first coordinate of known force whose pivot in ``D_i`` is not positive.
+    ``known[k]``: coordinate ``k`` has a known acceleration, ``qdd_given[k]``; the others have a known force,
+    ``tau_given[k]`` (the other entries are not read). Writes all of ``qdd`` and ``tau``, and the joint wrenches
+    ``f`` (rows ``(nb + 1, 6)``, ``f[-1]`` the base's share, as
+    :func:`~rne_dynamics.algorithms.aba.articulated_body`). Returns ``-1``, or the first coordinate of known force
+    whose pivot in ``D_i`` is not positive.
 
     The workspace and frames are the ABA's (root axes, about each body's origin). Per body ``i``, ``F`` its columns
     of known force, ``K`` those of known acceleration:
@@ -51,6 +52,11 @@ def hybrid_articulated_body(m, w, known, q, qd, gravity, f_ext, qdd, tau, f):
     """
     R, p, oR, op, d, S, h, I, v, c, a, IA, pA, U, D, u, y, D_inv, Ia, pa, Iv = w
     nb = m.nb
+    for k in range(m.nv):
+        if known[k]:
+            qdd[k] = qdd_given[k]
+        else:
+            tau[k] = tau_given[k]
     for i in range(nb):
         λ = m.parent[i]
         X_up(m, i, q, R, p)
@@ -169,45 +175,48 @@ def hybrid_articulated_body(m, w, known, q, qd, gravity, f_ext, qdd, tau, f):
 
 
 @arithmetic_kernel
-def hybrid_state(fdata, idata, block, known, q, qd, gravity, f_ext, qdd, tau, f):
+def hybrid_state(fdata, idata, block, known, q, qd, qdd_given, tau_given, gravity, f_ext, qdd, tau, f):
     """:func:`hybrid_articulated_body` for one state, on the model's buffers and the ABA workspace ``block``."""
     m = model_view_inline(fdata, idata)
-    return hybrid_articulated_body(m, aba_views(block, m.nb, m.ncol), known, q, qd, gravity, f_ext, qdd, tau, f)
+    return hybrid_articulated_body(m, aba_views(block, m.nb, m.ncol), known, q, qd, qdd_given, tau_given, gravity,
+                                   f_ext, qdd, tau, f)
 
 
 @kernel
 def finite_status(status, q, qd, qdd, tau):
-    """:data:`~rne_dynamics.algorithms.aba.NOT_FINITE` if an input or a result is not finite (the known entries of
-    ``qdd`` and ``tau`` are inputs, the others results); else ``status``."""
+    """:data:`~rne_dynamics.algorithms.aba.NOT_FINITE` if an input or a result is not finite (``qdd`` and ``tau``
+    hold the given entries and the solved ones); else ``status``."""
     if not (all_finite(q) and all_finite(qd) and all_finite(qdd) and all_finite(tau)):
         return NOT_FINITE
     return status
 
 
 @kernel
-def hybrid_pass(fdata, idata, block, known, q, qd, gravity, f_ext, qdd, tau, f):
+def hybrid_pass(fdata, idata, block, known, q, qd, qdd_given, tau_given, gravity, f_ext, qdd, tau, f):
     """:func:`hybrid_state`; its status, or :data:`~rne_dynamics.algorithms.aba.NOT_FINITE`."""
     if block.size == 0:  # no held Data: a workspace of its own
         block = np.empty(aba_size(idata[0], idata[4]))
-    status = hybrid_state(fdata, idata, block, known, q, qd, gravity, f_ext, qdd, tau, f)
+    status = hybrid_state(fdata, idata, block, known, q, qd, qdd_given, tau_given, gravity, f_ext, qdd, tau, f)
     return finite_status(status, q, qd, qdd, tau)
 
 
 @arithmetic_kernel
-def hybrid_rows(fdata, idata, block, rows, known, q, qd, gravity, f_ext, qdd, tau, f, status):
+def hybrid_rows(fdata, idata, block, rows, known, q, qd, qdd_given, tau_given, gravity, f_ext, qdd, tau, f, status):
     """:func:`hybrid_state` for the states ``rows`` of a batch, in one workspace ``block``."""
     for n in rows:
-        status[n] = hybrid_state(fdata, idata, block, known, q[n], qd[n], gravity, f_ext[n], qdd[n], tau[n], f[n])
+        status[n] = hybrid_state(fdata, idata, block, known, q[n], qd[n], qdd_given[n], tau_given[n], gravity,
+                                 f_ext[n], qdd[n], tau[n], f[n])
 
 
 @batch_kernel
-def hybrid_pass_batch(fdata, idata, known, q, qd, gravity, f_ext, qdd, tau, f, status):
+def hybrid_pass_batch(fdata, idata, known, q, qd, qdd_given, tau_given, gravity, f_ext, qdd, tau, f, status):
     """:func:`hybrid_pass` for each row of a batch, chunks in parallel, one workspace per chunk; ``status[n]`` is
     the row's return value."""
     for chunk in batch_range(chunk_count(q.shape[0])):
         rows = chunk_rows(chunk, q.shape[0])
         block = np.empty(aba_size(idata[0], idata[4]))
-        hybrid_rows(fdata, idata, block, rows, known, q, qd, gravity, f_ext, qdd, tau, f, status)
+        hybrid_rows(fdata, idata, block, rows, known, q, qd, qdd_given, tau_given, gravity, f_ext, qdd, tau, f,
+                    status)
         for n in rows:
             status[n] = finite_status(status[n], q[n], qd[n], qdd[n], tau[n])
 
@@ -281,22 +290,20 @@ def hybrid_dynamics(robot, q, qd, qdd, tau, *, known_acceleration, gravity=None,
     known = known_coordinates(robot, known_acceleration)
     q, qd, qdd, tau = states(robot, finite=False, q=q, qd=qd, qdd=qdd, tau=tau)
     g = gravity_vector(gravity)
-    if not recursive(robot, known):
+    if robot.has_mimic and not recursive(robot, known):
         return partitioned(robot, known, q, qd, qdd, tau, g, external_wrenches, data)
     f_ext = body_wrenches(robot, external_wrenches, q.shape[0] if q.ndim == 2 else 1, data)
     qdd_out, tau_out, f = results(robot, data, "hybrid_dynamics", q, (robot.nv,), (robot.nv,), (robot.nb + 1, 6))
-    np.copyto(qdd_out, np.where(known, qdd, 0.0))
-    np.copyto(tau_out, np.where(known, 0.0, tau))
     if q.ndim == 2:
         status = np.empty(len(q), np.int64)
-        hybrid_pass_batch(robot.fdata, robot.idata, known, q, qd, g,
+        hybrid_pass_batch(robot.fdata, robot.idata, known, q, qd, qdd, tau, g,
                           np.broadcast_to(f_ext, (len(q),) + f_ext.shape[1:]), qdd_out, tau_out, f, status)
         bad = np.flatnonzero(status != -1)
         state, status = (bad[0], status[bad[0]]) if bad.size else (None, -1)
     else:
         block = workspace(robot, data, "hybrid", aba_size, robot.nb, robot.ncol)
-        state, status = None, hybrid_pass(robot.fdata, robot.idata, block, known, q, qd, g, f_ext[0], qdd_out,
-                                          tau_out, f)
+        state, status = None, hybrid_pass(robot.fdata, robot.idata, block, known, q, qd, qdd, tau, g, f_ext[0],
+                                          qdd_out, tau_out, f)
     if status == NOT_FINITE:
         raise not_finite(robot, "the accelerations and forces", q=q, qd=qd, qdd=np.where(known, qdd, 0.0),
                          tau=np.where(known, 0.0, tau))
