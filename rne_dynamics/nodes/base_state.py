@@ -128,12 +128,13 @@ class BaseState:
         linear = classical - np.cross(twist[3:], twist[:3])  # the derivative of the twist's linear part
         return pose, twist, np.concatenate([linear, self.angular_rate.qdd]), frame
 
-    def inverse_dynamics(self, model, t, q, qd, qdd):
-        """The joint loads for the joint state at ``t``; the base outputs are kept for :meth:`publish`."""
+    def inverse_dynamics(self, model, t, q, qd, qdd, external_wrenches=None):
+        """The joint loads for the joint state at ``t``; the base outputs are kept in :attr:`outputs`."""
         robot, gravity = model.robot, model.gravity
         if self.mode == "odometry":
             pose, twist, acceleration, frame = self.base_motion(robot, gravity, t, q)
-            result = rd.mounted_inverse_dynamics(robot, pose, twist, acceleration, q, qd, qdd, gravity=gravity)
+            result = rd.mounted_inverse_dynamics(robot, pose, twist, acceleration, q, qd, qdd, gravity=gravity,
+                                                 external_wrenches=external_wrenches)
             self.outputs = (result.mounting_wrench, None, rd.center_of_mass(robot, np.concatenate([pose, q])), frame)
             return result
         if self.odometry is None:
@@ -141,7 +142,8 @@ class BaseState:
         else:
             _, pose, twist, frame = self.fresh(self.odometry, "~/base_odometry", t)
         full = np.concatenate([pose, q])
-        result = rd.free_floating_inverse_dynamics(robot, full, np.concatenate([twist, qd]), qdd, gravity=gravity)
+        result = rd.free_floating_inverse_dynamics(robot, full, np.concatenate([twist, qd]), qdd, gravity=gravity,
+                                                   external_wrenches=external_wrenches)
         self.outputs = (None, result.base_acceleration, rd.center_of_mass(robot, full), frame)
         return result
 

@@ -11,7 +11,9 @@ does not have; missing velocities or accelerations read as zero).
 Parameter ``base`` (``fixed``, ``odometry``, ``free_floating``; :mod:`~rne_dynamics.nodes.base_state`) loads the
 robot with a floating base whose state comes from ``~/base_odometry`` and ``~/base_imu``, or is left free; then the
 node also publishes ``~/base_wrench`` (``odometry``), ``~/base_acceleration`` (``free_floating``) and
-``~/center_of_mass``, and refuses ``~/trajectory`` (its points carry no base motion).
+``~/center_of_mass``, and refuses ``~/trajectory`` (its points carry no base motion). Parameter
+``external_wrench_topics`` (:mod:`~rne_dynamics.nodes.wrench_inputs`) adds measured external wrenches (force/torque
+sensors) to the joint-state outputs.
 """
 import math
 import re
@@ -29,7 +31,7 @@ from visualization_msgs.msg import MarkerArray
 import rne_dynamics as rd
 
 from ..errors import ModelError, StateError
-from . import base_state
+from . import base_state, wrench_inputs
 from .common import BOOL, DOUBLE, STRING, STRINGS, DynamicsNode, Spec, doubles, spin, stamp_seconds
 from .markers import LoadMarkers, deleting_all
 
@@ -47,7 +49,7 @@ PARAMETERS = (
     Spec("publish_wrenches", True, BOOL, "publish ~/joint_wrenches/<joint> (WrenchStamped, child link frame)"),
     Spec("publish_markers", True, BOOL, "publish ~/load_markers (MarkerArray)"),
     Spec("marker_rate_hz", 10.0, DOUBLE, "highest rate of ~/load_markers (Hz)", 0.1, 1.0e4),
-) + base_state.PARAMETERS
+) + base_state.PARAMETERS + wrench_inputs.PARAMETERS
 
 
 def topic_token(name):
@@ -123,6 +125,8 @@ class InverseDynamicsNode(DynamicsNode):
         self.reset_base()
         self.create_subscription(Odometry, "~/base_odometry", self.on_base_odometry, 10)
         self.create_subscription(Imu, "~/base_imu", self.on_base_imu, 10)
+        self.wrench_inputs, self.wrench_subscriptions = None, []
+        self.reset_wrench_inputs()
         self.wrench_publishers = {}  # joint name -> publisher of ~/joint_wrenches/<joint>
         self.outputs = self.derivative = None
         self.read_marker_parameters()
@@ -155,10 +159,12 @@ class InverseDynamicsNode(DynamicsNode):
             qdd = self.derivative.qdd
         stamp = msg.header.stamp
         try:
+            external = self.measured_wrenches(model, q)
             if self.base is None:
-                result = rd.inverse_dynamics(model.robot, q, qd, qdd, gravity=model.gravity)
+                result = rd.inverse_dynamics(model.robot, q, qd, qdd, gravity=model.gravity,
+                                             external_wrenches=external)
             else:
-                result = self.base.inverse_dynamics(model, stamp_seconds(stamp), q, qd, qdd)
+                result = self.base.inverse_dynamics(model, stamp_seconds(stamp), q, qd, qdd, external)
         except ValueError as exc:  # finite but huge values: the torques overflow; a stale or missing base state
             self.reject_input("/joint_states", exc)
             return
@@ -224,6 +230,33 @@ class InverseDynamicsNode(DynamicsNode):
             getattr(self.base, method)(msg, self.model.robot)
         except StateError as exc:
             self.reject_input(topic, exc)
+
+    def measured_wrenches(self, model, q):
+        """The external wrenches of the sensors heard lately (``{link: wrench}`` in link frames), or None."""
+        if self.wrench_inputs is None:
+            return None
+        robot = model.robot
+        full = np.concatenate([rd.neutral(robot)[:7], q]) if robot.has_floating_base else q
+        return self.wrench_inputs.wrenches(robot, full)
+
+    def reset_wrench_inputs(self):
+        """Subscribe the topics of ``external_wrench_topics`` (and drop the previous ones)."""
+        for subscription in self.wrench_subscriptions:
+            self.destroy_subscription(subscription)
+        entries = self.get_parameter("external_wrench_topics").value
+        self.wrench_inputs = (wrench_inputs.ExternalWrenches(entries, self.get_parameter("external_wrench_timeout")
+                                                             .value) if entries else None)
+        self.wrench_subscriptions = [
+            self.create_subscription(WrenchStamped, sensor.topic, lambda msg, s=sensor: self.on_sensor(s, msg), 10)
+            for sensor in (self.wrench_inputs.sensors if self.wrench_inputs else [])]
+
+    def on_sensor(self, sensor, msg):
+        if self.model is None or self.wrench_inputs is None or sensor not in self.wrench_inputs.sensors:
+            return
+        try:
+            sensor.take(msg, self.model.robot)
+        except StateError as exc:
+            self.reject_input(sensor.topic, exc)
 
     def reset_base(self):
         mode = self.get_parameter("base").value
@@ -292,6 +325,8 @@ class InverseDynamicsNode(DynamicsNode):
             raise ValueError(f"acceleration_source must be one of {', '.join(ACCELERATION_SOURCES)}, got '{value}'")
         if name == "command_joints" and len(set(value)) != len(value):
             raise ValueError(f"command_joints names a joint twice: {list(value)}")
+        if name == "external_wrench_topics":
+            wrench_inputs.parse(value)
         base_state.check_parameter(name, value)
 
     def floating_base(self, values):
@@ -302,6 +337,7 @@ class InverseDynamicsNode(DynamicsNode):
         if unknown:
             raise ModelError(f"command_joints: robot '{model.robot.name}' has no movable joint "
                              f"{', '.join(repr(j) for j in unknown)} (its joints: {', '.join(model.joint_names)})")
+        wrench_inputs.check_links(model.robot, values["external_wrench_topics"])
 
     def model_changed(self, model, previous):
         self.sync_wrench_publishers(model)
@@ -355,6 +391,8 @@ class InverseDynamicsNode(DynamicsNode):
             self.read_marker_parameters()
         if names & {p.name for p in base_state.PARAMETERS}:
             self.reset_base()
+        if names & {p.name for p in wrench_inputs.PARAMETERS}:
+            self.reset_wrench_inputs()
 
     def read_marker_parameters(self):
         self.publish_markers = self.get_parameter("publish_markers").value
@@ -372,6 +410,7 @@ class InverseDynamicsNode(DynamicsNode):
     def diagnostic_values(self):
         return {"acceleration source": self.get_parameter("acceleration_source").value,
                 "base": self.get_parameter("base").value,
+                "silent wrench sensors": ", ".join(self.wrench_inputs.silent) if self.wrench_inputs else "none",
                 "trajectories": self.trajectories,
                 "trajectory points over effort limits": self.trajectory_violations}
 
