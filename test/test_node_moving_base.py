@@ -246,3 +246,41 @@ def test_base_parameter_at_run_time(harness_factory):
     assert not result.successful and "has a floating joint 'free'" in result.reason
     assert "a floating base only when parameter 'base' says how it moves" in result.reason
     assert h.node.model.robot.name == "rne_mobile_manipulator"
+
+
+def test_forward_node_simulates_a_free_floating_space_robot():
+    """``base: free_floating`` with ``simulate``: constant joint efforts in zero gravity turn and move the satellite
+    (its state on ``~/base_odometry``), while the momentum of the published states stays 0 (RK4 at 500 Hz)."""
+    from rne_dynamics.nodes.forward_dynamics_node import ForwardDynamicsNode
+    robot = rd.load_urdf(SPACE, floating_base=True)
+    h = Harness(ForwardDynamicsNode, robot_description=SPACE, base="free_floating", simulate=True, rate_hz=500.0,
+                gravity=[0.0, 0.0, 0.0], initial_positions=[0.0, 0.8, 0.0, 1.2, 0.5, 0.0, 0.0])
+    try:
+        states = h.collect(JointState, "/joint_states")
+        bases = h.collect(Odometry, "/forward_dynamics/base_odometry")
+        efforts = [4.0, -15.0, 1.0, 8.0, -0.5, 0.1, 0.02]  # the joints stay far from their limits (stops)
+        h.publish(JointState, "/forward_dynamics/effort_command", JointState(name=list(robot.joint_names),
+                                                                             effort=efforts))
+        assert h.spin_until(lambda: len(states) > 5 and states[-1].effort.tolist() == efforts)
+        first = len(states)
+        assert h.spin_until(lambda: len(states) > first + 200)
+        by_stamp = {(m.header.stamp.sec, m.header.stamp.nanosec): m for m in bases}
+        momentum, arm = [], []
+        for msg in states[first:]:
+            base = by_stamp.get((msg.header.stamp.sec, msg.header.stamp.nanosec))
+            if base is None:
+                continue
+            p, o = base.pose.pose.position, base.pose.pose.orientation
+            v, w = base.twist.twist.linear, base.twist.twist.angular
+            q = np.array([p.x, p.y, p.z, o.x, o.y, o.z, o.w] + list(msg.position))
+            qd = np.array([v.x, v.y, v.z, w.x, w.y, w.z] + list(msg.velocity))
+            momentum.append(rd.centroidal_momentum(robot, q, qd))
+            arm.append(rd.centroidal_momentum_matrix(robot, q)[:, 6:] @ qd[6:])
+        assert len(momentum) > 150 and np.abs(q[7:]).max() < 3.0
+        scale = np.abs(arm).max()
+        assert scale > 1.0  # the arm's own momentum, which the base's cancels
+        assert np.abs(momentum).max() < 1e-9 * scale
+        turn = 2 * np.degrees(np.arccos(min(1.0, abs(q[6]))))
+        assert turn > 0.1 and np.linalg.norm(q[:3]) > 1e-4  # the satellite turned and moved
+    finally:
+        h.close()
