@@ -5,7 +5,8 @@ node publishes about it.
 - ``odometry``: a robot on a base whose motion is measured (a mobile manipulator, a legged robot, an arm on a ship).
   The base's pose and twist come from ``~/base_odometry`` (``nav_msgs/Odometry``; its pose is the base frame in
   ``header.frame_id``, its twist in ``child_frame_id``, the base frame: the free-flyer's convention); its
-  acceleration from ``~/base_imu`` (``sensor_msgs/Imu`` in the base frame: ``linear_acceleration`` is the specific
+  acceleration from ``~/base_imu`` (``sensor_msgs/Imu`` in the base frame, the accelerometer at the base frame's
+  origin, where it measures no centripetal term of the base's rotation: ``linear_acceleration`` is the specific
   force ``a - g``, so ``a = f + R^T g`` with ``R`` the odometry's orientation and ``g`` parameter ``gravity`` in the
   odometry frame; the angular acceleration is the filtered derivative of its ``angular_velocity``) or, with
   ``base_acceleration_source: differentiate``, the filtered derivative of the odometry twist. The joint loads are
