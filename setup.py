@@ -23,7 +23,7 @@ setup(
     maintainer_email="maintainers@rne-dynamics.invalid",
     description="Recursive Newton-Euler rigid-body dynamics of URDF robots for ROS 2 and Python",
     license="BSD-3-Clause",
-    tests_require=["pytest"],
+    extras_require={"xacro": ["xacro"]},  # read xacro robots (imported only when one is given)
     entry_points={
         "console_scripts": [
             "inverse_dynamics_node = rne_dynamics.nodes.inverse_dynamics_node:main",

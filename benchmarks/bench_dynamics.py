@@ -3,15 +3,18 @@
 
     python benchmarks/bench_dynamics.py [--quick] [--robots UR5,Panda,Talos,Talos-ff,ANYmal-ff]
 
-Ratios are ours / Pinocchio's Python call (below 1: we are faster). Single-state rows time one call in CPU time of
-the calling thread (steady when other processes share the machine); the batch row compares, in wall time, our
-per-state cost on a batch of 10,000 states (on all cores) with a Python loop of ``pinocchio.rnea``. Talos is
+Ratios are ours / Pinocchio's Python call (below 1: we are faster): the median over rounds in which the two calls
+take turns, and the spread of the rounds' ratios. Single-state rows time one call in CPU time of the calling thread
+(steady when other processes share the machine); the batch rows time, in wall time, our per-state cost on a batch of
+10,000 states (on all cores). Talos is
 talos_full_v2 (44 moving bodies in both libraries; Pinocchio loads its 12 gripper mimic joints as independent joints,
 the same work); so does Panda's finger (Pinocchio's aba and its derivatives refuse mimic joints).
 
-The "call floor" row is the least a numba kernel with inverse dynamics' arguments costs from Python (allocating the
-results and calling a compiled function that returns at once): no wrapper of a numba kernel can beat it. Rows marked
-``data=`` pass a held ``robot.data()`` (no allocation); ``-ff`` robots have a floating base (free-flyer in both).
+The "call floor" row is the least a numba kernel with inverse dynamics' arguments costs from Python (a compiled
+function that returns at once): no wrapper of a numba kernel with a held ``data=`` can beat it. Rows marked ``data=``
+pass a held ``robot.data()`` (no allocation); ``-ff`` robots have a floating base (free-flyer in both). The batch
+rows compare our per-state time with a Python loop of ``rnea`` and with Pinocchio's C++ (estimated). The last rows
+time a new process's first torques on the bundled arm.
 """
 import argparse
 import os
@@ -40,37 +43,48 @@ ROBOTS = {  # label: (URDF, Pinocchio's mimic joints, floating base)
 BATCH = 10_000
 
 
-def median_times(calls, repeats, inner, clock=time.thread_time):
-    """Per call, the median over ``repeats`` rounds of the mean time of ``inner`` calls, in microseconds. The calls
-    take turns within each round, so that the machine's load falls on all of them alike."""
+def round_times(calls, repeats, inner, clock=time.thread_time):
+    """Per call, the mean time of ``inner`` calls in each of ``repeats`` rounds, in microseconds ``(calls,
+    repeats)``. The calls take turns within each round, so that the machine's load falls on all of them alike."""
     for call in calls:
         call()
-    samples = [[] for _ in calls]
-    for _ in range(repeats):
-        for call, times in zip(calls, samples):
+    samples = np.empty((len(calls), repeats))
+    for r in range(repeats):
+        for k, call in enumerate(calls):
             start = clock()
             for _ in range(inner):
                 call()
-            times.append((clock() - start) / inner)
-    return [1e6 * float(np.median(times)) for times in samples]
+            samples[k, r] = 1e6 * (clock() - start) / inner
+    return samples
 
 
-@numba.njit(nogil=True)
-def no_op(fdata, idata, q, qd, qdd, gravity, f_ext, drives, tau, wrench, base):
+def median_times(calls, repeats, inner, clock=time.thread_time):
+    """Per call, the median over the rounds of :func:`round_times`."""
+    return [float(np.median(times)) for times in round_times(calls, repeats, inner, clock)]
+
+
+def ratio_row(ours, theirs, repeats, inner, clock=time.thread_time):
+    """``(ours, theirs, ratio, spread)``: median times of the two calls, the median of the per-round ratios and their
+    spread (the 25th to 75th percentile, as a fraction of the median: a busy machine shows here)."""
+    samples = round_times([ours, theirs], repeats, inner, clock)
+    ratios = samples[0] / samples[1]
+    ratio = float(np.median(ratios))
+    spread = float(np.subtract(*np.percentile(ratios, [75, 25]))) / ratio
+    return float(np.median(samples[0])), float(np.median(samples[1])), ratio, spread
+
+
+@numba.njit(nogil=True, _nrt=False)
+def no_op(fdata, idata, block, q, qd, qdd, f_ext, gravity):
     """A compiled call that does nothing, with the arguments of ``rd.inverse_dynamics``'s kernel."""
-    return True
+    return 0
 
 
 def call_floor(case):
-    """The least any numba-compiled inverse dynamics can cost from Python: allocate the three results and call
-    :func:`no_op` with the kernel's arguments; no checks, no arithmetic."""
+    """The least any numba-compiled inverse dynamics with a held ``data=`` costs from Python: :func:`no_op` called
+    with the kernel's arguments; no checks, no arithmetic."""
     r, q, qd, qdd = case.robot, case.q, case.qd, case.qdd
-    gravity, f_ext = np.array([0.0, 0.0, -9.81]), np.zeros((0, 6))
-
-    def floor():
-        tau, wrench, base = np.empty(r.nv), np.empty((len(r.joint_names), 6)), np.empty(6)
-        no_op(r.fdata, r.idata, q, qd, qdd, gravity, f_ext, True, tau, wrench, base)
-    return floor
+    block, gravity, f_ext = np.empty(1000), np.array([0.0, 0.0, -9.81]), np.zeros((0, 6))
+    return lambda: no_op(r.fdata, r.idata, block, q, qd, qdd, f_ext, gravity)
 
 
 class Case:
@@ -127,7 +141,10 @@ def single_rows(case):
     return rows
 
 
-def batch_row(case, quick):
+def batch_rows(case, quick):
+    """Our per-state time on a batch (wall time, all cores) against a Python loop of ``pinocchio.rnea`` and against
+    Pinocchio's C++ per state, estimated as its Python call less the call of ``rnea`` on a model without joints (the
+    binding's own cost)."""
     n = 1000 if quick else BATCH
     q, qd, qdd = (x[:n] for x in case.batch)
     m, d, states = case.model, case.data, case.pbatch[:n]
@@ -135,9 +152,14 @@ def batch_row(case, quick):
     def loop():
         for pq, pv, pa in states:
             pin.rnea(m, d, pq, pv, pa)
-    ours, theirs = median_times([lambda: rd.inverse_dynamics(case.robot, q, qd, qdd), loop], 3 if quick else 5, 1,
+    ours, theirs = median_times([lambda: rd.inverse_dynamics(case.robot, q, qd, qdd), loop], 3 if quick else 7, 1,
                                 time.perf_counter)
-    return ours / n, theirs / n
+    empty = pin.Model()
+    empty_data, nothing = empty.createData(), np.zeros(0)
+    pq, pv, pa = states[0]
+    call, binding = median_times([lambda: pin.rnea(m, d, pq, pv, pa), lambda: pin.rnea(empty, empty_data, nothing,
+                                                                                      nothing, nothing)], 7, 2000)
+    return ours / n, theirs / n, call - binding
 
 
 def load_time_ms(path, repeats=5):
@@ -152,37 +174,63 @@ def _timed(call):
     return time.perf_counter() - start
 
 
-def cold_start_s(path):
-    """Seconds from a fresh interpreter to the first inverse_dynamics result (import, load, first call)."""
+def cold_start_s(path, package_root=None):
+    """Seconds from a fresh interpreter to the first inverse_dynamics result (import, load, first call), with the
+    package at ``package_root`` (default: the installed one)."""
     code = ("import time; t = time.perf_counter(); import numpy as np, rne_dynamics as rd; "
             f"r = rd.load_urdf({path!r}); z = np.zeros(r.dof); rd.inverse_dynamics(r, z, z, z); "
             "print(time.perf_counter() - t)")
-    out = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True, check=True)
+    env = dict(os.environ, PYTHONPATH=package_root) if package_root else None
+    out = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True, check=True,
+                         env=env)
     return float(out.stdout.strip())
+
+
+def uncompiled_start_s(path):
+    """:func:`cold_start_s` of a copy of the package without its compiled kernels (minutes: every kernel the first
+    call needs is compiled)."""
+    import shutil
+    import tempfile
+    with tempfile.TemporaryDirectory() as root:
+        shutil.copytree(os.path.dirname(rd.__file__), os.path.join(root, "rne_dynamics"),
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        return cold_start_s(path, root)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats and a 1,000-state batch")
     parser.add_argument("--robots", default=",".join(ROBOTS), help="comma-separated subset of " + ", ".join(ROBOTS))
-    parser.add_argument("--no-cold-start", action="store_true", help="skip the cold-start row")
+    parser.add_argument("--no-cold-start", action="store_true", help="skip the cold-start rows")
+    parser.add_argument("--uncompiled", action="store_true",
+                        help="also time a first call without compiled kernels (minutes)")
     args = parser.parse_args(argv)
-    repeats, inner = (5, 200) if args.quick else (15, 1000)
+    repeats, inner = (7, 200) if args.quick else (21, 1000)
     print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
-          f"{platform.python_version()}, numpy {np.__version__}, pinocchio {pin.__version__}, "
-          f"rne_dynamics {rd.__version__}")
-    print(f"{'robot':<7}{'call':<30}{'ours [us]':>11}{'pinocchio [us]':>16}{'ratio':>8}   pinocchio call")
+          f"{platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}, pinocchio "
+          f"{pin.__version__}, rne_dynamics {rd.__version__}; medians of {repeats} rounds; spread: 25th to 75th "
+          "percentile of the rounds' ratios")
+    print(f"{'robot':<10}{'call':<34}{'ours [us]':>10}{'pin [us]':>10}{'ratio':>7}{'spread':>8}   pinocchio call")
     for label in args.robots.split(","):
         case = Case(label, *ROBOTS[label])
         for name, ours, pin_name, theirs in single_rows(case):
-            t_ours, t_pin = median_times([ours, theirs], repeats, inner)
-            print(f"{label:<7}{name:<30}{t_ours:>11.2f}{t_pin:>16.2f}{t_ours / t_pin:>8.2f}   {pin_name}")
-        t_ours, t_pin = batch_row(case, args.quick)
-        print(f"{label:<7}{'inverse_dynamics batch/state':<30}{t_ours:>11.2f}{t_pin:>16.2f}{t_ours / t_pin:>8.2f}"
-              "   python loop of rnea")
+            t_ours, t_pin, ratio, spread = ratio_row(ours, theirs, repeats, inner)
+            print(f"{label:<10}{name:<34}{t_ours:>10.2f}{t_pin:>10.2f}{ratio:>7.2f}{100 * spread:>7.0f}%   "
+                  f"{pin_name}")
+        t_ours, t_loop, t_cpp = batch_rows(case, args.quick)
+        print(f"{label:<10}{'inverse_dynamics batch, per state':<34}{t_ours:>10.2f}{t_loop:>10.2f}"
+              f"{t_ours / t_loop:>7.2f}{'':>8}   python loop of rnea")
+        print(f"{label:<10}{'inverse_dynamics batch, per state':<34}{t_ours:>10.2f}{t_cpp:>10.2f}"
+              f"{t_ours / t_cpp:>7.2f}{'':>8}   rnea in C++ (call less binding)")
+    arm = rd.bundled_robot_path()
     talos = oracle.robot_path(ROBOTS["Talos"][0])
-    cold = "" if args.no_cold_start else f"; cold start to first torques: {cold_start_s(talos):.2f} s"
-    print(f"load_urdf Talos: {load_time_ms(talos):.1f} ms (after the first import){cold}")
+    print(f"load_urdf Talos: {load_time_ms(talos):.1f} ms (after the first import)")
+    if not args.no_cold_start:
+        starts = [cold_start_s(arm) for _ in range(3)]
+        print(f"first torques in a new process, kernels compiled (rne-dynamics compile): {min(starts):.2f} s "
+              f"(best of 3; {max(starts):.2f} s worst)")
+    if args.uncompiled:
+        print(f"first torques in a new process, nothing compiled: {uncompiled_start_s(arm):.1f} s")
     return 0
 
 

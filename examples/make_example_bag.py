@@ -19,9 +19,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 EPOCH_NS = 1_767_225_600 * 1_000_000_000   # 2026-01-01 00:00:00 UTC: recorded stamps are wall-clock times
 
 
-def write_joint_states_bag(path, time, names, positions, velocities=None, *, topic="/joint_states",
+def write_joint_states_bag(path, time, names, positions, velocities=None, *, efforts=None, topic="/joint_states",
                            storage=StoragePlugin.MCAP):
-    """A rosbag2 at ``path`` with one JointState per sample: ``time`` (N,) s, ``positions`` (N, joints)."""
+    """A rosbag2 at ``path`` with one JointState per sample: ``time`` (N,) s, ``positions`` (N, joints); optional
+    ``velocities`` and ``efforts`` alike."""
     typestore = get_typestore(Stores.ROS2_KILTED)
     JointState, Header, Time = (typestore.types[name] for name in (
         "sensor_msgs/msg/JointState", "std_msgs/msg/Header", "builtin_interfaces/msg/Time"))
@@ -34,7 +35,7 @@ def write_joint_states_bag(path, time, names, positions, velocities=None, *, top
                                            frame_id=""),
                              name=list(names), position=np.ascontiguousarray(positions[k], float),
                              velocity=empty if velocities is None else np.ascontiguousarray(velocities[k], float),
-                             effort=empty)
+                             effort=empty if efforts is None else np.ascontiguousarray(efforts[k], float))
             writer.write(connection, stamp, typestore.serialize_cdr(msg, JointState.__msgtype__))
 
 

@@ -2,22 +2,26 @@
 
 Conventions (SI units, ``[f; tau]`` wrenches, frames and signs) are in README; every public name below has a
 docstring with its equations, shapes and units. Layers: ``model`` (spatial algebra, joints, the Robot and its Data,
-readers), ``algorithms`` (one module each), ``tools`` (command line), ``nodes`` (ROS 2).
+readers), ``algorithms`` (one module each), ``planning`` (trajectory optimisation and retiming on the public
+calls), ``tools`` (command line), ``nodes`` (ROS 2).
 """
 from .algorithms.aba import ForwardDynamicsResult, forward_dynamics
 from .algorithms.configuration import difference, integrate, neutral, normalize, random_configuration
 from .algorithms.coriolis import coriolis_matrix
 from .algorithms.crba import mass_matrix
 from .algorithms.derivatives import forward_dynamics_derivatives, inverse_dynamics_derivatives, joint_wrench_derivatives
-from .algorithms.gravity import bias_torques, gravity_torques
+from .algorithms.gravity import gravity_torques
 from .algorithms.hybrid import HybridDynamicsResult, hybrid_dynamics
+from .algorithms.identification import (FourierTrajectory, FrictionEstimate, Identification, PayloadEstimate,
+                                         exciting_trajectory, identify, payload_regressor)
+from .algorithms.observer import MomentumObserver
 from .algorithms.kinematics import (CenterOfMass, center_of_mass, centroidal_momentum, centroidal_momentum_matrix,
                                     forward_kinematics, frame_acceleration, frame_jacobian, frame_placement,
                                     frame_velocity)
 from .algorithms.moving_base import (FreeFloatingResult, MountedInverseDynamicsResult, free_floating_inverse_dynamics,
                                      mounted_inverse_dynamics)
 from .algorithms.regressor import BaseParameters, base_parameters, inertial_parameters, joint_torque_regressor
-from .algorithms.rnea import InverseDynamicsResult, inverse_dynamics
+from .algorithms.rnea import InverseDynamicsResult, bias_torques, inverse_dynamics
 from .algorithms.simulate import Trajectory, simulate, step
 from .algorithms.torque_rate import torque_rate
 from .errors import DHError, ModelError, ModelWarning, SingularMassMatrixError, StateError, URDFError
@@ -25,25 +29,31 @@ from .model.body import JointInfo
 from .model.data import Data
 from .model.dh import load_dh
 from .model.robot import Robot
-from .model.urdf import load_urdf
+from .model.urdf import expand_xacro, load_urdf
 from .robots import bundled_robot_path
+from .planning import PlannedTrajectory, PlanningError, RetimedPath, TrajectoryProblem, plan, retime
 
 __all__ = [
     # the model
-    "Robot", "Data", "JointInfo", "load_urdf", "load_dh", "bundled_robot_path",
+    "Robot", "Data", "JointInfo", "load_urdf", "expand_xacro", "load_dh", "bundled_robot_path",
     # errors
     "DHError", "ModelError", "ModelWarning", "SingularMassMatrixError", "StateError", "URDFError",
     # dynamics
     "InverseDynamicsResult", "inverse_dynamics", "gravity_torques", "bias_torques", "mass_matrix", "coriolis_matrix",
     "ForwardDynamicsResult", "forward_dynamics", "inverse_dynamics_derivatives", "joint_wrench_derivatives",
     "forward_dynamics_derivatives", "torque_rate", "joint_torque_regressor", "inertial_parameters",
-    "BaseParameters", "base_parameters", "Trajectory", "simulate", "step",
+    "BaseParameters", "base_parameters", "Trajectory", "simulate", "step", "MomentumObserver",
     # moving bases: hybrid dynamics and the models built on it
     "HybridDynamicsResult", "hybrid_dynamics", "FreeFloatingResult", "free_floating_inverse_dynamics",
     "MountedInverseDynamicsResult", "mounted_inverse_dynamics",
+    # identification
+    "identify", "Identification", "PayloadEstimate", "FrictionEstimate", "payload_regressor", "exciting_trajectory",
+    "FourierTrajectory",
     # kinematics and the configuration space
     "forward_kinematics", "frame_placement", "frame_jacobian", "frame_velocity", "frame_acceleration",
     "CenterOfMass", "center_of_mass", "centroidal_momentum", "centroidal_momentum_matrix",
     "neutral", "integrate", "difference", "random_configuration", "normalize",
+    # motion planning
+    "plan", "TrajectoryProblem", "PlannedTrajectory", "PlanningError", "retime", "RetimedPath",
 ]
 __version__ = "0.1.0"

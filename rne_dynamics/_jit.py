@@ -5,11 +5,18 @@ stamps a cached kernel with its own file only, so a kernel would keep stale mach
 another file; ours are cached in a directory named by a hash of every kernel module of the package instead.
 """
 import hashlib
+import inspect
 import os
+
+from collections import namedtuple
 
 try:
     import numba
     from numba.core import caching
+    from numba.core import cgutils
+    from numba.core.imputils import impl_ret_borrowed
+    from numba.extending import intrinsic, overload
+    from numba.np.arrayobj import make_array, populate_array
 except ImportError:  # the same code, uncompiled: slow but exact
     numba = None
 
@@ -101,7 +108,124 @@ def chunk_count(n):
     return (n + CHUNK - 1) // CHUNK
 
 
-@kernel
-def chunk_rows(chunk, n):
-    """The states of chunk ``chunk``."""
-    return range(chunk * CHUNK, min(n, (chunk + 1) * CHUNK))
+#: Where :func:`carve` puts an array when it only measures a layout: its offset in the block and its shape.
+Slot = namedtuple("Slot", "offset shape")
+
+
+def carve(block, offset, shape):
+    """The array of ``shape`` at ``offset`` in the flat ``block``, and the offset after it: memory layouts are
+    declared as a sequence of these, so no offset is written by hand. With ``block`` None (in Python, to measure a
+    layout) the array is its :class:`Slot`."""
+    end = offset + _product(shape)
+    if block is None:
+        return Slot(offset, shape), end
+    return block[offset:end].reshape(shape), end
+
+
+def _product(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def layout(function):
+    """Mark a memory layout: a function of ``(block, ...)`` that carves named arrays from ``block`` with
+    :func:`carve` and returns them with the offsets it reached; Python calls it with ``block`` None to measure it
+    (its arrays are then :class:`Slot`). Compiled without reference counting (as numba inlines it, a layout of
+    forty arrays costs minutes of compilation), it may only be called from an :func:`arithmetic_kernel`."""
+    if numba is not None:
+        def typing(*arguments):
+            return function
+        typing.__signature__ = inspect.signature(function)
+        overload(function, jit_options={"_nrt": False})(typing)
+    return function
+
+
+def rows(arrays, n):
+    """State ``n`` of a batch's arguments: row ``n`` of each array of two or more dimensions; vectors (gravity) are
+    shared by every state."""
+    return tuple(a[n] if a.ndim >= 2 else a for a in arrays)
+
+
+def apply(function, head, arguments):
+    """``function(*head, *arguments)``; numba cannot call a compiled function with ``*`` arguments."""
+    return function(*head, *arguments)
+
+
+def all_of(test, arguments):
+    """``test(a)`` holds for every array ``a`` of the tuple ``arguments`` (which may mix shapes and numbers)."""
+    return all(test(a) for a in arguments if hasattr(a, "shape"))
+
+
+def status_of(returned):
+    """A step's return value as a status: 0 (success) for a step that returns nothing."""
+    return 0 if returned is None else returned
+
+
+def last_sizes(arguments):
+    """The last dimension of each array of the tuple ``arguments`` (numbers skipped), as a tuple of integers."""
+    return tuple(a.shape[-1] for a in arguments if hasattr(a, "shape"))
+
+
+def _generated(arguments, body, namespace=None):
+    """A function ``impl(arguments)`` whose ``return`` expression is ``body`` (source text, with the globals
+    ``namespace``), compiled by numba in the caller: how one definition serves tuples of any length and element
+    types."""
+    namespace = dict(namespace or {})
+    exec(f"def impl({arguments}):\n    return {body}\n", namespace)
+    return namespace["impl"]
+
+
+if numba is not None:
+    @intrinsic
+    def _array_at(typingctx, block, offset, shape):
+        """The C-contiguous array of ``shape`` whose first element is ``block[offset]``, sharing ``block``'s memory:
+        numba's ``reshape`` checks and computes what a layout already knows, at the cost of a small robot's
+        arithmetic."""
+        array = numba.types.Array(numba.types.float64, len(shape), "C")
+
+        def codegen(context, builder, signature, arguments):
+            source = make_array(signature.args[0])(context, builder, arguments[0])
+            view = make_array(array)(context, builder)
+            sizes = cgutils.unpack_tuple(builder, arguments[2], len(shape))
+            strides = [context.get_constant(numba.types.intp, 8)]
+            for size in reversed(sizes[1:]):
+                strides.insert(0, builder.mul(strides[0], size))
+            populate_array(view, data=builder.gep(source.data, [arguments[1]]), shape=sizes, strides=strides,
+                           itemsize=context.get_constant(numba.types.intp, 8), meminfo=source.meminfo,
+                           parent=source.parent)
+            return impl_ret_borrowed(context, builder, array, view._getvalue())
+        return array(block, offset, shape), codegen
+
+    @overload(carve, inline="always")
+    def _carve(block, offset, shape):
+        size = " * ".join(f"shape[{k}]" for k in range(len(shape)))
+        return _generated("block, offset, shape", f"_array_at(block, offset, shape), offset + {size}",
+                          {"_array_at": _array_at})
+
+    @overload(rows, inline="always")
+    def _rows(arrays, n):
+        return _generated("arrays, n", "(" + "".join(f"arrays[{k}][n], " if a.ndim >= 2 else f"arrays[{k}], "
+                                                     for k, a in enumerate(arrays)) + ")")
+
+    @overload(apply, inline="always")
+    def _apply(function, head, arguments):
+        return _generated("function, head, arguments", "function(" + "".join(
+            [f"head[{k}], " for k in range(len(head))] + [f"arguments[{k}], " for k in range(len(arguments))]) + ")")
+
+    def _arrays(arguments):
+        return [k for k, a in enumerate(arguments) if isinstance(a, numba.types.Array)]
+
+    @overload(all_of, inline="always")
+    def _all_of(test, arguments):
+        return _generated("test, arguments", " and ".join(f"test(arguments[{k}])" for k in _arrays(arguments))
+                          or "True")
+
+    @overload(status_of, inline="always")
+    def _status_of(returned):
+        return _generated("returned", "0" if returned is numba.types.none else "returned")
+
+    @overload(last_sizes, inline="always")
+    def _last_sizes(arguments):
+        return _generated("arguments", "(" + "".join(f"arguments[{k}].shape[-1], " for k in _arrays(arguments)) + ")")

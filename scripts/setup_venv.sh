@@ -1,8 +1,16 @@
 #!/usr/bin/env bash
-# Create .venv (once) and install rne_dynamics with everything its tests need. Safe to run again.
+# Create .venv (once), install rne_dynamics, and compile its kernels (once per version of the sources, a few
+# minutes; later processes load them from the cache in milliseconds). Safe to run again.
+#   bash scripts/setup_venv.sh            run time and tests (Pinocchio, example-robot-data, pytest, ...)
+#   bash scripts/setup_venv.sh --runtime  run time only (the library, the command line and the ROS 2 nodes)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+requirements=requirements-test.txt
+if [[ "${1:-}" == "--runtime" ]]; then
+    requirements=requirements.txt
+fi
 python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -r requirements-test.txt
+.venv/bin/python -m pip install --quiet -r "$requirements"
 .venv/bin/python -m pip install --quiet --no-deps -e .
+.venv/bin/rne-dynamics compile

@@ -160,8 +160,8 @@ def test_planar_and_floating_joints_load():
     planar = rd.load_urdf(arm(joint2=joint("shoulder_lift", "shoulder", "upper", kind="planar")))
     assert (planar.nq, planar.nv, planar.joint_names) == (4, 4, ("shoulder_pan", "shoulder_lift"))
     assert planar.q_names[1:] == ("shoulder_lift.x", "shoulder_lift.y", "shoulder_lift.theta")
-    free = rd.load_urdf(robot(link("world"), link("base"), link("upper"), joint("free", "world", "base", kind="floating"),
-                              joint("lift", "base", "upper")))
+    free = rd.load_urdf(robot(link("world"), link("base"), link("upper"),
+                              joint("free", "world", "base", kind="floating"), joint("lift", "base", "upper")))
     assert (free.nq, free.nv, free.joint_names, free.base_joint) == (8, 7, ("lift",), "free")
 
 

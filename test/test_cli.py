@@ -20,7 +20,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(REPO, "examples")
 MOTION_CSV = os.path.join(EXAMPLES, "arm6_motion.csv")
 MOTION_BAG = os.path.join(EXAMPLES, "arm6_motion_bag")
-QUANTITIES = ("position", "velocity", "acceleration", "torque", "gravity_torque", "force_norm", "moment_norm")
+QUANTITIES = ("position", "velocity", "acceleration", "torque", "gravity_torque", "force_norm", "moment_norm",
+              "force_x", "force_y", "force_z", "moment_x", "moment_y", "moment_z")
 
 
 def load_example_module(name):
@@ -112,7 +113,8 @@ def test_loads_csv_columns_and_values_equal_the_library(csv_run, robot):
     for quantity, values in (("torque", expected.torques),
                              ("gravity_torque", rd.inverse_dynamics(robot, q, rest, rest).torques),
                              ("force_norm", np.linalg.norm(expected.joint_wrenches[..., :3], axis=-1)),
-                             ("moment_norm", np.linalg.norm(expected.joint_wrenches[..., 3:], axis=-1))):
+                             ("moment_norm", np.linalg.norm(expected.joint_wrenches[..., 3:], axis=-1)),
+                             *((name, expected.joint_wrenches[..., k]) for k, name in enumerate(QUANTITIES[7:]))):
         np.testing.assert_allclose(joint_columns(table, robot, quantity), values, rtol=1e-8, atol=1e-8,
                                    err_msg=quantity)
 

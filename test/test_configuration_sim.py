@@ -246,8 +246,8 @@ def test_integrate_along_one_twist_adds_times(q, v, s, t):
 def test_bad_input_is_a_clear_state_error():
     robot = ROBOT
     q, v = rd.neutral(robot), np.zeros(robot.nv)
-    with pytest.raises(rd.StateError, match=rf"q has shape \({robot.nv},\); robot 'all_joints' needs "
-                                            rf"\({robot.nq},\) or \(N, {robot.nq}\).*q is a configuration of {robot.nq}"):
+    with pytest.raises(rd.StateError, match=rf"q has shape \({robot.nv},\); robot 'all_joints' needs \({robot.nq},\) "
+                                            rf"or \(N, {robot.nq}\).*q is a configuration of {robot.nq}"):
         rd.integrate(robot, np.zeros(robot.nv), v)
     with pytest.raises(rd.StateError, match=rf"v has shape \({robot.nq},\).*needs \({robot.nv},\)"):
         rd.integrate(robot, q, np.zeros(robot.nq))

@@ -24,8 +24,9 @@ def chain_urdf(n):
     inertial = ('<inertial><origin xyz="0.05 0.01 0.1"/><mass value="1"/>'
                 '<inertia ixx="0.02" ixy="0" ixz="0" iyy="0.03" iyz="0" izz="0.04"/></inertial>')
     links = "".join(f'<link name="l{k}">{inertial}</link>' for k in range(n + 1))
+    axes = ("1 0 0", "0 1 0", "0 0 1")
     joints = "".join(f'<joint name="j{k}" type="revolute"><parent link="l{k}"/><child link="l{k + 1}"/>'
-                     f'<origin xyz="0 0 0.1"/><axis xyz="{"1 0 0" if k % 3 == 0 else "0 1 0" if k % 3 == 1 else "0 0 1"}"/>'
+                     f'<origin xyz="0 0 0.1"/><axis xyz="{axes[k % 3]}"/>'
                      f'<limit lower="-3" upper="3" effort="10" velocity="2"/></joint>' for k in range(n))
     return f'<robot name="chain">{links}{joints}</robot>'
 
@@ -140,3 +141,31 @@ def test_batches_with_data():
     np.testing.assert_array_equal(rd.bias_torques(robot, q, v, data=data), rd.bias_torques(robot, q, v))
     np.testing.assert_array_equal(rd.bias_torques(robot, q[:2], v[:2], data=data), rd.bias_torques(robot, q[:2], v[:2]))
     np.testing.assert_array_equal(rd.bias_torques(robot, q[0], v[0], data=data), rd.bias_torques(robot, q[0], v[0]))
+
+
+def test_held_calls_take_any_array_like_and_explain_bad_input():
+    """The held call's one compiled signature takes float64 arrays; lists, float32, read-only and strided arrays go
+    through the checked call with the same numbers, and bad input is explained as without ``data=``."""
+    robot = robots()["arm6 floating"]
+    rng = np.random.default_rng(4)
+    q = rd.random_configuration(robot, rng)
+    v, a = rng.uniform(-1, 1, (2, robot.nv))
+    data = robot.data()
+    expected = rd.inverse_dynamics(robot, q, v, a).torques.copy()
+    rd.inverse_dynamics(robot, q, v, a, data=data)
+    read_only = v.copy()
+    read_only.setflags(write=False)
+    strided = np.repeat(a, 2)[::2]
+    for args in [(list(q), list(v), list(a)), (q.astype(np.float32).astype(float), v, a), (q, read_only, strided)]:
+        np.testing.assert_allclose(rd.inverse_dynamics(robot, *args, data=data).torques,
+                                   rd.inverse_dynamics(robot, *args).torques, rtol=0, atol=0)
+    np.testing.assert_array_equal(rd.inverse_dynamics(robot, q, v, a, data=data).torques, expected)
+    with pytest.raises(rd.StateError, match="qd is not finite at joint"):
+        rd.inverse_dynamics(robot, q, np.full(robot.nv, np.nan), a, data=data)
+    with pytest.raises(rd.StateError, match="qdd has shape"):
+        rd.inverse_dynamics(robot, q, v, a[:-1], data=data)
+    bad = q.copy()
+    bad[3:7] *= 2.0
+    with pytest.raises(rd.StateError, match="unit quaternion"):
+        rd.inverse_dynamics(robot, bad, v, a, data=data)
+    np.testing.assert_array_equal(rd.inverse_dynamics(robot, q, v, a, data=data).torques, expected)

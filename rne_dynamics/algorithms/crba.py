@@ -13,13 +13,9 @@ symmetric ``M_columns``). The rotor inertia of each drive (armature) adds to the
 """
 from collections import namedtuple
 
-import numpy as np
-
-from .._jit import arithmetic_kernel, batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
-from ..model.data import results, workspace
-from .inputs import all_finite, not_finite, states
+from .._jit import arithmetic_kernel, carve, helper, layout
 from ..model.joints import X_up
-from ..model.robot import model_view_inline
+from .driver import Algorithm
 from ..model.spatial import (inertia_times, motion_to_parent, pose_compose, rigid_inertia_add, rigid_inertia_to_parent,
                              set_identity)
 
@@ -27,24 +23,32 @@ from ..model.spatial import (inertia_times, motion_to_parent, pose_compose, rigi
 CrbaWorkspace = namedtuple("CrbaWorkspace", "R p oR op oS mass_c h_c I_c F")
 
 
-@helper
-def crba_views(block, nb):
-    """The arrays of the CRBA as views of one ``(nb + 2 + ncol, 6, 6)`` block (one allocation): per body and a base
-    row, the root-frame pose ``(oR, op)`` (rows 0-2 and 3 of columns 0:3; the root's, identity, in the base row), the
-    composite inertia ``I_c``, ``h_c`` (rows 0-2 and 3 of columns 3:6) and ``mass_c`` (row 5, column 0); the column
-    force ``F`` in the base's row 4; one body's pose in its parent ``(R, p)`` in row ``nb + 1``; per motion column
-    after it, the root-frame ``S`` (row 0)."""
-    w = CrbaWorkspace(block[nb + 1, 0:3, 0:3], block[nb + 1, 3, 0:3], block[:nb + 1, 0:3, 0:3],
-                      block[:nb + 1, 3, 0:3], block[nb + 2:, 0], block[:nb + 1, 5, 0], block[:nb + 1, 3, 3:6],
-                      block[:nb + 1, 0:3, 3:6], block[nb, 4])
-    set_identity(w.oR[nb], w.op[nb])
-    return w
+@layout
+def crba_workspace(block, o, m):
+    """The CRBA's arrays from offset ``o``: one body's pose in its parent ``(R, p)``; per body and a base row, the
+    root-frame pose ``(oR, op)`` (the root's, identity, in the base row) and composite inertia ``mass_c``, ``h_c``,
+    ``I_c``; per motion column its root-frame ``S``; the column force ``F``."""
+    R, o = carve(block, o, (3, 3))
+    p, o = carve(block, o, (3,))
+    oR, o = carve(block, o, (m.nb + 1, 3, 3))
+    op, o = carve(block, o, (m.nb + 1, 3))
+    oS, o = carve(block, o, (m.ncol, 6))
+    mass_c, o = carve(block, o, (m.nb + 1,))
+    h_c, o = carve(block, o, (m.nb + 1, 3))
+    I_c, o = carve(block, o, (m.nb + 1, 3, 3))
+    F, o = carve(block, o, (6,))
+    return CrbaWorkspace(R, p, oR, op, oS, mass_c, h_c, I_c, F), o
 
 
-@helper
-def crba_shape(nb, ncol):
-    """The shape of a CRBA workspace (:func:`crba_views`)."""
-    return (nb + 2 + ncol, 6, 6)
+MassMatrixMemory = namedtuple("MassMatrixMemory", "M crba")
+
+
+@layout
+def mass_matrix_memory(block, m):
+    """``M``, then the CRBA's workspace."""
+    M, results = carve(block, 0, (m.nv, m.nv))
+    crba, end = crba_workspace(block, results, m)
+    return MassMatrixMemory(M, crba), results, end
 
 
 @helper
@@ -69,6 +73,7 @@ def composite_rigid_body(m, w, q, M):
     ``M = J^T M_columns J``), both ways round unless ``t`` is ``s``.
     """
     mass_c, h_c, I_c, oS, F = w.mass_c, w.h_c, w.I_c, w.oS, w.F
+    set_identity(w.oR[-1], w.op[-1])
     for i in range(m.nb):
         root_frame_body(m, w, i, q)
     mass_c[-1] = 0.0  # the base row gathers the whole robot, unused
@@ -100,35 +105,12 @@ def composite_rigid_body(m, w, q, M):
         M[m.col_v[c], m.col_v[c]] += m.armature[c]
 
 
-@arithmetic_kernel
-def crba_state(fdata, idata, block, q, M):
-    """:func:`composite_rigid_body` for one state in the workspace ``block``."""
-    composite_rigid_body(model_view_inline(fdata, idata), crba_views(block, idata[0]), q, M)
+@helper
+def mass_matrix_step(m, w, q):
+    composite_rigid_body(m, w.crba, q, w.M)
 
 
-@kernel
-def crba(fdata, idata, block, q, M):
-    """:func:`crba_state`; False if ``q`` or an entry of ``M`` is not finite."""
-    if block.size == 0:  # no held Data: a workspace of its own
-        block = np.empty(crba_shape(idata[0], idata[4]))
-    crba_state(fdata, idata, block, q, M)
-    return all_finite(q) and all_finite(M)
-
-
-@arithmetic_kernel
-def crba_rows(fdata, idata, block, rows, q, M):
-    """:func:`crba_state` for the states ``rows`` of a batch, in one workspace ``block``."""
-    for n in rows:
-        crba_state(fdata, idata, block, q[n], M[n])
-
-
-@batch_kernel
-def crba_batch(fdata, idata, q, M):
-    """:func:`composite_rigid_body` for each row of a batch, chunks in parallel, one workspace per chunk; returns
-    what :func:`crba` returns, for the whole batch."""
-    for chunk in batch_range(chunk_count(q.shape[0])):
-        crba_rows(fdata, idata, np.empty(crba_shape(idata[0], idata[4])), chunk_rows(chunk, q.shape[0]), q, M)
-    return all_finite(q) and all_finite(M)
+MASS_MATRIX = Algorithm(mass_matrix_step, mass_matrix_memory, ("q",), "the mass matrix entries")
 
 
 def mass_matrix(robot, q, *, data=None):
@@ -136,12 +118,4 @@ def mass_matrix(robot, q, *, data=None):
     robot, with each drive's rotor inertia (armature) on the diagonal. One state ``q`` ``(nq,)`` or a batch
     ``(N, nq)``; ``data``: a ``robot.data()`` to compute in.
     """
-    (q,) = states(robot, finite=False, q=q)
-    (M,) = results(robot, data, "mass_matrix", q, (robot.nv, robot.nv))
-    if q.ndim == 2:
-        finite = crba_batch(robot.fdata, robot.idata, q, M)
-    else:
-        finite = crba(robot.fdata, robot.idata, workspace(robot, data, "crba", crba_shape, robot.nb, robot.ncol), q, M)
-    if not finite:
-        raise not_finite(robot, "the mass matrix entries", q=q)
-    return M
+    return MASS_MATRIX(robot, data, (q,))

@@ -48,12 +48,10 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._jit import arithmetic_kernel, batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
-from .aba import forward_dynamics
-from ..model.data import results, workspace
-from .inputs import all_finite, body_wrenches, gravity_vector, not_finite, states
+from .._jit import arithmetic_kernel, carve, helper, layout
+from .aba import forward, forward_workspace
+from .driver import OK, Algorithm
 from ..model.joints import X_up
-from ..model.robot import model_view_inline
 from ..model.spatial import (add_scaled, base_acceleration, cross, cross_force_add, cross_motion_add, dot6,
                              force_to_child, force_to_parent_add, inertia_times, motion_to_parent, pose_compose,
                              rigid_inertia_to_parent, set_at_rest, set_identity, rigid_inertia_add)
@@ -116,56 +114,38 @@ DerivativesWorkspace = namedtuple("DerivativesWorkspace", "R p R0 p0 v a F mass_
                                                           "BtJ dF_dq dF_dqd Iv work")
 
 
-@helper
-def vectors(block, start, n, size):
-    """``block[start : start + n size]`` as ``n`` contiguous rows of ``size``."""
-    return block[start:start + n * size].reshape((n, size))
-
-
-@helper
-def matrices(block, start, n):
-    """``block[start : start + 9 n]`` as ``n`` contiguous 3x3 matrices."""
-    return block[start:start + 9 * n].reshape((n, 3, 3))
-
-
-@helper
-def derivatives_views(block, nb, ncol):
-    """The arrays of :func:`newton_euler_derivatives` as contiguous views of one flat block (one allocation, world
-    frame). Per body and a base row last (``n = nb + 1``): the pose ``R0, p0``, ``v``, ``a``, ``F``, the composites
-    ``mass_c, h_c, I_c, P_c, Bw_c`` and the body's joint-wrench row (``-1``: none). Per motion column: ``J``,
-    ``V``, ``A``, ``Aqd``, ``Ic J``, ``(B^T J)[3:]``, ``dF/dtheta`` and ``dF/dqd``. Scratch: one body's ``X_up``
-    ``(R, p)``, its ``I v`` and three 6-vectors. Only the base rows of the pose and the motion are read before they
-    are written: the base is the world, at rest.
-    """
-    n = nb + 1
-    R0, I_c, Bw_c = matrices(block, 0, n), matrices(block, 9 * n, n), matrices(block, 18 * n, n)
-    o = 27 * n
-    p0, h_c, P_c = vectors(block, o, n, 3), vectors(block, o + 3 * n, n, 3), vectors(block, o + 6 * n, n, 3)
-    o += 9 * n
-    v, a, F = vectors(block, o, n, 6), vectors(block, o + 6 * n, n, 6), vectors(block, o + 12 * n, n, 6)
-    o += 18 * n
-    mass_c, row = block[o:o + n], block[o + n:o + 2 * n]
-    o += 2 * n
-    J, V, A, Aqd = (vectors(block, o, ncol, 6), vectors(block, o + 6 * ncol, ncol, 6),
-                    vectors(block, o + 12 * ncol, ncol, 6), vectors(block, o + 18 * ncol, ncol, 6))
-    o += 24 * ncol
-    IcJ, dF_dq, dF_dqd = (vectors(block, o, ncol, 6), vectors(block, o + 6 * ncol, ncol, 6),
-                          vectors(block, o + 12 * ncol, ncol, 6))
-    o += 18 * ncol
-    BtJ = vectors(block, o, ncol, 3)
-    o += 3 * ncol
-    w = DerivativesWorkspace(matrices(block, o, 1)[0], block[o + 9:o + 12], R0, p0, v, a, F, mass_c, h_c, I_c, P_c,
-                             Bw_c, row, J, V, A, Aqd, IcJ, BtJ, dF_dq, dF_dqd, block[o + 12:o + 18],
-                             vectors(block, o + 18, 3, 6))
-    set_identity(R0[nb], p0[nb])
-    set_at_rest(v[nb], a[nb])
-    return w
-
-
-@helper
-def derivatives_size(nb, ncol):
-    """The number of floats of a derivatives workspace (:func:`derivatives_views`)."""
-    return 56 * (nb + 1) + 45 * ncol + 36
+@layout
+def derivatives_workspace(block, o, m):
+    """The arrays of :func:`newton_euler_derivatives` from offset ``o`` (world frame). Per body and a base row last:
+    the pose ``R0, p0``, ``v``, ``a``, ``F``, the composites ``mass_c, h_c, I_c, P_c, Bw_c`` and the body's
+    joint-wrench row (``-1``: none). Per motion column: ``J``, ``V``, ``A``, ``Aqd``, ``Ic J``, ``(B^T J)[3:]``,
+    ``dF/dtheta`` and ``dF/dqd``. Scratch: one body's ``X_up`` ``(R, p)``, its ``I v`` and three 6-vectors."""
+    n, ncol = m.nb + 1, m.ncol
+    R, o = carve(block, o, (3, 3))
+    p, o = carve(block, o, (3,))
+    R0, o = carve(block, o, (n, 3, 3))
+    p0, o = carve(block, o, (n, 3))
+    v, o = carve(block, o, (n, 6))
+    a, o = carve(block, o, (n, 6))
+    F, o = carve(block, o, (n, 6))
+    mass_c, o = carve(block, o, (n,))
+    h_c, o = carve(block, o, (n, 3))
+    I_c, o = carve(block, o, (n, 3, 3))
+    P_c, o = carve(block, o, (n, 3))
+    Bw_c, o = carve(block, o, (n, 3, 3))
+    row, o = carve(block, o, (n,))
+    J, o = carve(block, o, (ncol, 6))
+    V, o = carve(block, o, (ncol, 6))
+    A, o = carve(block, o, (ncol, 6))
+    Aqd, o = carve(block, o, (ncol, 6))
+    IcJ, o = carve(block, o, (ncol, 6))
+    BtJ, o = carve(block, o, (ncol, 3))
+    dF_dq, o = carve(block, o, (ncol, 6))
+    dF_dqd, o = carve(block, o, (ncol, 6))
+    Iv, o = carve(block, o, (6,))
+    work, o = carve(block, o, (3, 6))
+    return DerivativesWorkspace(R, p, R0, p0, v, a, F, mass_c, h_c, I_c, P_c, Bw_c, row, J, V, A, Aqd, IcJ, BtJ,
+                                dF_dq, dF_dqd, Iv, work), o
 
 
 @arithmetic_kernel
@@ -179,6 +159,8 @@ def newton_euler_derivatives(m, w, q, qd, qdd, gravity, f_ext, dtau_dq, dtau_dqd
     J, V, A, Aqd, IcJ, BtJ, dF_dq, dF_dqd = w.J, w.V, w.A, w.Aqd, w.IcJ, w.BtJ, w.dF_dq, w.dF_dqd
     mass_c, h_c, I_c, P_c, Bw_c, Iv = w.mass_c, w.h_c, w.I_c, w.P_c, w.Bw_c, w.Iv
     f_ext_world = w.work[0]  # scratch
+    set_identity(R0[-1], p0[-1])  # the base is the world, at rest
+    set_at_rest(v[-1], a[-1])
     base_acceleration(gravity, a[-1])
     for i in range(nb):
         λ = m.parent[i]
@@ -311,70 +293,45 @@ def joint_wrench_terms(m, w, dw_dq, dw_dqd, dw_dqdd):
             r = m.parent[r]
 
 
-@arithmetic_kernel
-def derivatives_state(fdata, idata, block, q, qd, qdd, gravity, f_ext, dtau_dq, dtau_dqd, dtau_dqdd, dw_dq, dw_dqd,
-                      dw_dqdd):
-    """:func:`newton_euler_derivatives` for one state in the workspace ``block``."""
-    newton_euler_derivatives(model_view_inline(fdata, idata), derivatives_views(block, idata[0], idata[4]), q, qd,
-                             qdd, gravity, f_ext, dtau_dq, dtau_dqd, dtau_dqdd, dw_dq, dw_dqd, dw_dqdd)
+DerivativesMemory = namedtuple("DerivativesMemory", "dtau_dq dtau_dqd dtau_dqdd dw_dq dw_dqd dw_dqdd derivatives")
 
 
-@kernel
-def rnea_derivatives(fdata, idata, block, q, qd, qdd, gravity, f_ext, dtau_dq, dtau_dqd, dtau_dqdd, dw_dq, dw_dqd,
-                     dw_dqdd):
-    """:func:`derivatives_state`; False if an input or a derivative is not finite."""
-    if block.size == 0:  # no held Data: a workspace of its own
-        block = np.empty(derivatives_size(idata[0], idata[4]))
-    derivatives_state(fdata, idata, block, q, qd, qdd, gravity, f_ext, dtau_dq, dtau_dqd, dtau_dqdd, dw_dq, dw_dqd,
-                      dw_dqdd)
-    return all_finite(q) and all_finite(qd) and all_finite(qdd) and all_finite(dtau_dq) and all_finite(dtau_dqd)
+@layout
+def derivatives_memory(block, o, m, wrenches):
+    """From offset ``o``: the torque Jacobians, then (results only if ``wrenches``, else empty) the joint-wrench
+    Jacobians, then the workspace. Returns the memory, the end of its results and its end."""
+    n = m.nj if wrenches else 0
+    dtau_dq, o = carve(block, o, (m.nv, m.nv))
+    dtau_dqd, o = carve(block, o, (m.nv, m.nv))
+    dtau_dqdd, torques_end = carve(block, o, (m.nv, m.nv))
+    dw_dq, o = carve(block, torques_end, (n, 6, m.nv))
+    dw_dqd, o = carve(block, o, (n, 6, m.nv))
+    dw_dqdd, wrenches_end = carve(block, o, (n, 6, m.nv))
+    derivatives, end = derivatives_workspace(block, wrenches_end, m)
+    return (DerivativesMemory(dtau_dq, dtau_dqd, dtau_dqdd, dw_dq, dw_dqd, dw_dqdd, derivatives),
+            wrenches_end if wrenches else torques_end, end)
 
 
-@arithmetic_kernel
-def derivatives_rows(fdata, idata, block, rows, q, qd, qdd, gravity, f_ext, dtau_dq, dtau_dqd, dtau_dqdd, dw_dq,
-                     dw_dqd, dw_dqdd):
-    """:func:`newton_euler_derivatives` for the states ``rows`` of a batch, in one workspace ``block``."""
-    m = model_view_inline(fdata, idata)
-    w = derivatives_views(block, idata[0], idata[4])
-    for n in rows:
-        newton_euler_derivatives(m, w, q[n], qd[n], qdd[n], gravity, f_ext[n], dtau_dq[n], dtau_dqd[n],
-                                 dtau_dqdd[n], dw_dq[n], dw_dqd[n], dw_dqdd[n])
+@layout
+def torque_derivatives_memory(block, m):
+    return derivatives_memory(block, 0, m, False)
 
 
-@batch_kernel
-def rnea_derivatives_batch(fdata, idata, q, qd, qdd, gravity, f_ext, dtau_dq, dtau_dqd, dtau_dqdd,
-                           dw_dq, dw_dqd, dw_dqdd):
-    """:func:`newton_euler_derivatives` for each row of a batch; chunks of states in parallel, one workspace
-    each. Returns what :func:`rnea_derivatives` returns, for the whole batch."""
-    for chunk in batch_range(chunk_count(q.shape[0])):
-        block = np.empty(derivatives_size(idata[0], idata[4]))
-        derivatives_rows(fdata, idata, block, chunk_rows(chunk, q.shape[0]), q, qd,
-                         qdd, gravity, f_ext, dtau_dq, dtau_dqd, dtau_dqdd, dw_dq, dw_dqd, dw_dqdd)
-    return all_finite(q) and all_finite(qd) and all_finite(qdd) and all_finite(dtau_dq) and all_finite(dtau_dqd)
+@layout
+def wrench_derivatives_memory(block, m):
+    return derivatives_memory(block, 0, m, True)
 
 
-def _derivatives(robot, q, qd, qdd, gravity, external_wrenches, wrenches, data):
-    """Run the kernel; returns the torque Jacobians and, if ``wrenches``, the joint-wrench Jacobians (in ``data``
-    if given)."""
-    q, qd, qdd = states(robot, finite=False, q=q, qd=qd, qdd=qdd)
-    g = gravity_vector(gravity)
-    nv, nj = robot.nv, len(robot.joint_names)
-    f_ext = body_wrenches(robot, external_wrenches, q.shape[0] if q.ndim == 2 else 1, data)
-    key = "joint_wrench_derivatives" if wrenches else "inverse_dynamics_derivatives"
-    jacobians = results(robot, data, key, q, (nv, nv), (nv, nv), (nv, nv))
-    # without the joint-wrench Jacobians, empty ones: nothing is written to them
-    wrench_jacobians = results(robot, data, key + ".wrenches", q, *((nj, 6, nv) if wrenches else (0, 6, 0),) * 3)
-    if q.ndim == 2:
-        finite = rnea_derivatives_batch(robot.fdata, robot.idata, q, qd, qdd, g,
-                                        np.broadcast_to(f_ext, (len(q),) + f_ext.shape[1:]), *jacobians,
-                                        *wrench_jacobians)
-    else:
-        block = workspace(robot, data, "derivatives", derivatives_size, robot.nb, robot.ncol)
-        finite = rnea_derivatives(robot.fdata, robot.idata, block, q, qd, qdd, g, f_ext[0], *jacobians,
-                                  *wrench_jacobians)
-    if not finite:
-        raise not_finite(robot, "the derivatives", q=q, qd=qd, qdd=qdd)
-    return jacobians, wrench_jacobians
+@helper
+def derivatives_step(m, w, q, qd, qdd, f_ext, gravity):
+    newton_euler_derivatives(m, w.derivatives, q, qd, qdd, gravity, f_ext, w.dtau_dq, w.dtau_dqd, w.dtau_dqdd,
+                             w.dw_dq, w.dw_dqd, w.dw_dqdd)
+
+
+TORQUE_DERIVATIVES = Algorithm(derivatives_step, torque_derivatives_memory, ("q", "qd", "qdd"), "the derivatives",
+                               lambda *jacobians: jacobians[:3], gravity=True, wrenches=True)
+WRENCH_DERIVATIVES = Algorithm(derivatives_step, wrench_derivatives_memory, ("q", "qd", "qdd"), "the derivatives",
+                               lambda *jacobians: jacobians[3:], gravity=True, wrenches=True)
 
 
 def inverse_dynamics_derivatives(robot, q, qd, qdd, *, gravity=None, external_wrenches=None, data=None):
@@ -388,7 +345,7 @@ def inverse_dynamics_derivatives(robot, q, qd, qdd, *, gravity=None, external_wr
     derivative is 0 for ``qd != 0``). External wrenches, as in ``inverse_dynamics``, are fixed in their links'
     frames. One state (``q`` ``(nq,)``, the others ``(nv,)``) or a batch ``(N, nq)``, ``(N, nv)``.
     """
-    return tuple(_derivatives(robot, q, qd, qdd, gravity, external_wrenches, False, data)[0])
+    return TORQUE_DERIVATIVES(robot, data, (q, qd, qdd), gravity, external_wrenches)
 
 
 def joint_wrench_derivatives(robot, q, qd, qdd, *, gravity=None, external_wrenches=None, data=None):
@@ -397,53 +354,89 @@ def joint_wrench_derivatives(robot, q, qd, qdd, *, gravity=None, external_wrench
     frame, about the joint origin) with respect to velocity coordinate ``k`` (``q`` along ``integrate``, as in
     :func:`inverse_dynamics_derivatives`). Rigid-body loads only, as the joint wrenches are (drive friction and
     armature act inside the drive, not across the joint)."""
-    return tuple(_derivatives(robot, q, qd, qdd, gravity, external_wrenches, True, data)[1])
+    return WRENCH_DERIVATIVES(robot, data, (q, qd, qdd), gravity, external_wrenches)
 
 
-@kernel
-def spd_inverse(M, L, M_inv):
-    """``M_inv = M^-1`` for symmetric positive definite ``M`` (one or a batch) by ``M = L L^T`` (Cholesky, ``L`` is
-    written); ``M`` is left as it is."""
-    n = M.shape[-1]
-    for s in range(M.size // (n * n) if n else 0):
-        A, C, X = M.reshape(-1, n, n)[s], L.reshape(-1, n, n)[s], M_inv.reshape(-1, n, n)[s]
-        for j in range(n):
-            d = A[j, j]
+@helper
+def cholesky_inverse(M, L, M_inv):
+    """``M_inv = M^-1`` for symmetric positive definite ``M`` by ``M = L L^T`` (Cholesky, ``L`` is written);
+    ``M`` is left as it is."""
+    n = M.shape[0]
+    for j in range(n):
+        d = M[j, j]
+        for k in range(j):
+            d -= L[j, k] * L[j, k]
+        L[j, j] = np.sqrt(d)
+        for i in range(j + 1, n):
+            x = M[i, j]
             for k in range(j):
-                d -= C[j, k] * C[j, k]
-            C[j, j] = np.sqrt(d)
-            for i in range(j + 1, n):
-                x = A[i, j]
-                for k in range(j):
-                    x -= C[i, k] * C[j, k]
-                C[i, j] = x / C[j, j]
-        for c in range(n):  # column c of M^-1: L y = e_c, then L^T x = y
-            for i in range(n):
-                y = 1.0 if i == c else 0.0
-                for k in range(i):
-                    y -= C[i, k] * X[k, c]
-                X[i, c] = y / C[i, i]
-            for i in range(n - 1, -1, -1):
-                x = X[i, c]
-                for k in range(i + 1, n):
-                    x -= C[k, i] * X[k, c]
-                X[i, c] = x / C[i, i]
+                x -= L[i, k] * L[j, k]
+            L[i, j] = x / L[j, j]
+    for c in range(n):  # column c of M^-1: L y = e_c, then L^T x = y
+        for i in range(n):
+            y = 1.0 if i == c else 0.0
+            for k in range(i):
+                y -= L[i, k] * M_inv[k, c]
+            M_inv[i, c] = y / L[i, i]
+        for i in range(n - 1, -1, -1):
+            x = M_inv[i, c]
+            for k in range(i + 1, n):
+                x -= L[k, i] * M_inv[k, c]
+            M_inv[i, c] = x / L[i, i]
+
+
+@helper
+def negative_product(A, B, out):
+    """``out = -A B``."""
+    for r in range(A.shape[0]):
+        for c in range(B.shape[1]):
+            x = 0.0
+            for k in range(A.shape[1]):
+                x -= A[r, k] * B[k, c]
+            out[r, c] = x
+
+
+ForwardDerivativesMemory = namedtuple("ForwardDerivativesMemory", "dqdd_dq dqdd_dqd M_inv qdd L no_wrenches forward "
+                                                                  "torque")
+
+
+@layout
+def forward_derivatives_memory(block, m):
+    """The three Jacobians of forward dynamics, then ``qdd``, the Cholesky factor of ``M``, and the memories of
+    forward dynamics and of the torque Jacobians."""
+    dqdd_dq, o = carve(block, 0, (m.nv, m.nv))
+    dqdd_dqd, o = carve(block, o, (m.nv, m.nv))
+    M_inv, results = carve(block, o, (m.nv, m.nv))
+    qdd, o = carve(block, results, (m.nv,))
+    L, o = carve(block, o, (m.nv, m.nv))
+    no_wrenches, o = carve(block, o, (0, 6))
+    forward_w, o = forward_workspace(block, o, m)
+    torque, _, end = derivatives_memory(block, o, m, False)
+    return ForwardDerivativesMemory(dqdd_dq, dqdd_dqd, M_inv, qdd, L, no_wrenches, forward_w, torque), results, end
+
+
+@helper
+def forward_derivatives_step(m, w, q, qd, tau, f_ext, gravity):
+    """``dqdd/dx = -M^-1 dtau/dx`` for ``x`` in ``q, qd`` at ``qdd = FD(q, qd, tau)``, and ``dqdd/dtau = M^-1``
+    (differentiating ``ID(q, qd, FD(q, qd, tau)) = tau``; ``M = dtau/dqdd``, armature included)."""
+    status = forward(m, w.forward, q, qd, tau, gravity, f_ext, w.qdd, w.no_wrenches)
+    if status != OK:
+        return status
+    derivatives_step(m, w.torque, q, qd, w.qdd, f_ext, gravity)
+    cholesky_inverse(w.torque.dtau_dqdd, w.L, w.M_inv)
+    negative_product(w.M_inv, w.torque.dtau_dq, w.dqdd_dq)
+    negative_product(w.M_inv, w.torque.dtau_dqd, w.dqdd_dqd)
+    return OK
+
+
+FORWARD_DERIVATIVES = Algorithm(forward_derivatives_step, forward_derivatives_memory, ("q", "qd", "tau"),
+                                "the derivatives", lambda *jacobians: jacobians, gravity=True, wrenches=True)
 
 
 def forward_dynamics_derivatives(robot, q, qd, tau, *, gravity=None, external_wrenches=None, data=None):
     """``(dqdd_dq, dqdd_dqd, dqdd_dtau)`` of :func:`~rne_dynamics.forward_dynamics`, each ``(…, nv, nv)`` (``q``
-    along ``integrate``, as in :func:`inverse_dynamics_derivatives`).
-
-    Differentiating ``ID(q, qd, FD(q, qd, tau)) = tau`` gives ``dqdd/dx = -M^-1 dtau/dx`` for ``x`` in ``q, qd``
-    (evaluated at ``qdd = FD(q, qd, tau)``) and ``dqdd/dtau = M^-1``, ``M`` with armature. Friction as in
-    :func:`inverse_dynamics_derivatives`. ``data``: a ``robot.data()`` to compute in.
+    along ``integrate``, as in :func:`inverse_dynamics_derivatives`; ``dqdd_dtau = M^-1``, ``M`` with armature).
+    Friction as in :func:`inverse_dynamics_derivatives`. One compiled call: forward dynamics, the torque Jacobians
+    at its ``qdd`` and ``M^-1`` (:func:`forward_derivatives_step`). ``data``: a ``robot.data()`` to compute in.
     """
-    qdd = forward_dynamics(robot, q, qd, tau, gravity=gravity, external_wrenches=external_wrenches, data=data)
-    dtau_dq, dtau_dqd, M = inverse_dynamics_derivatives(robot, q, qd, qdd, gravity=gravity,
-                                                        external_wrenches=external_wrenches, data=data)
-    square = (robot.nv, robot.nv)
-    dqdd_dq, dqdd_dqd, M_inv, L = results(robot, data, "forward_dynamics_derivatives", qdd, *(square,) * 4)
-    spd_inverse(M, L, M_inv)
-    np.negative(np.matmul(M_inv, dtau_dq, out=dqdd_dq), out=dqdd_dq)
-    np.negative(np.matmul(M_inv, dtau_dqd, out=dqdd_dqd), out=dqdd_dqd)
-    return dqdd_dq, dqdd_dqd, M_inv
+    return FORWARD_DERIVATIVES(robot, data, (q, qd, tau), gravity, external_wrenches)

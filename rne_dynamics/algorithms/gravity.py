@@ -11,39 +11,33 @@ inertia (armature) inside ``M``; this is what :func:`rne_dynamics.inverse_dynami
 """
 from collections import namedtuple
 
-import numpy as np
-
-from .._jit import arithmetic_kernel, batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
-from ..model.data import results, workspace
-from .inputs import all_finite, gravity_vector, not_finite, states
+from .._jit import carve, helper, layout
 from ..model.joints import X_up
-from ..model.robot import S_transpose_times_add, model_view_inline
-from .rnea import newton_euler_call
+from ..model.robot import S_transpose_times_add
 from ..model.spatial import base_acceleration, cross
+from .driver import Algorithm
 
 
-GravityWorkspace = namedtuple("GravityWorkspace", "R p a mass_c h_c f")
+GravityMemory = namedtuple("GravityMemory", "torques R p a mass_c h_c f")
+
+
+@layout
+def gravity_memory(block, m):
+    """The gravity torques, then the static pass's arrays: per body its pose ``(R, p)``, and the linear
+    acceleration ``a``, the subtree's mass ``mass_c`` and first moment ``h_c``, whose last row is the fixed base's;
+    the force ``f`` of the body at hand."""
+    torques, results = carve(block, 0, (m.nv,))
+    R, o = carve(block, results, (m.nb, 3, 3))
+    p, o = carve(block, o, (m.nb, 3))
+    a, o = carve(block, o, (m.nb + 1, 3))
+    mass_c, o = carve(block, o, (m.nb + 1,))
+    h_c, o = carve(block, o, (m.nb + 1, 3))
+    f, end = carve(block, o, (6,))
+    return GravityMemory(torques, R, p, a, mass_c, h_c, f), results, end
 
 
 @helper
-def gravity_views(block):
-    """The arrays of the static pass as views of one ``(nb + 1, 4, 6)`` block (one allocation): per body, the pose
-    as ``R`` (rows 0-2, columns 0:3) and ``p`` (row 0, columns 3:6), the linear acceleration ``a`` and the subtree's
-    first moment ``h_c`` (rows 1, 2, columns 3:6) and mass ``mass_c`` (row 3, column 0), whose last row is the fixed
-    base's; one force ``f`` in the base's row 0."""
-    nb = block.shape[0] - 1
-    return GravityWorkspace(block[:nb, 0:3, 0:3], block[:nb, 0, 3:6], block[:, 1, 3:6], block[:, 3, 0],
-                            block[:, 2, 3:6], block[nb, 0])
-
-
-@helper
-def gravity_shape(nb):
-    """The shape of a static-pass workspace (:func:`gravity_views`)."""
-    return (nb + 1, 4, 6)
-
-
-@arithmetic_kernel
-def static_newton_euler(m, w, q, gravity, tau):
+def static_newton_euler(m, w, q, gravity):
     """Static RNEA for one state (RBDA Table 5.1 with ``qd = qdd = 0``).
 
     Every acceleration stays linear: ``a_0 = [-g; 0]`` and ``X_i [a; 0] = [R_i^T a; 0]``. A subtree's forces
@@ -52,7 +46,7 @@ def static_newton_euler(m, w, q, gravity, tau):
         a_i = R_i^T a_λ,   f_i = I^c_i [a_i; 0] = [mass^c_i a_i; h^c_i x a_i],   tau_i = S_i^T f_i,
         mass^c_λ += mass^c_i,   h^c_λ += R_i h^c_i + mass^c_i p_i   (RBDA eq. 2.66)
     """
-    R, p, a, mass_c, h_c, f = w.R, w.p, w.a, w.mass_c, w.h_c, w.f
+    R, p, a, mass_c, h_c, f, tau = w.R, w.p, w.a, w.mass_c, w.h_c, w.f, w.torques
     base_acceleration(gravity, a[-1])
     mass_c[-1] = 0.0
     h_c[-1] = 0.0
@@ -75,37 +69,7 @@ def static_newton_euler(m, w, q, gravity, tau):
             h_c[λ, k] += R[i, k, 0] * h_c[i, 0] + R[i, k, 1] * h_c[i, 1] + R[i, k, 2] * h_c[i, 2] + mass_c[i] * p[i, k]
 
 
-@arithmetic_kernel
-def gravity_state(fdata, idata, block, q, gravity, tau):
-    """:func:`static_newton_euler` for one state in the workspace ``block``."""
-    static_newton_euler(model_view_inline(fdata, idata), gravity_views(block), q, gravity, tau)
-
-
-@kernel
-def gravity_pass(fdata, idata, block, q, gravity, tau):
-    """:func:`gravity_state`; False if ``q`` or a torque is not finite."""
-    if block.size == 0:  # no held Data: a workspace of its own
-        block = np.empty(gravity_shape(idata[0]))
-    gravity_state(fdata, idata, block, q, gravity, tau)
-    return all_finite(q) and all_finite(tau)
-
-
-@arithmetic_kernel
-def gravity_rows(fdata, idata, block, rows, q, gravity, tau):
-    """:func:`static_newton_euler` for the states ``rows`` of a batch, in one workspace ``block``."""
-    m = model_view_inline(fdata, idata)
-    w = gravity_views(block)
-    for n in rows:
-        static_newton_euler(m, w, q[n], gravity, tau[n])
-
-
-@batch_kernel
-def gravity_pass_batch(fdata, idata, q, gravity, tau):
-    """:func:`static_newton_euler` for each row of a batch, chunks in parallel, one workspace per chunk; returns
-    what :func:`gravity_pass` returns, for the whole batch."""
-    for chunk in batch_range(chunk_count(q.shape[0])):
-        gravity_rows(fdata, idata, np.empty(gravity_shape(idata[0])), chunk_rows(chunk, q.shape[0]), q, gravity, tau)
-    return all_finite(q) and all_finite(tau)
+GRAVITY = Algorithm(static_newton_euler, gravity_memory, ("q",), "the torques", gravity=True)
 
 
 def gravity_torques(robot, q, *, gravity=None, data=None):
@@ -114,29 +78,4 @@ def gravity_torques(robot, q, *, gravity=None, data=None):
     ``gravity``: 3-vector in the world (root-link) frame, default ``(0, 0, -9.81)``. One state or a batch (``q``
     ``(…, nq)``); ``data``: a ``robot.data()`` to compute in.
     """
-    (q,) = states(robot, finite=False, q=q)
-    g = gravity_vector(gravity)
-    (tau,) = results(robot, data, "gravity_torques", q, (robot.nv,))
-    if q.ndim == 2:
-        finite = gravity_pass_batch(robot.fdata, robot.idata, q, g, tau)
-    else:
-        block = workspace(robot, data, "gravity", gravity_shape, robot.nb)
-        finite = gravity_pass(robot.fdata, robot.idata, block, q, g, tau)
-    if not finite:
-        raise not_finite(robot, "the torques", q=q)
-    return tau
-
-
-def bias_torques(robot, q, qd, *, gravity=None, data=None):
-    """``C(q, qd) qd + g(q)``: the torques at zero acceleration, without drive friction (see the module notes).
-
-    Computed by RNEA with ``qdd = 0`` (RBDA Sec. 9.2), rigid-body terms only.
-    One state or a batch (``q`` ``(…, nq)``, ``qd`` ``(…, nv)``); ``data``: a ``robot.data()`` to compute in.
-    """
-    q, qd = states(robot, finite=False, q=q, qd=qd)
-    tau, wrench, base, qdd = results(robot, data, "bias_torques", q, (robot.nv,), (len(robot.joint_names), 6), (6,),
-                                     (robot.nv,))
-    qdd[...] = 0.0
-    if not newton_euler_call(robot, data, q, qd, qdd, gravity, None, False, tau, wrench, base):
-        raise not_finite(robot, "the torques", q=q, qd=qd)
-    return tau
+    return GRAVITY(robot, data, (q,), gravity)

@@ -12,32 +12,47 @@ It is the ABA of :mod:`rne_dynamics.algorithms.aba` with one change per motion c
 ``D_i``, and its body passes its whole articulated inertia on where all its columns are known. Its force comes last,
 ``tau_j = S_j^T f_i`` from the joint wrench ``f_i = IA_i a_i + pA_i``.
 """
+from collections import namedtuple
 from typing import NamedTuple
 
 import numpy as np
 
-from .._jit import arithmetic_kernel, batch_kernel, batch_range, chunk_count, chunk_rows, kernel
+from .._jit import carve, helper, layout
 from ..errors import StateError
-from ..model.data import packaged, results, workspace
 from ..model.joints import X_up
-from ..model.robot import model_view_inline
 from ..model.spatial import (add_scaled, base_acceleration, cross_force_add, cross_motion_add, dot6, force_shift_add,
                              inertia_shift_add, inertia_times, matrix_times, motion_shift, pose_compose,
-                             rigid_inertia_matrix, rotate, rotate6, rotate_inertia)
-from .aba import NOT_FINITE, SINGULAR_RATIO, aba_size, aba_views, column_scale, ldl_inverse, singular
+                             rigid_inertia_matrix, rotate, rotate6, rotate_inertia, set_at_rest, set_identity)
+from .aba import SINGULAR_RATIO, aba_workspace, column_scale, ldl_inverse
 from .crba import mass_matrix
-from .inputs import all_finite, body_wrenches, gravity_vector, not_finite, states
-from .rnea import inverse_dynamics
+from .driver import OK, SINGULAR, Algorithm, singular
+from .inputs import states
+from .rnea import inverse_dynamics, joint_loads
+
+HybridMemory = namedtuple("HybridMemory", "accelerations torques joint_wrenches base_wrench f aba")
 
 
-@arithmetic_kernel
+@layout
+def hybrid_memory(block, m):
+    """The results (every coordinate's acceleration and force, the joint wrenches and the base's share), then the
+    wrenches of every body and the ABA's workspace."""
+    accelerations, o = carve(block, 0, (m.nv,))
+    torques, o = carve(block, o, (m.nv,))
+    joint_wrenches, o = carve(block, o, (m.nj, 6))
+    base_wrench, results = carve(block, o, (6,))
+    f, o = carve(block, results, (m.nb + 1, 6))
+    aba, end = aba_workspace(block, o, m, m.nb, m.ncol)
+    return HybridMemory(accelerations, torques, joint_wrenches, base_wrench, f, aba), results, end
+
+
+@helper
 def hybrid_articulated_body(m, w, known, q, qd, qdd_given, tau_given, gravity, f_ext, qdd, tau, f):
     """Hybrid dynamics (RBDA Table 9.6) of one state of a robot whose mimic columns all follow known coordinates.
     ``known[k]``: coordinate ``k`` has a known acceleration, ``qdd_given[k]``; the others have a known force,
     ``tau_given[k]`` (the other entries are not read). Writes all of ``qdd`` and ``tau``, and the joint wrenches
     ``f`` (rows ``(nb + 1, 6)``, ``f[-1]`` the base's share, as
-    :func:`~rne_dynamics.algorithms.aba.articulated_body`). Returns ``-1``, or the first coordinate of known force
-    whose pivot in ``D_i`` is not positive.
+    :func:`~rne_dynamics.algorithms.aba.articulated_body`). Returns ``OK``, or ``SINGULAR`` plus the first
+    coordinate of known force whose pivot in ``D_i`` is not positive.
 
     The workspace and frames are the ABA's (root axes, about each body's origin). Per body ``i``, ``F`` its columns
     of known force, ``K`` those of known acceleration:
@@ -57,6 +72,8 @@ def hybrid_articulated_body(m, w, known, q, qd, qdd_given, tau_given, gravity, f
             qdd[k] = qdd_given[k]
         else:
             tau[k] = tau_given[k]
+    set_identity(oR[-1], op[-1])
+    set_at_rest(v[-1], a[-1])
     for i in range(nb):
         λ = m.parent[i]
         X_up(m, i, q, R, p)
@@ -104,7 +121,7 @@ def hybrid_articulated_body(m, w, known, q, qd, qdd_given, tau_given, gravity, f
         if c1 - c0 == 1:
             D_i = dot6(S[c0], U[c0]) + m.armature[c0]
             if not D_i > SINGULAR_RATIO * column_scale(IA[i], S[c0], m.armature[c0]):  # also catches NaN
-                return m.col_v[c0]
+                return SINGULAR + m.col_v[c0]
             D_inv_i = 1.0 / D_i
             D_inv[i, 0, 0] = D_inv_i
             if λ < 0:
@@ -122,7 +139,7 @@ def hybrid_articulated_body(m, w, known, q, qd, qdd_given, tau_given, gravity, f
                 D[j - c0, j - c0] = 1.0 if known_j else dot6(S[j], U[j]) + m.armature[j]
             bad = ldl_inverse(D, c1 - c0, y[c0:c1], D_inv[i])
             if bad >= 0:
-                return m.col_v[c0 + bad]
+                return SINGULAR + m.col_v[c0 + bad]
             if λ < 0:
                 continue
             for j in range(c0, c1):  # y = D^-1 u; D's rows now hold U D^-1 (D^-1 symmetric)
@@ -171,54 +188,16 @@ def hybrid_articulated_body(m, w, known, q, qd, qdd_given, tau_given, gravity, f
         rotate6(oR[i].T, pa, f[i])  # to the body's axes
         if m.parent[i] < 0:
             force_shift_add(d[i], pa, f[-1])
-    return -1
+    return OK
 
 
-@arithmetic_kernel
-def hybrid_state(fdata, idata, block, known, q, qd, qdd_given, tau_given, gravity, f_ext, qdd, tau, f):
-    """:func:`hybrid_articulated_body` for one state, on the model's buffers and the ABA workspace ``block``."""
-    m = model_view_inline(fdata, idata)
-    return hybrid_articulated_body(m, aba_views(block, m.nb, m.ncol), known, q, qd, qdd_given, tau_given, gravity,
-                                   f_ext, qdd, tau, f)
-
-
-@kernel
-def finite_status(status, q, qd, qdd, tau):
-    """:data:`~rne_dynamics.algorithms.aba.NOT_FINITE` if an input or a result is not finite (``qdd`` and ``tau``
-    hold the given entries and the solved ones); else ``status``."""
-    if not (all_finite(q) and all_finite(qd) and all_finite(qdd) and all_finite(tau)):
-        return NOT_FINITE
+@helper
+def hybrid_step(m, w, q, qd, qdd, tau, f_ext, gravity, known):
+    """Hybrid dynamics of one state, and the joint loads."""
+    status = hybrid_articulated_body(m, w.aba, known, q, qd, qdd, tau, gravity, f_ext, w.accelerations, w.torques,
+                                     w.f)
+    joint_loads(m, w.f, w.joint_wrenches, w.base_wrench)
     return status
-
-
-@kernel
-def hybrid_pass(fdata, idata, block, known, q, qd, qdd_given, tau_given, gravity, f_ext, qdd, tau, f):
-    """:func:`hybrid_state`; its status, or :data:`~rne_dynamics.algorithms.aba.NOT_FINITE`."""
-    if block.size == 0:  # no held Data: a workspace of its own
-        block = np.empty(aba_size(idata[0], idata[4]))
-    status = hybrid_state(fdata, idata, block, known, q, qd, qdd_given, tau_given, gravity, f_ext, qdd, tau, f)
-    return finite_status(status, q, qd, qdd, tau)
-
-
-@arithmetic_kernel
-def hybrid_rows(fdata, idata, block, rows, known, q, qd, qdd_given, tau_given, gravity, f_ext, qdd, tau, f, status):
-    """:func:`hybrid_state` for the states ``rows`` of a batch, in one workspace ``block``."""
-    for n in rows:
-        status[n] = hybrid_state(fdata, idata, block, known, q[n], qd[n], qdd_given[n], tau_given[n], gravity,
-                                 f_ext[n], qdd[n], tau[n], f[n])
-
-
-@batch_kernel
-def hybrid_pass_batch(fdata, idata, known, q, qd, qdd_given, tau_given, gravity, f_ext, qdd, tau, f, status):
-    """:func:`hybrid_pass` for each row of a batch, chunks in parallel, one workspace per chunk; ``status[n]`` is
-    the row's return value."""
-    for chunk in batch_range(chunk_count(q.shape[0])):
-        rows = chunk_rows(chunk, q.shape[0])
-        block = np.empty(aba_size(idata[0], idata[4]))
-        hybrid_rows(fdata, idata, block, rows, known, q, qd, qdd_given, tau_given, gravity, f_ext, qdd, tau, f,
-                    status)
-        for n in rows:
-            status[n] = finite_status(status[n], q[n], qd[n], qdd[n], tau[n])
 
 
 class HybridDynamicsResult(NamedTuple):
@@ -241,7 +220,7 @@ def known_coordinates(robot, known_acceleration):
         if x.shape != (robot.nv,):
             raise StateError(f"known_acceleration has shape {x.shape}; robot '{robot.name}' needs ({robot.nv},) "
                              f"booleans, one per velocity coordinate ({', '.join(robot.v_names)})")
-        return x
+        return np.array(x)  # a contiguous, writable copy: the one array type the compiled call takes
     if x.ndim == 0:
         x = x.reshape(1)
     if x.ndim != 1 or not all(isinstance(name, str) for name in x.tolist()):
@@ -267,15 +246,19 @@ def recursive(robot, known):
     return not any(b.mimic and not known[b.idx_v] for b in robot.bodies)
 
 
+HYBRID = Algorithm(hybrid_step, hybrid_memory, ("q", "qd", "qdd", "tau"), "the accelerations and forces",
+                   HybridDynamicsResult, gravity=True, wrenches=True, extras=("known",))
+
+
 def hybrid_dynamics(robot, q, qd, qdd, tau, *, known_acceleration, gravity=None, external_wrenches=None, data=None):
     """Hybrid dynamics: the accelerations of the coordinates whose force is known and the forces of those whose
     acceleration is known, in one O(n) pass (Featherstone, RBDA Sec. 9.2; Khalil 2010 Sec. 6-7).
 
     ``known_acceleration``: ``nv`` booleans, ``True`` where the acceleration is given (in ``qdd``), ``False`` where
     the generalised force is (in ``tau``); or the names of the joints (or of coordinates of ``robot.v_names``) whose
-    acceleration is given. The other entries of ``qdd`` and ``tau`` are not read (a NaN there is fine). Everything
-    known is an inverse-dynamics call, nothing known a forward-dynamics one. Examples: a free-floating base under a
-    joint trajectory (``known_acceleration=robot.joint_names``, the base's 6 forces 0: see
+    acceleration is given. The other entries of ``qdd`` and ``tau`` are not read, but must be finite (zeros, say).
+    Everything known is an inverse-dynamics call, nothing known a forward-dynamics one. Examples: a free-floating
+    base under a joint trajectory (``known_acceleration=robot.joint_names``, the base's 6 forces 0: see
     :func:`free_floating_inverse_dynamics`), a passive joint (its force 0), an elastic joint (``-K (q - q0)``).
 
     ``gravity``, ``external_wrenches``, drives (rotor inertia, friction) and the joint wrenches as in
@@ -288,44 +271,26 @@ def hybrid_dynamics(robot, q, qd, qdd, tau, *, known_acceleration, gravity=None,
     ``M_FF qdd_F = tau_F - (M qdd_K + bias)_F`` (``M`` by the CRBA, Khalil eq. 88), then inverse dynamics.
     """
     known = known_coordinates(robot, known_acceleration)
-    q, qd, qdd, tau = states(robot, finite=False, q=q, qd=qd, qdd=qdd, tau=tau)
-    g = gravity_vector(gravity)
     if robot.has_mimic and not recursive(robot, known):
-        return partitioned(robot, known, q, qd, qdd, tau, g, external_wrenches, data)
-    f_ext = body_wrenches(robot, external_wrenches, q.shape[0] if q.ndim == 2 else 1, data)
-    qdd_out, tau_out, f = results(robot, data, "hybrid_dynamics", q, (robot.nv,), (robot.nv,), (robot.nb + 1, 6))
-    if q.ndim == 2:
-        status = np.empty(len(q), np.int64)
-        hybrid_pass_batch(robot.fdata, robot.idata, known, q, qd, qdd, tau, g,
-                          np.broadcast_to(f_ext, (len(q),) + f_ext.shape[1:]), qdd_out, tau_out, f, status)
-        bad = np.flatnonzero(status != -1)
-        state, status = (bad[0], status[bad[0]]) if bad.size else (None, -1)
-    else:
-        block = workspace(robot, data, "hybrid", aba_size, robot.nb, robot.ncol)
-        state, status = None, hybrid_pass(robot.fdata, robot.idata, block, known, q, qd, qdd, tau, g, f_ext[0],
-                                          qdd_out, tau_out, f)
-    if status == NOT_FINITE:
-        raise not_finite(robot, "the accelerations and forces", q=q, qd=qd, qdd=np.where(known, qdd, 0.0),
-                         tau=np.where(known, 0.0, tau))
-    if status >= 0:
-        raise singular(robot, status, "" if state is None else f" at state {state}")
-    (wrenches,) = results(robot, data, "hybrid_dynamics.joint_wrenches", q, (len(robot.joint_names), 6))
-    np.take(f, robot.joint_body_indices, axis=-2, out=wrenches, mode="clip")
-    return packaged(data, "hybrid_dynamics", HybridDynamicsResult, qdd_out, tau_out, wrenches, f[..., -1, :])
+        return partitioned(robot, known, q, qd, qdd, tau, gravity, external_wrenches, data)
+    return HYBRID(robot, data, (q, qd, qdd, tau), gravity, external_wrenches, extras=(known,))
 
 
-def partitioned(robot, known, q, qd, qdd, tau, g, external_wrenches, data):
+def partitioned(robot, known, q, qd, qdd, tau, gravity, external_wrenches, data):
     """:func:`hybrid_dynamics` by the partitioned system (Khalil eq. 83-88) with ``M`` from the CRBA and the rest
     from inverse dynamics: ``h = ID(q, qd, [qdd_K; 0])``, ``M_FF qdd_F = tau_F - h_F``, then ``ID(q, qd, qdd)``."""
+    q, qd, qdd, tau = states(robot, q=q, qd=qd, qdd=qdd, tau=tau)
     free = ~known
     accelerations = np.where(known, qdd, 0.0)
-    h = inverse_dynamics(robot, q, qd, accelerations, gravity=g, external_wrenches=external_wrenches).torques
+    h = inverse_dynamics(robot, q, qd, accelerations, gravity=gravity, external_wrenches=external_wrenches).torques
     M = mass_matrix(robot, q)[..., free[:, None] & free[None, :]].reshape(q.shape[:-1] + (free.sum(),) * 2)
     try:
         accelerations[..., free] = np.linalg.solve(M, (tau[..., free] - h[..., free])[..., None])[..., 0]
     except np.linalg.LinAlgError:  # a coordinate that drives nothing has a zero row: name the first one
         pivots = np.diagonal(M, axis1=-2, axis2=-1).reshape(-1, M.shape[-1]).min(axis=0)
         raise singular(robot, int(np.flatnonzero(free)[np.argmin(pivots)]), "") from None
-    result = inverse_dynamics(robot, q, qd, accelerations, gravity=g, external_wrenches=external_wrenches, data=data)
-    result.torques[..., free] = tau[..., free]  # the given forces as given, not as recomputed
-    return HybridDynamicsResult(accelerations, result.torques, result.joint_wrenches, result.base_wrench)
+    result = inverse_dynamics(robot, q, qd, accelerations, gravity=gravity, external_wrenches=external_wrenches,
+                              data=data)
+    torques = result.torques.copy()
+    torques[..., free] = tau[..., free]  # the given forces as given, not as recomputed
+    return HybridDynamicsResult(accelerations, torques, result.joint_wrenches, result.base_wrench)

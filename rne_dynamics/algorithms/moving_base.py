@@ -14,7 +14,6 @@ import numpy as np
 
 from ..errors import ModelError, StateError
 from .hybrid import hybrid_dynamics
-from .inputs import states
 from .rnea import inverse_dynamics
 
 
@@ -72,9 +71,9 @@ def free_floating_inverse_dynamics(robot, q, v, qdd_joints, *, gravity=None, ext
     base least. By :func:`rne_dynamics.hybrid_dynamics` with the base's force known (O(n)).
     """
     _floating(robot, "free_floating_inverse_dynamics")
-    q, v = states(robot, finite=False, q=q, v=v)
-    qdd_joints = _part(robot, qdd_joints, "qdd_joints", robot.v_names[6:], q.shape[:-1])
-    qdd = np.zeros(q.shape[:-1] + (robot.nv,))
+    batch = np.shape(q)[:-1]  # hybrid_dynamics checks q and v
+    qdd_joints = _part(robot, qdd_joints, "qdd_joints", robot.v_names[6:], batch)
+    qdd = np.zeros(batch + (robot.nv,))
     qdd[..., 6:] = qdd_joints
     known = np.arange(robot.nv) >= 6
     result = hybrid_dynamics(robot, q, v, qdd, np.zeros_like(qdd), known_acceleration=known, gravity=gravity,

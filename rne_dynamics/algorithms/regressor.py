@@ -19,11 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._jit import arithmetic_kernel, batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
-from ..model.data import results, workspace
+from .._jit import arithmetic_kernel, carve, helper, layout
 from .configuration import random_configuration
-from .inputs import all_finite, gravity_vector, not_finite, states
-from ..model.robot import S_transpose_times_add, model_view_inline
+from .driver import Algorithm
+from ..model.robot import S_transpose_times_add
 from .rnea import body_motion
 from ..model.spatial import base_acceleration, cross_force_add, force_to_parent_add, set_at_rest
 
@@ -50,39 +49,34 @@ def inertia_regressor(m, out):
     out[9, 5] = w2                     # I_zz
 
 
-RegressorWorkspace = namedtuple("RegressorWorkspace", "R p v a vJ F F_up Kv")
+RegressorMemory = namedtuple("RegressorMemory", "Y R p v a vJ F F_up Kv")
 
 
-@helper
-def regressor_views(block, nb, ncol):
-    """The arrays of :func:`torque_regressor_rows` as contiguous views of one flat block (:func:`regressor_size`
-    floats, one allocation): per body, the pose ``(R, p)``; per body and a base row last, ``v`` and ``a`` (the base
-    at rest: set here on every call; gravity is added to its ``a`` by the kernel); the joint velocity ``vJ``, a
-    body's 10 wrench columns ``F`` (and ``F_up``, moved to the parent) and ``K(v)``. ``ncol`` is unused: no array is
-    per motion column."""
-    n = nb + 1
-    R, p = block[0:9 * nb].reshape((nb, 3, 3)), block[9 * nb:12 * nb].reshape((nb, 3))
-    o = 12 * nb
-    v, a = block[o:o + 6 * n].reshape((n, 6)), block[o + 6 * n:o + 12 * n].reshape((n, 6))
-    o += 12 * n
-    w = RegressorWorkspace(R, p, v, a, block[o:o + 6], block[o + 6:o + 66].reshape((10, 6)),
-                           block[o + 66:o + 126].reshape((10, 6)), block[o + 126:o + 186].reshape((10, 6)))
-    set_at_rest(v[nb], a[nb])
-    return w
-
-
-@helper
-def regressor_size(nb, ncol):
-    """The number of floats of a regressor workspace (:func:`regressor_views`)."""
-    return 12 * nb + 12 * (nb + 1) + 186
+@layout
+def regressor_memory(block, m):
+    """``Y``, then per body the pose ``(R, p)``; per body and a base row last, ``v`` and ``a`` (the base at rest,
+    gravity added to its ``a`` by the step); the joint velocity ``vJ``, a body's 10 wrench columns ``F`` (and
+    ``F_up``, moved to the parent) and ``K(v)``."""
+    n = m.nb + 1
+    Y, results = carve(block, 0, (m.nv, 10 * m.nb))
+    R, o = carve(block, results, (m.nb, 3, 3))
+    p, o = carve(block, o, (m.nb, 3))
+    v, o = carve(block, o, (n, 6))
+    a, o = carve(block, o, (n, 6))
+    vJ, o = carve(block, o, (6,))
+    F, o = carve(block, o, (10, 6))
+    F_up, o = carve(block, o, (10, 6))
+    Kv, end = carve(block, o, (10, 6))
+    return RegressorMemory(Y, R, p, v, a, vJ, F, F_up, Kv), results, end
 
 
 @arithmetic_kernel
-def torque_regressor_rows(m, w, q, qd, qdd, gravity, Y):
+def regressor_newton_euler(m, w, q, qd, qdd, gravity):
     """``Y`` ``(nv, 10 nb)`` for one state (module docstring): body ``i``'s 10 wrench columns
     ``F = K(a_i) + v_i x* K(v_i)`` reach each joint ``j`` from ``i`` down to the root as ``S_j^T F``, moved to
     ``j``'s frame on the way."""
-    R, p, v, a, vJ, F, F_up, Kv = w
+    Y, R, p, v, a, vJ, F, F_up, Kv = w
+    set_at_rest(v[-1], a[-1])
     base_acceleration(gravity, a[-1])
     Y[:] = 0.0
     Y_by_parameter = Y.T  # the column of parameter c of body i is a row here: tau_j = S_j^T F accumulates into it
@@ -106,39 +100,8 @@ def torque_regressor_rows(m, w, q, qd, qdd, gravity, Y):
             j = m.parent[j]
 
 
-@arithmetic_kernel
-def regressor_state(fdata, idata, block, q, qd, qdd, gravity, Y):
-    """:func:`torque_regressor_rows` for one state in the workspace ``block``."""
-    torque_regressor_rows(model_view_inline(fdata, idata), regressor_views(block, idata[0], idata[4]), q, qd, qdd,
-                          gravity, Y)
-
-
-@kernel
-def torque_regressor(fdata, idata, block, q, qd, qdd, gravity, Y):
-    """:func:`regressor_state`; False if an input or an entry of ``Y`` is not finite."""
-    if block.size == 0:  # no held Data: a workspace of its own
-        block = np.empty(regressor_size(idata[0], idata[4]))
-    regressor_state(fdata, idata, block, q, qd, qdd, gravity, Y)
-    return all_finite(q) and all_finite(qd) and all_finite(qdd) and all_finite(Y)
-
-
-@arithmetic_kernel
-def regressor_rows(fdata, idata, block, rows, q, qd, qdd, gravity, Y):
-    """:func:`torque_regressor_rows` for the states ``rows`` of a batch, in one workspace ``block``."""
-    m = model_view_inline(fdata, idata)
-    w = regressor_views(block, idata[0], idata[4])
-    for n in rows:
-        torque_regressor_rows(m, w, q[n], qd[n], qdd[n], gravity, Y[n])
-
-
-@batch_kernel
-def torque_regressor_batch(fdata, idata, q, qd, qdd, gravity, Y):
-    """:func:`torque_regressor_rows` for each row of a batch; chunks of states in parallel, one workspace each.
-    Returns what :func:`torque_regressor` returns, for the whole batch."""
-    for chunk in batch_range(chunk_count(q.shape[0])):
-        regressor_rows(fdata, idata, np.empty(regressor_size(idata[0], idata[4])), chunk_rows(chunk, q.shape[0]), q,
-                       qd, qdd, gravity, Y)
-    return all_finite(q) and all_finite(qd) and all_finite(qdd) and all_finite(Y)
+REGRESSOR = Algorithm(regressor_newton_euler, regressor_memory, ("q", "qd", "qdd"), "the regressor entries",
+                      gravity=True)
 
 
 def joint_torque_regressor(robot, q, qd, qdd, *, gravity=None, data=None):
@@ -147,17 +110,7 @@ def joint_torque_regressor(robot, q, qd, qdd, *, gravity=None, data=None):
     free-flyer), 10 columns each. The columns of Pinocchio's ``computeJointTorqueRegressor``, up to the body order.
     One state (``q`` ``(nq,)``, the others ``(nv,)``) or a batch ``(N, nq)``, ``(N, nv)``; ``data``: a
     ``robot.data()`` to compute in."""
-    q, qd, qdd = states(robot, finite=False, q=q, qd=qd, qdd=qdd)
-    g = gravity_vector(gravity)
-    (Y,) = results(robot, data, "joint_torque_regressor", q, (robot.nv, 10 * robot.nb))
-    if q.ndim == 2:
-        finite = torque_regressor_batch(robot.fdata, robot.idata, q, qd, qdd, g, Y)
-    else:
-        block = workspace(robot, data, "regressor", regressor_size, robot.nb, robot.ncol)
-        finite = torque_regressor(robot.fdata, robot.idata, block, q, qd, qdd, g, Y)
-    if not finite:
-        raise not_finite(robot, "the regressor entries", q=q, qd=qd, qdd=qdd)
-    return Y
+    return REGRESSOR(robot, data, (q, qd, qdd), gravity)
 
 
 def inertial_parameters(robot):

@@ -9,11 +9,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._jit import arithmetic_kernel, batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
-from ..model.data import packaged, results, workspace
-from .inputs import all_finite, body_wrenches, gravity_vector, not_finite, states
+from .._jit import arithmetic_kernel, carve, helper, layout
+from .driver import Algorithm
+from .inputs import NO_WRENCHES
 from ..model.joints import REVOLUTE_UNIT, X_up, X_up_about_axis
-from ..model.robot import S_times_add, S_transpose_times_add, model_view_inline
+from ..model.robot import S_times_add, S_transpose_times_add
 from ..model.spatial import (add_scaled, base_acceleration, cross_force_add, cross_motion_add, force_to_parent_add,
                       inertia_times, motion_to_child, set_at_rest)
 
@@ -65,26 +65,21 @@ def drive_torques_add(m, qd, qdd, tau):
         tau[k] += m.armature[c] * qdd[k] + m.damping[c] * qd[k] + m.friction[c] * np.sign(qd[k])
 
 
-RneaWorkspace = namedtuple("RneaWorkspace", "R p v a Iv vJ f")
+RneaWorkspace = namedtuple("RneaWorkspace", "R p v a f Iv vJ")
 
 
-@helper
-def rnea_views(block):
-    """The arrays of RNEA as views of one ``(nb + 1, 6, 6)`` block (one allocation): per body, the pose ``X_up`` as
-    ``R`` (rows 0-2, columns 0:3) and ``p`` (row 0, columns 3:6), and ``v``, ``a``, ``f`` (rows 3, 4, 5), whose
-    last row is the fixed base's (``v = a = 0`` there); ``I v`` and the joint velocity ``vJ`` in the base's rows 0
-    and 1."""
-    nb = block.shape[0] - 1
-    w = RneaWorkspace(block[:nb, 0:3, 0:3], block[:nb, 0, 3:6], block[:, 3], block[:, 4], block[nb, 0], block[nb, 1],
-                      block[:, 5])
-    set_at_rest(w.v[nb], w.a[nb])
-    return w
-
-
-@helper
-def rnea_shape(nb):
-    """The shape of an RNEA workspace (:func:`rnea_views`)."""
-    return (nb + 1, 6, 6)
+@layout
+def rnea_workspace(block, o, m):
+    """RNEA's arrays from offset ``o``: per body its pose ``X_up`` as ``(R, p)``, and ``v``, ``a``, ``f``, whose
+    last row is the fixed base's; ``I v`` and the joint velocity ``vJ`` of the body at hand."""
+    R, o = carve(block, o, (m.nb, 3, 3))
+    p, o = carve(block, o, (m.nb, 3))
+    v, o = carve(block, o, (m.nb + 1, 6))
+    a, o = carve(block, o, (m.nb + 1, 6))
+    f, o = carve(block, o, (m.nb + 1, 6))
+    Iv, o = carve(block, o, (6,))
+    vJ, o = carve(block, o, (6,))
+    return RneaWorkspace(R, p, v, a, f, Iv, vJ), o
 
 
 @arithmetic_kernel
@@ -99,6 +94,7 @@ def newton_euler(m, w, q, qd, qdd, gravity, f_ext, tau, f):
         tau_i = S_i^T f_i,   f_λ += X_i^T f_i
     """
     R, p, v, a = w.R, w.p, w.v, w.a
+    set_at_rest(v[-1], a[-1])
     base_acceleration(gravity, a[-1])
     f[-1] = 0.0
     for i in range(m.nb):
@@ -132,48 +128,44 @@ def joint_loads(m, f, wrench, base):
         base[c] = f[-1, c]
 
 
-@arithmetic_kernel
-def rnea_state(fdata, idata, block, q, qd, qdd, gravity, f_ext, drives, tau, wrench, base):
-    """:func:`newton_euler` for one state in the workspace ``block``, plus the drive torques if ``drives``, and the
-    joint loads."""
-    m = model_view_inline(fdata, idata)
-    w = rnea_views(block)
-    newton_euler(m, w, q, qd, qdd, gravity, f_ext, tau, w.f)
-    if drives:
-        drive_torques_add(m, qd, qdd, tau)
-    joint_loads(m, w.f, wrench, base)
+InverseDynamicsMemory = namedtuple("InverseDynamicsMemory", "torques joint_wrenches base_wrench rnea")
 
 
-@kernel
-def rnea(fdata, idata, block, q, qd, qdd, gravity, f_ext, drives, tau, wrench, base):
-    """:func:`rnea_state`; False if an input or a torque is not finite."""
-    if block.size == 0:  # no held Data: a workspace of its own
-        block = np.empty(rnea_shape(idata[0]))
-    rnea_state(fdata, idata, block, q, qd, qdd, gravity, f_ext, drives, tau, wrench, base)
-    return all_finite(q) and all_finite(qd) and all_finite(qdd) and all_finite(tau)
+@layout
+def inverse_dynamics_memory(block, m):
+    """The results of :func:`inverse_dynamics`, then RNEA's workspace."""
+    torques, o = carve(block, 0, (m.nv,))
+    joint_wrenches, o = carve(block, o, (m.nj, 6))
+    base_wrench, results = carve(block, o, (6,))
+    rnea, end = rnea_workspace(block, results, m)
+    return InverseDynamicsMemory(torques, joint_wrenches, base_wrench, rnea), results, end
 
 
-@arithmetic_kernel
-def rnea_rows(fdata, idata, block, rows, q, qd, qdd, gravity, f_ext, drives, tau, wrench, base):
-    """:func:`rnea_state` for the states ``rows`` of a batch, in one workspace ``block``."""
-    m = model_view_inline(fdata, idata)
-    w = rnea_views(block)
-    for n in rows:
-        newton_euler(m, w, q[n], qd[n], qdd[n], gravity, f_ext[n], tau[n], w.f)
-        if drives:
-            drive_torques_add(m, qd[n], qdd[n], tau[n])
-        joint_loads(m, w.f, wrench[n], base[n])
+@helper
+def inverse_dynamics_step(m, w, q, qd, qdd, f_ext, gravity):
+    """RNEA with the drive torques, and the joint loads."""
+    newton_euler(m, w.rnea, q, qd, qdd, gravity, f_ext, w.torques, w.rnea.f)
+    drive_torques_add(m, qd, qdd, w.torques)
+    joint_loads(m, w.rnea.f, w.joint_wrenches, w.base_wrench)
 
 
-@batch_kernel
-def rnea_batch(fdata, idata, q, qd, qdd, gravity, f_ext, drives, tau, wrench, base):
-    """:func:`newton_euler` for each row of a batch (``f_ext`` has one row of body wrenches per state); chunks of
-    states run in parallel, each with one workspace. Returns what :func:`rnea` returns, for the whole batch."""
-    for chunk in batch_range(chunk_count(q.shape[0])):
-        block = np.empty(rnea_shape(idata[0]))
-        rnea_rows(fdata, idata, block, chunk_rows(chunk, q.shape[0]), q, qd, qdd, gravity, f_ext,
-                  drives, tau, wrench, base)
-    return all_finite(q) and all_finite(qd) and all_finite(qdd) and all_finite(tau)
+BiasMemory = namedtuple("BiasMemory", "torques zero rnea")
+
+
+@layout
+def bias_memory(block, m):
+    """The bias torques, then a zero acceleration and RNEA's workspace."""
+    torques, results = carve(block, 0, (m.nv,))
+    zero, o = carve(block, results, (m.nv,))
+    rnea, end = rnea_workspace(block, o, m)
+    return BiasMemory(torques, zero, rnea), results, end
+
+
+@helper
+def bias_step(m, w, q, qd, gravity):
+    """RNEA at zero acceleration, rigid-body terms only (RBDA Sec. 9.2)."""
+    w.zero[:] = 0.0
+    newton_euler(m, w.rnea, q, qd, w.zero, gravity, NO_WRENCHES[0], w.torques, w.rnea.f)
 
 
 class InverseDynamicsResult(NamedTuple):
@@ -190,6 +182,11 @@ class InverseDynamicsResult(NamedTuple):
     base_wrench: np.ndarray
 
 
+INVERSE_DYNAMICS = Algorithm(inverse_dynamics_step, inverse_dynamics_memory, ("q", "qd", "qdd"), "the torques",
+                             InverseDynamicsResult, gravity=True, wrenches=True)
+BIAS = Algorithm(bias_step, bias_memory, ("q", "qd"), "the torques", gravity=True)
+
+
 def inverse_dynamics(robot, q, qd, qdd, *, gravity=None, external_wrenches=None, data=None):
     """Joint torques and joint reaction wrenches for positions ``q``, velocities ``qd``, accelerations ``qdd``.
 
@@ -198,19 +195,12 @@ def inverse_dynamics(robot, q, qd, qdd, *, gravity=None, external_wrenches=None,
     One state (``q`` ``(nq,)``, the others ``(nv,)``) or a batch ``(N, nq)``, ``(N, nv)``. ``data``: a
     ``robot.data()`` to compute in (the result's arrays are then views of it).
     """
-    q, qd, qdd = states(robot, finite=False, q=q, qd=qd, qdd=qdd)
-    tau, wrench, base = results(robot, data, "inverse_dynamics", q, (robot.nv,), (len(robot.joint_names), 6), (6,))
-    if not newton_euler_call(robot, data, q, qd, qdd, gravity, external_wrenches, True, tau, wrench, base):
-        raise not_finite(robot, "the torques", q=q, qd=qd, qdd=qdd)
-    return packaged(data, "inverse_dynamics", InverseDynamicsResult, tau, wrench, base)
+    return INVERSE_DYNAMICS(robot, data, (q, qd, qdd), gravity, external_wrenches)
 
 
-def newton_euler_call(robot, data, q, qd, qdd, gravity, external_wrenches, drives, tau, wrench, base):
-    """Run the RNEA kernel for one state or a batch of checked arrays; False if a value is not finite."""
-    g = gravity_vector(gravity)
-    f_ext = body_wrenches(robot, external_wrenches, len(q) if q.ndim == 2 else 1, data)
-    if q.ndim == 2:
-        return rnea_batch(robot.fdata, robot.idata, q, qd, qdd, g, np.broadcast_to(f_ext, (len(q),) + f_ext.shape[1:]),
-                          drives, tau, wrench, base)
-    return rnea(robot.fdata, robot.idata, workspace(robot, data, "rnea", rnea_shape, robot.nb), q, qd, qdd, g, f_ext[0],
-                drives, tau, wrench, base)
+def bias_torques(robot, q, qd, *, gravity=None, data=None):
+    """``C(q, qd) qd + g(q)``: the torques at zero acceleration, without drive friction (see
+    :mod:`~rne_dynamics.algorithms.gravity`). One state or a batch (``q`` ``(…, nq)``, ``qd`` ``(…, nv)``);
+    ``data``: a ``robot.data()`` to compute in.
+    """
+    return BIAS(robot, data, (q, qd), gravity)

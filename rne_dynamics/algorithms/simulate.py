@@ -27,13 +27,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._jit import batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
-from .aba import accelerations, forward, forward_workspace, singular
+from .._jit import carve, helper, layout
+from .aba import ACCELERATIONS, forward, forward_workspace
+from .driver import OK, Algorithm
 from ..errors import StateError
-from .inputs import body_wrenches, gravity_vector, states
+from .inputs import gravity_vector, states
 from ..model.configuration import dexp_inverse, integrate_configuration
 from ..model.joints import PRISMATIC, is_revolute
-from ..model.robot import model_view
 
 METHODS = ("rk4", "semi_implicit")
 
@@ -65,15 +65,27 @@ def _positive_time(value, name):
     return value
 
 
-StepWorkspace = namedtuple("StepWorkspace", "forward q_stage qd_stage qdd_stage u K increment no_wrenches")
+StepMemory = namedtuple("StepMemory", "q_next qd_next qdd forward q_stage qd_stage qdd_stage u K increment "
+                                      "no_wrenches")
 
 
-@kernel
-def step_workspace(nb, ncol, nv, nq):
-    """Per-call arrays of a step: forward dynamics' workspace, one Runge-Kutta stage ``(q, v, qdd)``, its tangent
-    coordinates ``u`` and rate ``K``, and the step's tangent increment."""
-    return StepWorkspace(forward_workspace(nb, ncol, nv), np.empty(nq), np.empty(nv), np.empty(nv), np.empty(nv),
-                         np.empty(nv), np.empty(nv), np.empty((0, 6)))
+@layout
+def step_memory(block, m):
+    """The next state and the accelerations now, then forward dynamics' workspace, one Runge-Kutta stage
+    ``(q, v, qdd)``, its tangent coordinates ``u`` and rate ``K``, and the step's tangent increment."""
+    q_next, o = carve(block, 0, (m.nq,))
+    qd_next, o = carve(block, o, (m.nv,))
+    qdd, results = carve(block, o, (m.nv,))
+    forward_w, o = forward_workspace(block, results, m)
+    q_stage, o = carve(block, o, (m.nq,))
+    qd_stage, o = carve(block, o, (m.nv,))
+    qdd_stage, o = carve(block, o, (m.nv,))
+    u, o = carve(block, o, (m.nv,))
+    K, o = carve(block, o, (m.nv,))
+    increment, o = carve(block, o, (m.nv,))
+    no_wrenches, end = carve(block, o, (0, 6))
+    return (StepMemory(q_next, qd_next, qdd, forward_w, q_stage, qd_stage, qdd_stage, u, K, increment, no_wrenches),
+            results, end)
 
 
 @helper
@@ -92,18 +104,19 @@ def joint_stops(m, limits, q_next, qd_next):
                 qd_next[c] = min(qd_next[c], 0.0)
 
 
-@kernel
-def integrate(m, w, q, qd, tau, dt, rk4, gravity, f_ext, limits, q_next, qd_next, qdd):
+@helper
+def integrate(m, w, q, qd, tau, f_ext, gravity, dt, rk4, limits):
     """One step from ``(q, qd)`` to ``(q_next, qd_next)``, joint limits applied; ``qdd``: the forward dynamics at
-    ``(q, qd)``; ``limits``: ``(2, nq)`` lower and upper positions. Returns ``-1`` or the coordinate of a joint that
-    drives no mass (then the outputs are undefined).
+    ``(q, qd)``; ``limits``: ``(2, nq)`` lower and upper positions. Returns ``OK``, or ``SINGULAR`` plus the
+    coordinate of a joint that drives no mass (then the outputs are undefined).
 
     RK4 (RKMK, module notes), ``c = (0, 1/2, 1/2, 1)``, ``b = (1, 2, 2, 1) / 6``: stage ``s`` evaluates ``qdd_s`` at
     ``(q ⊕ u_s, v_s)`` with ``u_s = c_s dt K_{s-1}``, ``v_s = qd + c_s dt qdd_{s-1}``, and takes
     ``K_s = dexp^-1_{-u_s}(v_s)`` (``K_1 = qd``); the step is ``q ⊕ dt sum b_s K_s``, ``qd + dt sum b_s qdd_s``.
     """
+    q_next, qd_next, qdd = w.q_next, w.qd_next, w.qdd
     bad = forward(m, w.forward, q, qd, tau, gravity, f_ext, qdd, w.no_wrenches)
-    if bad >= 0:
+    if bad != OK:
         return bad
     if rk4:
         q_s, v_s, qdd_s, u, K, increment = w.q_stage, w.qd_stage, w.qdd_stage, w.u, w.K, w.increment
@@ -115,7 +128,7 @@ def integrate(m, w, q, qd, tau, dt, rk4, gravity, f_ext, limits, q_next, qd_next
         for c, weight in ((0.5, 1.0 / 3.0), (1.0, 1.0 / 3.0), (0.0, 1.0 / 6.0)):  # stages 2, 3, 4; c: the next's
             integrate_configuration(m, q, u, 1.0, q_s)
             bad = forward(m, w.forward, q_s, v_s, tau, gravity, f_ext, qdd_s, w.no_wrenches)
-            if bad >= 0:
+            if bad != OK:
                 return bad
             dexp_inverse(m, u, v_s, K)
             for k in range(m.nv):
@@ -129,45 +142,17 @@ def integrate(m, w, q, qd, tau, dt, rk4, gravity, f_ext, limits, q_next, qd_next
             qd_next[k] = qd[k] + dt * qdd[k]
         integrate_configuration(m, q, qd_next, dt, q_next)
     joint_stops(m, limits, q_next, qd_next)
-    return -1
+    return OK
 
 
-@kernel
-def step_pass(fdata, idata, q, qd, tau, dt, rk4, gravity, f_ext, limits, q_next, qd_next, qdd):
-    """:func:`integrate` for one state, with its own workspace."""
-    m = model_view(fdata, idata)
-    return integrate(m, step_workspace(m.nb, m.ncol, m.nv, m.nq), q, qd, tau, dt, rk4, gravity, f_ext, limits,
-                     q_next, qd_next, qdd)
+STEP = Algorithm(integrate, step_memory, ("q", "qd", "tau"), "the next state", lambda *state: state, gravity=True,
+                 wrenches=True, extras=("dt", "rk4", "limits"))
 
 
-@batch_kernel
-def step_pass_batch(fdata, idata, q, qd, tau, dt, rk4, gravity, f_ext, limits, q_next, qd_next, qdd, status):
-    """:func:`integrate` for each row of a batch, chunks in parallel, one workspace per chunk."""
-    for chunk in batch_range(chunk_count(q.shape[0])):
-        m = model_view(fdata, idata)  # made in the parallel body: numba cannot pass this namedtuple into it
-        w = step_workspace(m.nb, m.ncol, m.nv, m.nq)
-        for n in chunk_rows(chunk, q.shape[0]):
-            status[n] = integrate(m, w, q[n], qd[n], tau[n], dt, rk4, gravity, f_ext[n], limits, q_next[n],
-                                  qd_next[n], qdd[n])
-
-
-def advance(robot, q, qd, tau, dt, method, g, f_ext):
-    """One step on checked arrays: ``(q_next, qd_next, qdd)``, ``qdd`` the forward dynamics at ``(q, qd)``."""
-    limits = np.ascontiguousarray(robot.position_limits.T)  # a strided view would cost numba microseconds
-    q_next, qd_next, qdd = np.empty(q.shape), np.empty(qd.shape), np.empty(qd.shape)
-    rk4 = method == "rk4"
-    if q.ndim == 2:
-        status = np.empty(len(q), np.int64)
-        step_pass_batch(robot.fdata, robot.idata, q, qd, tau, dt, rk4, g,
-                        np.broadcast_to(f_ext, (len(q),) + f_ext.shape[1:]), limits, q_next, qd_next, qdd, status)
-        bad = np.flatnonzero(status >= 0)
-        if bad.size:
-            raise singular(robot, status[bad[0]], f" at state {bad[0]}")
-    else:
-        bad = step_pass(robot.fdata, robot.idata, q, qd, tau, dt, rk4, g, f_ext[0], limits, q_next, qd_next, qdd)
-        if bad >= 0:
-            raise singular(robot, bad, "")
-    return q_next, qd_next, qdd
+def advance(robot, q, qd, tau, dt, method, gravity, external_wrenches):
+    """One step: ``(q_next, qd_next, qdd)``, ``qdd`` the forward dynamics at ``(q, qd)``."""
+    return STEP(robot, None, (q, qd, tau), gravity, external_wrenches,
+                extras=(dt, method == "rk4", np.ascontiguousarray(robot.position_limits.T)))
 
 
 def step(robot, q, qd, tau, dt, *, method="rk4", gravity=None, external_wrenches=None):
@@ -181,9 +166,7 @@ def step(robot, q, qd, tau, dt, *, method="rk4", gravity=None, external_wrenches
     q, qd, tau = states(robot, q=q, qd=qd, tau=tau)
     dt = _positive_time(dt, "dt")
     _check_method(method)
-    g = gravity_vector(gravity)
-    f_ext = body_wrenches(robot, external_wrenches, q.shape[0] if q.ndim == 2 else 1)
-    return advance(robot, q, qd, tau, dt, method, g, f_ext)[:2]
+    return advance(robot, q, qd, tau, dt, method, gravity, external_wrenches)[:2]
 
 
 def _torque_input(robot, tau, shape):
@@ -226,7 +209,6 @@ def simulate(robot, q0, qd0, tau, duration, dt, *, method="rk4", gravity=None):
         raise StateError(f"q0 of joint '{robot.q_names[k]}' is {q[tuple(outside[0])]}, outside its limits "
                          f"{robot.position_limits[k].tolist()}")
     g = gravity_vector(gravity)
-    f_ext = body_wrenches(robot, None, 1)
     torque = _torque_input(robot, tau, qd.shape)
     steps = int(round(duration / dt))
     t = dt * np.arange(steps + 1)
@@ -234,9 +216,9 @@ def simulate(robot, q0, qd0, tau, duration, dt, *, method="rk4", gravity=None):
     for k in range(steps + 1):
         tau_k = torque(t[k], q, qd)
         if k < steps:
-            q_next, qd_next, qdd = advance(robot, q, qd, tau_k, dt, method, g, f_ext)
+            q_next, qd_next, qdd = advance(robot, q, qd, tau_k, dt, method, g, None)
         else:
-            qdd = accelerations(robot, q, qd, tau_k, g, f_ext)
+            qdd = ACCELERATIONS(robot, None, (q, qd, tau_k), g)
         out["q"][k], out["qd"][k], out["qdd"][k], out["tau"][k] = q, qd, qdd, tau_k
         if k < steps:
             q, qd = q_next, qd_next

@@ -23,44 +23,43 @@ in :func:`~rne_dynamics.algorithms.rnea.newton_euler` (``S_times_add``, ``S_tran
 """
 from collections import namedtuple
 
-import numpy as np
-
-from .._jit import arithmetic_kernel, batch_kernel, batch_range, chunk_count, chunk_rows, helper, kernel
-from ..model.data import results, workspace
-from .inputs import all_finite, gravity_vector, not_finite, states
+from .._jit import arithmetic_kernel, carve, layout
 from ..model.joints import X_up
-from ..model.robot import S_times_add, S_transpose_times_add, model_view_inline
+from ..model.robot import S_times_add, S_transpose_times_add
 from ..model.spatial import (add_scaled, base_acceleration, cross_force_add, cross_motion_add, force_to_parent_add,
                              inertia_times, motion_to_child)
+from .driver import Algorithm
 
-RateWorkspace = namedtuple("RateWorkspace", "R p v vd a ad f fd vJ aJ Iv Ivd Sf")
-
-
-@helper
-def rate_views(block, nb, ncol):
-    """The arrays of :func:`newton_euler_rate` as contiguous views of one flat block (:func:`rate_size` floats, one
-    allocation): per body, the pose ``(R, p)`` and the joint velocity ``vJ``; per body and a base row last,
-    ``v, vd, a, ad, f, fd`` (the kernel sets the base rows: at rest, gravity in ``a``); scratch ``aJ, Iv, Ivd, Sf``.
-    ``ncol`` is unused: no array is per motion column."""
-    n = nb + 1
-    R = block[0:9 * nb].reshape((nb, 3, 3))
-    p, vJ = block[9 * nb:12 * nb].reshape((nb, 3)), block[12 * nb:18 * nb].reshape((nb, 6))
-    motion = block[18 * nb:18 * nb + 36 * n].reshape((6, n, 6))  # v, vd, a, ad, f, fd
-    o = 18 * nb + 36 * n
-    return RateWorkspace(R, p, motion[0], motion[1], motion[2], motion[3], motion[4], motion[5], vJ, block[o:o + 6],
-                         block[o + 6:o + 12], block[o + 12:o + 18], block[o + 18:o + 24])
+RateMemory = namedtuple("RateMemory", "tau_rate R p v vd a ad f fd vJ aJ Iv Ivd Sf")
 
 
-@helper
-def rate_size(nb, ncol):
-    """The number of floats of a torque-rate workspace (:func:`rate_views`)."""
-    return 18 * nb + 36 * (nb + 1) + 24
+@layout
+def rate_memory(block, m):
+    """``d tau / dt``, then per body the pose ``(R, p)`` and the joint velocity ``vJ``; per body and a base row
+    last, ``v, vd, a, ad, f, fd`` (the step sets the base rows: at rest, gravity in ``a``); scratch ``aJ, Iv,
+    Ivd, Sf``."""
+    n = m.nb + 1
+    tau_rate, results = carve(block, 0, (m.nv,))
+    R, o = carve(block, results, (m.nb, 3, 3))
+    p, o = carve(block, o, (m.nb, 3))
+    v, o = carve(block, o, (n, 6))
+    vd, o = carve(block, o, (n, 6))
+    a, o = carve(block, o, (n, 6))
+    ad, o = carve(block, o, (n, 6))
+    f, o = carve(block, o, (n, 6))
+    fd, o = carve(block, o, (n, 6))
+    vJ, o = carve(block, o, (m.nb, 6))
+    aJ, o = carve(block, o, (6,))
+    Iv, o = carve(block, o, (6,))
+    Ivd, o = carve(block, o, (6,))
+    Sf, end = carve(block, o, (6,))
+    return RateMemory(tau_rate, R, p, v, vd, a, ad, f, fd, vJ, aJ, Iv, Ivd, Sf), results, end
 
 
 @arithmetic_kernel
-def newton_euler_rate(m, w, q, qd, qdd, qddd, gravity, tau_rate):
-    """``d tau / dt`` for one state (module docstring); writes ``tau_rate`` (nv)."""
-    R, p, v, vd, a, ad, f, fd, vJ, aJ, Iv, Ivd, Sf = w
+def newton_euler_rate(m, w, q, qd, qdd, qddd, gravity):
+    """``d tau / dt`` for one state (module docstring)."""
+    tau_rate, R, p, v, vd, a, ad, f, fd, vJ, aJ, Iv, Ivd, Sf = w
     v[-1] = 0.0
     vd[-1] = 0.0
     a[-1] = 0.0
@@ -109,39 +108,7 @@ def newton_euler_rate(m, w, q, qd, qdd, qddd, gravity, tau_rate):
         tau_rate[k] += m.armature[c] * qddd[k] + m.damping[c] * qdd[k]
 
 
-@arithmetic_kernel
-def rate_state(fdata, idata, block, q, qd, qdd, qddd, gravity, tau_rate):
-    """:func:`newton_euler_rate` for one state in the workspace ``block``."""
-    newton_euler_rate(model_view_inline(fdata, idata), rate_views(block, idata[0], idata[4]), q, qd, qdd, qddd,
-                      gravity, tau_rate)
-
-
-@kernel
-def rnea_rate(fdata, idata, block, q, qd, qdd, qddd, gravity, tau_rate):
-    """:func:`rate_state`; False if an input or a torque rate is not finite."""
-    if block.size == 0:  # no held Data: a workspace of its own
-        block = np.empty(rate_size(idata[0], idata[4]))
-    rate_state(fdata, idata, block, q, qd, qdd, qddd, gravity, tau_rate)
-    return all_finite(q) and all_finite(qd) and all_finite(qdd) and all_finite(qddd) and all_finite(tau_rate)
-
-
-@arithmetic_kernel
-def rate_rows(fdata, idata, block, rows, q, qd, qdd, qddd, gravity, tau_rate):
-    """:func:`newton_euler_rate` for the states ``rows`` of a batch, in one workspace ``block``."""
-    m = model_view_inline(fdata, idata)
-    w = rate_views(block, idata[0], idata[4])
-    for n in rows:
-        newton_euler_rate(m, w, q[n], qd[n], qdd[n], qddd[n], gravity, tau_rate[n])
-
-
-@batch_kernel
-def rnea_rate_batch(fdata, idata, q, qd, qdd, qddd, gravity, tau_rate):
-    """:func:`newton_euler_rate` for each row of a batch; chunks of states in parallel, one workspace each. Returns
-    what :func:`rnea_rate` returns, for the whole batch."""
-    for chunk in batch_range(chunk_count(q.shape[0])):
-        rate_rows(fdata, idata, np.empty(rate_size(idata[0], idata[4])), chunk_rows(chunk, q.shape[0]), q, qd, qdd,
-                  qddd, gravity, tau_rate)
-    return all_finite(q) and all_finite(qd) and all_finite(qdd) and all_finite(qddd) and all_finite(tau_rate)
+TORQUE_RATE = Algorithm(newton_euler_rate, rate_memory, ("q", "qd", "qdd", "qddd"), "the torque rates", gravity=True)
 
 
 def torque_rate(robot, q, qd, qdd, qddd, *, gravity=None, data=None):
@@ -153,14 +120,4 @@ def torque_rate(robot, q, qd, qdd, qddd, *, gravity=None, data=None):
     ``gravity``: 3-vector in the root-link frame, default ``(0, 0, -9.81)``. One state (``q`` ``(nq,)``, the others
     ``(nv,)``) or a batch ``(N, nq)``, ``(N, nv)``. ``data``: a ``robot.data()`` to compute in.
     """
-    q, qd, qdd, qddd = states(robot, finite=False, q=q, qd=qd, qdd=qdd, qddd=qddd)
-    g = gravity_vector(gravity)
-    (out,) = results(robot, data, "torque_rate", q, (robot.nv,))
-    if q.ndim == 2:
-        finite = rnea_rate_batch(robot.fdata, robot.idata, q, qd, qdd, qddd, g, out)
-    else:
-        block = workspace(robot, data, "torque_rate", rate_size, robot.nb, robot.ncol)
-        finite = rnea_rate(robot.fdata, robot.idata, block, q, qd, qdd, qddd, g, out)
-    if not finite:
-        raise not_finite(robot, "the torque rates", q=q, qd=qd, qdd=qdd, qddd=qddd)
-    return out
+    return TORQUE_RATE(robot, data, (q, qd, qdd, qddd), gravity)

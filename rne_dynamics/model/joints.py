@@ -162,3 +162,17 @@ def X_up(m, i, q, R, p):
     for r in range(3):
         p[r] = m.p_tree[i, r] + m.R_tree[i, r, 0] * p_J[0] + m.R_tree[i, r, 1] * p_J[1] + m.R_tree[i, r, 2] * p_J[2]
 
+
+
+@helper
+def unit_quaternions(m, q, tolerance):
+    """Every quaternion of configuration ``q`` (free-flyer and spherical joints) has a norm within ``tolerance``
+    of 1."""
+    for i in range(m.nb):
+        code = m.jtype[i]
+        if code == FREE_FLYER or code == SPHERICAL:
+            s = m.idx_q[i] + (3 if code == FREE_FLYER else 0)
+            norm = math.sqrt(q[s] * q[s] + q[s + 1] * q[s + 1] + q[s + 2] * q[s + 2] + q[s + 3] * q[s + 3])
+            if not abs(norm - 1.0) <= tolerance:
+                return False
+    return True

@@ -48,12 +48,16 @@ ModelView = namedtuple("ModelView", [
     "armature",   # per column: rotor inertia reflected to the joint (0 on mimic columns)
     "damping",    # per column: viscous friction coefficient
     "friction",   # per column: Coulomb friction
+    "nl",         # number of links (robot.link_names)
+    "link_body",  # per link: its body (-1: the fixed base)
+    "link_R",     # per link: its pose in its body, (nl, 3, 3) and (nl, 3)
+    "link_p",
 ])
 
 
 #: A body's block in ``fdata`` (row: columns 0:3 | 3:6): 0: axis | p_tree; 1: h | mass, q_mult, q_offset;
 #: 2-4: R_tree | I; 5-7: R_sin | R_versine. Motion column ``c`` is block ``nb + c``: row 0: S; row 1: col_mult,
-#: armature, damping, friction.
+#: armature, damping, friction. Link ``l`` is block ``nb + ncol + l``: rows 0-2: R, row 3: p (columns 0:3).
 BLOCK = (8, 6)
 
 
@@ -68,8 +72,8 @@ def model_view(fdata, idata):
 def model_view_inline(fdata, idata):
     """:func:`model_view` inlined into its caller: in a kernel compiled without reference counting
     (``_jit.arithmetic_kernel``) its views then cost nothing."""
-    nb, nv, nq, nj, ncol = idata[0], idata[1], idata[2], idata[3], idata[4]
-    o = 5
+    nb, nv, nq, nj, ncol, nl = idata[0], idata[1], idata[2], idata[3], idata[4], idata[5]
+    o = 6
     parent = idata[o:o + nb]
     jtype = idata[o + nb:o + 2 * nb]
     idx_q = idata[o + 2 * nb:o + 3 * nb]
@@ -77,11 +81,14 @@ def model_view_inline(fdata, idata):
     o += 4 * nb + 1
     col_v = idata[o:o + ncol]
     joint_body = idata[o + ncol:o + ncol + nj]
+    link_body = idata[o + ncol + nj:o + ncol + nj + nl]
     b = fdata[:nb]
-    c = fdata[nb:]
+    c = fdata[nb:nb + ncol]
+    links = fdata[nb + ncol:]
     return ModelView(nb, nv, nq, nj, ncol, parent, jtype, idx_q, col_start, col_v, joint_body, b[:, 0, 0:3],
                      b[:, 2:5, 0:3], b[:, 0, 3:6], b[:, 1, 3], b[:, 1, 0:3], b[:, 2:5, 3:6], b[:, 1, 4], b[:, 1, 5],
-                     b[:, 5:8, 0:3], b[:, 5:8, 3:6], c[:, 0], c[:, 1, 0], c[:, 1, 1], c[:, 1, 2], c[:, 1, 3])
+                     b[:, 5:8, 0:3], b[:, 5:8, 3:6], c[:, 0], c[:, 1, 0], c[:, 1, 1], c[:, 1, 2], c[:, 1, 3], nl,
+                     link_body, links[:, 0:3, 0:3], links[:, 3, 0:3])
 
 
 @helper
@@ -100,18 +107,21 @@ def S_transpose_times_add(m, i, f, tau):
         tau[m.col_v[c]] += m.col_mult[c] * dot6(m.S[c], f)
 
 
-def pack(bodies, joint_bodies, armature, damping, friction):
+def pack(bodies, joint_bodies, links, armature, damping, friction):
     """The ``(fdata, idata)`` buffers from a list of :class:`Body`, in the layout :func:`model_view` reads.
-    ``armature``, ``damping``, ``friction`` are per velocity coordinate."""
+    ``links``: ``(body, R, p)`` per link; ``armature``, ``damping``, ``friction`` are per velocity coordinate."""
     nb = len(bodies)
     col_start = np.cumsum([0] + [len(b.S) for b in bodies])
     col_v = [b.idx_v + k for b in bodies for k in range(len(b.S))]
     nv = max([b.idx_v + b.nv for b in bodies if not b.mimic], default=0)
     nq = max([b.idx_q + b.nq for b in bodies if not b.mimic], default=0)
-    idata = np.concatenate([[nb, nv, nq, len(joint_bodies), len(col_v)], [b.parent for b in bodies],
+    idata = np.concatenate([[nb, nv, nq, len(joint_bodies), len(col_v), len(links)], [b.parent for b in bodies],
                             [b.code for b in bodies], [b.idx_q for b in bodies], col_start, col_v,
-                            joint_bodies]).astype(np.int64)
-    fdata = np.zeros((nb + len(col_v),) + BLOCK)
+                            joint_bodies, [body for body, _, _ in links]]).astype(np.int64)
+    fdata = np.zeros((nb + len(col_v) + len(links),) + BLOCK)
+    for k, (_, R, p) in enumerate(links):
+        fdata[nb + len(col_v) + k, 0:3, 0:3] = R
+        fdata[nb + len(col_v) + k, 3, 0:3] = p
     for i, b in enumerate(bodies):
         R_sin, R_versine = rotation_terms(b.code, b.axis, b.R_tree)
         fdata[i, 0] = np.concatenate([b.axis, b.p_tree])
@@ -154,8 +164,8 @@ class Robot:
     idata: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self):
-        fdata, idata = pack(self.bodies, self.joint_bodies, *(self._per_coordinate(x) for x in
-                                                                (self.armature, self.damping, self.friction)))
+        fdata, idata = pack(self.bodies, self.joint_bodies, [self.link_frames[name] for name in self.link_names],
+                            *(self._per_coordinate(x) for x in (self.armature, self.damping, self.friction)))
         fdata.setflags(write=False)
         idata.setflags(write=False)
         object.__setattr__(self, "fdata", fdata)
@@ -238,6 +248,11 @@ class Robot:
             if not b.mimic:
                 names += [b.joint] if getattr(b, size) == 1 else [f"{b.joint}.{s}" for s in suffixes[b.code].split()]
         return tuple(names)
+
+    @cached_property
+    def link_index(self):
+        """``{link: its row in link_names}``."""
+        return {name: k for k, name in enumerate(self.link_names)}
 
     @cached_property
     def quaternions(self):

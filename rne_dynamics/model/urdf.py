@@ -14,23 +14,55 @@ from ..errors import URDFError
 from .body import JointInfo
 from .joints import TYPE_CODES
 from .tree import LinkSpec, build_robot
+from .xacro_expand import expand, is_xacro
 
 
-def load_urdf(source, *, floating_base=False):
-    """Load a robot from a URDF file path or URDF XML text. Raises :class:`URDFError` naming the bad element.
+def load_urdf(source, *, floating_base=False, xacro_args=None, package_paths=None):
+    """Load a robot from a URDF or xacro file path or text. Raises :class:`URDFError` naming the bad element.
 
     ``floating_base=True`` puts a free-flyer joint (``root_joint``) between the world and the root link, as
     ``pinocchio.buildModelFromUrdf(path, JointModelFreeFlyer())``; a URDF ``floating`` joint from the root link
     does the same. ``q`` then starts with the base pose ``[x, y, z, qx, qy, qz, qw]`` and ``v`` with its twist
-    ``[v; w]`` in the base frame."""
-    text, where = _read(source)
-    try:
-        root = ET.fromstring(text)
-    except ET.ParseError as exc:
-        raise URDFError(f"{where}: not well-formed XML ({exc})") from None
+    ``[v; w]`` in the base frame.
+
+    A ``.xacro`` file, or text with xacro elements or ``${...}``/``$(...)`` substitutions, is expanded by the
+    ``xacro`` package first (also any source when ``xacro_args`` is given): ``xacro_args`` ``{name: value}`` sets its
+    ``<xacro:arg>``s (as ``str(value)``); ``$(find pkg)`` resolves through ``package_paths`` ``{pkg: share
+    directory}``, else the ament index; relative includes of xacro text resolve against the current directory.
+    A package, include or argument xacro cannot resolve raises :class:`URDFError` with xacro's message and the file.
+    """
+    root, _, where = _description(source, xacro_args, package_paths)
     if root.tag != "robot":
         raise URDFError(f"{where}: the root element is <{root.tag}>, a URDF's is <robot>")
     return _Reader(where).robot(root, floating_base)
+
+
+def expand_xacro(source, *, xacro_args=None, package_paths=None):
+    """The URDF text of a URDF or xacro file path or text, xacro expanded as :func:`load_urdf` does (URDF text is
+    returned as it is): what a node's ``robot_description`` takes."""
+    return _description(source, xacro_args, package_paths)[1]
+
+
+def _description(source, xacro_args, package_paths):
+    """``(root element, URDF text, where)``: the source read and, when it is xacro, expanded."""
+    if xacro_args is not None and not hasattr(xacro_args, "items"):
+        raise URDFError(f"xacro_args is a mapping {{name: value}}, not {type(xacro_args).__name__}")
+    if package_paths is not None and not hasattr(package_paths, "items"):
+        raise URDFError(f"package_paths is a mapping {{package: directory}}, not {type(package_paths).__name__}")
+    text, where = _read(source)
+    root = _parse(text, where)
+    if xacro_args is not None or is_xacro(root, where):
+        where = "<xacro text>" if where == "<urdf text>" else where
+        text = expand(text, where, xacro_args, package_paths)
+        root = _parse(text, where)
+    return root, text, where
+
+
+def _parse(text, where):
+    try:
+        return ET.fromstring(text)
+    except ET.ParseError as exc:
+        raise URDFError(f"{where}: not well-formed XML ({exc})") from None
 
 
 def _read(source):

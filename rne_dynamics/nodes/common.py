@@ -7,10 +7,12 @@ the parameter-set result) and the last good model stays in service.
 
 Per-joint parameters (``armature``, ``viscous_friction``, ``coulomb_friction``) are double arrays: empty keeps the
 URDF values (``<dynamics damping friction>``, armature 0), one value applies to every joint, otherwise one value per
-movable joint in ``robot.joint_names`` order (the URDF order of the movable, non-mimic joints).
+movable joint in ``robot.joint_names`` order (the movable, non-mimic joints depth-first over the tree, children in
+document order: not the URDF's document order on a branched robot).
 """
 import array
 import math
+import re
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -133,6 +135,8 @@ def read_description(text, source, floating_base=False):
         if floating_base and not robot.has_floating_base:
             caught.clear()
             robot = load_urdf(text, floating_base=True)
+    if robot.dof == 0:
+        raise ModelError(f"robot '{robot.name}' has no movable joint: nothing to compute")
     several = [name for name, body in zip(robot.joint_names, robot.joint_bodies) if robot.bodies[body].nv != 1]
     if (robot.has_floating_base and not floating_base) or several:
         what = f"a floating joint '{robot.base_joint}'" if not several else (
@@ -237,6 +241,7 @@ class Statistics:
     def reset(self):
         self.total_inputs = self.total_rejected = self.total_violations = 0
         self.last_rejection = ""
+        self.refused = {}  # topic -> (wall time, reason) of its last refused input, until a good one arrives
         self.new_window()
 
     def new_window(self):
@@ -251,10 +256,17 @@ class Statistics:
         self.compute_sum += seconds
         self.compute_max = max(self.compute_max, seconds)
 
-    def reject(self, reason):
+    def reject(self, reason, topic=None):
         self.rejected += 1
         self.total_rejected += 1
         self.last_rejection = reason
+        if topic is not None:
+            self.refused[topic] = (time.time(), reason)
+
+    def accepted(self, topic):
+        """A good input on ``topic``: its last refusal is no longer news."""
+        if self.refused:
+            self.refused.pop(topic, None)
 
     def exceeded(self, joints):
         self.violations += 1
@@ -394,7 +406,13 @@ class DynamicsNode(Node):
     # -- topics and services -----------------------------------------------------------------------------------
 
     def _on_description_message(self, msg):
-        self.load_description(msg.data, self.resolve_topic_name("/robot_description") + " topic")
+        source = self.resolve_topic_name("/robot_description") + " topic"
+        if not msg.data.lstrip().startswith("<"):  # a message carries the text itself, never a file path
+            start = msg.data.strip()[:40]
+            self.refuse(f"the robot description from {source}", f"not URDF XML (it starts {start!r}; a message "
+                        "carries the URDF text, not a path)" if start else "the URDF is empty")
+            return
+        self.load_description(msg.data, source)
 
     def _on_reload(self, request, response):
         """Re-read the ``robot_description`` parameter (text, or the file it names), else the last topic message."""
@@ -424,7 +442,7 @@ class DynamicsNode(Node):
             self.get_logger().warning(text)
 
     def reject_input(self, topic, reason):
-        self.stats.reject(f"{topic}: {reason}")
+        self.stats.reject(f"{topic}: {reason}", topic)
         self.warn_throttled(f"{topic}: {reason}; message ignored")
 
     def check_limits(self, model, torques, topic):
@@ -468,6 +486,10 @@ class DynamicsNode(Node):
                 problems.append("effort limits exceeded: " + ", ".join(sorted(stats.violating_joints)))
             if stats.rejected:
                 problems.append(f"{stats.rejected} inputs rejected, last: {stats.last_rejection}")
+            else:  # refused earlier, nothing good on that topic since: still news
+                problems += [f"last {topic} input refused at {time.strftime('%H:%M:%S', time.localtime(when))}, "
+                             f"none good since: {reason}" for topic, (when, reason) in stats.refused.items()]
+            problems += self.diagnostic_problems()
             status.level = DiagnosticStatus.WARN if problems else DiagnosticStatus.OK
             status.message = "; ".join(problems) or f"robot '{robot.name}' OK"
         values |= {"input rate [Hz]": stats.inputs / elapsed, "inputs": stats.total_inputs,
@@ -509,19 +531,39 @@ class DynamicsNode(Node):
     def diagnostic_values(self):
         return {}
 
+    def diagnostic_problems(self):
+        """Problems of the subclass's own that make the diagnostics status a WARN."""
+        return []
+
 
 def spin(node_class, args=None):
-    """Run one node until Ctrl-C or shutdown (the body of the executables' ``main``)."""
-    import rclpy
-    from rclpy.executors import ExternalShutdownException
+    """Run one node until Ctrl-C or shutdown (the body of the executables' ``main``). Arguments rcl cannot parse and
+    parameter values the node refuses at start end it with a one-line reason and exit code 2."""
+    import sys
 
-    rclpy.init(args=args)
+    import rclpy
+    from rclpy.exceptions import ParameterException
+    from rclpy.executors import ExternalShutdownException
+    from rclpy.impl.implementation_singleton import rclpy_implementation
+
+    name = re.sub(r"(?<!^)(?=[A-Z])", "_", node_class.__name__).lower()  # InverseDynamicsNode: the executable
+    try:
+        rclpy.init(args=args)
+    except rclpy_implementation.RCLError as exc:
+        reason = str(exc).split("\n")[0][:200]
+        print(f"{name}: error: cannot parse the ROS arguments ({reason}...); a value with ': ' (URDF text) cannot "
+              "be given with -p: give robot_description a file path (-p robot_description:=/path/robot.urdf) or "
+              "publish the text on robot_description", file=sys.stderr)
+        return 2
     node = None
     try:
         node = node_class()
         rclpy.spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except ParameterException as exc:  # a -p value that the node's checks refuse
+        print(f"{name}: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
     finally:
         if node is not None:
             node.destroy_node()

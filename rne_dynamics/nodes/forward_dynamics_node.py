@@ -129,6 +129,7 @@ class ForwardDynamicsNode(DynamicsNode):
         self.accelerations_publisher.publish(out)
         self.check_limits(model, tau, "~/effort_command")
         self.stats.computed(time.perf_counter() - start)
+        self.stats.accepted("~/effort_command")
 
     def on_joint_states(self, msg):
         model = self.model
@@ -139,6 +140,8 @@ class ForwardDynamicsNode(DynamicsNode):
                              model.gather(msg.name, msg.velocity, "velocity", optional=True))
         except StateError as exc:
             self.reject_input("/joint_states", exc)
+            return
+        self.stats.accepted("/joint_states")
 
     # -- simulation --------------------------------------------------------------------------------------------
 

@@ -6,7 +6,8 @@ for), then ``~/gravity_torques``, ``~/gravity_command``, ``~/joint_wrenches/<joi
 time at 1 kHz; a new subscriber is noticed within :data:`LISTENERS_REFRESH`). A joint name that is not a valid ROS
 name token has its other characters replaced by ``_`` in its wrench topic. ``~/trajectory`` comes back on
 ``~/trajectory_with_efforts`` with the inverse dynamics torque of every point in ``effort`` (0 for a joint the robot
-does not have; missing velocities or accelerations read as zero).
+does not have; missing velocities or accelerations read as zero). ``~/plan`` requests are answered on
+``~/planned_trajectory`` from a worker thread (:mod:`.planning`).
 
 Parameter ``base`` (``fixed``, ``odometry``, ``free_floating``; :mod:`~rne_dynamics.nodes.base_state`) loads the
 robot with a floating base whose state comes from ``~/base_odometry`` and ``~/base_imu``, or is left free; then the
@@ -31,9 +32,11 @@ from visualization_msgs.msg import MarkerArray
 import rne_dynamics as rd
 
 from ..errors import ModelError, StateError
-from . import base_state, wrench_inputs
+from . import base_state, external_torques, wrench_inputs
 from .common import BOOL, DOUBLE, STRING, STRINGS, DynamicsNode, Spec, doubles, spin, stamp_seconds
+from .external_torques import ExternalTorques
 from .markers import LoadMarkers, deleting_all
+from .planning import PlanRequests
 
 ACCELERATION_SOURCES = ("zero", "differentiate")
 LISTENERS_REFRESH = 0.1  # s: a new subscriber of an optional output gets its first message at most this late
@@ -49,7 +52,8 @@ PARAMETERS = (
     Spec("publish_wrenches", True, BOOL, "publish ~/joint_wrenches/<joint> (WrenchStamped, child link frame)"),
     Spec("publish_markers", True, BOOL, "publish ~/load_markers (MarkerArray)"),
     Spec("marker_rate_hz", 10.0, DOUBLE, "highest rate of ~/load_markers (Hz)", 0.1, 1.0e4),
-) + base_state.PARAMETERS + wrench_inputs.PARAMETERS
+    Spec("plan_sample_period", 0.01, DOUBLE, "time between the points of ~/planned_trajectory (s)", 1.0e-4, 10.0),
+) + base_state.PARAMETERS + wrench_inputs.PARAMETERS + external_torques.PARAMETERS
 
 
 def topic_token(name):
@@ -131,10 +135,16 @@ class InverseDynamicsNode(DynamicsNode):
         self.outputs = self.derivative = None
         self.read_marker_parameters()
         self.trajectories = self.trajectory_violations = 0
+        self.external = ExternalTorques(self)
         self.create_subscription(JointState, "/joint_states", self.on_joint_states, 10)
         self.create_subscription(JointTrajectory, "~/trajectory", self.on_trajectory, 10,  # see create_output
                                  event_callbacks=SubscriptionEventCallbacks(use_default_callbacks=False))
+        self.plans = PlanRequests(self)
         self.start()
+
+    def destroy_node(self):
+        self.plans.close()
+        super().destroy_node()
 
     # -- joint states ------------------------------------------------------------------------------------------
 
@@ -173,6 +183,10 @@ class InverseDynamicsNode(DynamicsNode):
         self.torques_publisher.publish(out.torques)
         if self.base is not None:
             self.publish_base(stamp, *self.base.outputs)
+        if self.external.observer is not None:
+            problem = self.external.update(model, msg, q, qd)
+            if problem:
+                self.warn_throttled(problem)
 
         # The other outputs go only to topics somebody listens to: each publish costs tens of microseconds.
         now = time.monotonic()
@@ -195,6 +209,7 @@ class InverseDynamicsNode(DynamicsNode):
             self.markers_publisher.publish(out.markers.update(stamp, result.torques))
         self.check_limits(model, result.torques, "/joint_states")
         self.stats.computed(time.perf_counter() - start)
+        self.stats.accepted("/joint_states")
 
     def publish_base(self, stamp, mounting_wrench, base_acceleration, center_of_mass, world_frame):
         """The base outputs of a joint state: ``~/base_wrench`` (odometry) or ``~/base_acceleration``
@@ -316,6 +331,7 @@ class InverseDynamicsNode(DynamicsNode):
         for point, row in zip(points, efforts):
             point.effort = doubles(row)
         self.trajectories += 1
+        self.stats.accepted("~/trajectory")
         self.trajectory_publisher.publish(msg)
 
     # -- model, parameters, services ---------------------------------------------------------------------------
@@ -328,6 +344,7 @@ class InverseDynamicsNode(DynamicsNode):
         if name == "external_wrench_topics":
             wrench_inputs.parse(value)
         base_state.check_parameter(name, value)
+        external_torques.check_parameter(name, value)
 
     def floating_base(self, values):
         return values["base"] != "fixed"
@@ -338,6 +355,10 @@ class InverseDynamicsNode(DynamicsNode):
             raise ModelError(f"command_joints: robot '{model.robot.name}' has no movable joint "
                              f"{', '.join(repr(j) for j in unknown)} (its joints: {', '.join(model.joint_names)})")
         wrench_inputs.check_links(model.robot, values["external_wrench_topics"])
+        external_torques.check_model(model, values)
+        if values["base"] != "fixed" and values["observer_gain"] > 0:
+            raise ModelError("observer_gain: the momentum observer takes a fixed base (its state has no base "
+                             f"motion); set observer_gain to 0 or base to fixed (base is '{values['base']}')")
 
     def model_changed(self, model, previous):
         self.sync_wrench_publishers(model)
@@ -347,6 +368,7 @@ class InverseDynamicsNode(DynamicsNode):
         if previous is None or previous.joint_names != model.joint_names:
             self.reset_derivative(model)
         self.warm_up(model)
+        self.external.configure(model)
 
     @staticmethod
     def warm_up(model):
@@ -405,14 +427,19 @@ class InverseDynamicsNode(DynamicsNode):
         self.reset_derivative(self.model)
         self.last_markers = -math.inf
         self.trajectories = self.trajectory_violations = 0
-        return "statistics and the acceleration filter reset"
+        self.external.reset()
+        return "statistics, the acceleration filter and the observer reset"
 
     def diagnostic_values(self):
         return {"acceleration source": self.get_parameter("acceleration_source").value,
                 "base": self.get_parameter("base").value,
                 "silent wrench sensors": ", ".join(self.wrench_inputs.silent) if self.wrench_inputs else "none",
                 "trajectories": self.trajectories,
-                "trajectory points over effort limits": self.trajectory_violations}
+                "trajectory points over effort limits": self.trajectory_violations} | self.plans.diagnostic_values() \
+            | self.external.diagnostic_values()
+
+    def diagnostic_problems(self):
+        return self.external.diagnostic_problems()
 
 
 def main(args=None):

@@ -19,18 +19,26 @@ import time
 import numpy as np
 
 from ..robots import DEFAULT_ROBOT
-from ..model.urdf import load_urdf
+from ..errors import ModelError
+from ..model.urdf import expand_xacro, load_urdf
+from ..tools.cli import package_path, xacro_arg
 
 #: Start pose of the bundled arm: elbow bent, wrist down, well inside the limits.
 ARM6_HOME = [0.0, -1.2, 1.0, -1.4, -1.57, 0.0]
 SWING_AMPLITUDE = 0.4  # rad (m for a prismatic joint, scaled to its range)
 SWING_HZ = 0.25
 TRACKING_HZ = 3.0      # bandwidth of the demo controller
+SETTLE = 1.0           # s after the first torques before peaks count: the controller pulls the arm onto its path
 
 
 def parse(argv):
     parser = argparse.ArgumentParser(prog="rne-dynamics live", description=__doc__.split("\n\n")[0])
-    parser.add_argument("robot", nargs="?", default=DEFAULT_ROBOT, help="a URDF path (default: the bundled arm)")
+    parser.add_argument("robot", nargs="?", default=DEFAULT_ROBOT,
+                        help="a URDF or xacro path (default: the bundled arm)")
+    parser.add_argument("--xacro-arg", metavar="NAME:=VALUE", type=xacro_arg, action="append", default=[],
+                        dest="xacro_args", help="an argument of a xacro ROBOT (repeatable)")
+    parser.add_argument("--package-path", metavar="NAME=DIR", type=package_path, action="append", default=[],
+                        dest="package_paths", help="a package's share directory for $(find NAME) (repeatable)")
     parser.add_argument("--duration", type=float, default=10.0, help="seconds to run (default: %(default)s)")
     parser.add_argument("--period", type=float, default=1.0, help="seconds between tables (default: %(default)s)")
     parser.add_argument("--rate", type=float, default=100.0, help="simulation rate in Hz (default: %(default)s)")
@@ -99,6 +107,7 @@ class Table:
         self.robot = robot
         self.latest = {}
         self.received = 0
+        self.first = None  # monotonic time of the first torques
         self.peak = np.zeros(robot.dof)
         self.node = Node("demo_table", context=context)
         for key in ("torques", "gravity_torques"):
@@ -110,7 +119,10 @@ class Table:
         self.latest[key] = msg
         if key == "torques":
             self.received += 1
-            self.peak = np.maximum(self.peak, self.load(np.asarray(msg.effort)))
+            now = time.monotonic()
+            self.first = now if self.first is None else self.first
+            if now - self.first >= SETTLE:
+                self.peak = np.maximum(self.peak, self.load(np.asarray(msg.effort)))
 
     def load(self, torques):
         return self.load_fractions(torques, self.robot.effort_limits)
@@ -124,12 +136,16 @@ class Table:
         q = np.asarray(self.latest["state"].position) if "state" in self.latest else tau * np.nan
         load = self.load(tau)
         write(f"t = {elapsed:5.1f} s   {self.received} torque messages")
-        write(f"  {'joint':<22}{'q':>9}{'torque':>10}{'gravity':>10}  load")
+        width = max(len(name) for name in self.robot.joint_names) + 2
+        prismatic = any(self.robot.joints[name].type == "prismatic" for name in self.robot.joint_names)
+        position, effort = ("[rad|m]", "[N m|N]") if prismatic else ("[rad]", "[N m]")
+        write(f"  {'joint':<{width}}{'q ' + position:>11}{'torque ' + effort:>16}{'gravity ' + effort:>16}"
+              "  load [% of the effort limit]")
         for k, name in enumerate(self.robot.joint_names):
             limited = np.isfinite(self.robot.effort_limits[k])
             bar = "#" * int(round(20 * min(load[k], 1.0))) + ("!" if load[k] > 1.0 else "")
             share = f"{100 * load[k]:4.0f}% {bar}" if limited else "  (no effort limit)"
-            write(f"  {name[:21]:<22}{q[k]:9.3f}{tau[k]:10.2f}{gravity[k]:10.2f}  {share}")
+            write(f"  {name:<{width}}{q[k]:11.3f}{tau[k]:16.2f}{gravity[k]:16.2f}  {share}")
 
 
 def main(argv=None):
@@ -147,7 +163,13 @@ def main(argv=None):
     from .forward_dynamics_node import ForwardDynamicsNode
     from .inverse_dynamics_node import InverseDynamicsNode
 
-    robot = load_urdf(args.robot)
+    source = {"xacro_args": dict(args.xacro_args) or None, "package_paths": dict(args.package_paths) or None}
+    try:
+        urdf = expand_xacro(args.robot, **source)
+        robot = load_urdf(urdf)
+    except ModelError as exc:
+        print(f"rne-dynamics live: error: {exc}", file=sys.stderr)
+        return 2
     home = home_pose(robot)
     print(f"{robot.name}: {robot.dof} joints; simulating at {args.rate:g} Hz -> /joint_states -> inverse_dynamics "
           f"(starting the nodes; the first run compiles the kernels)", flush=True)
@@ -155,7 +177,7 @@ def main(argv=None):
     rclpy.init(context=context, args=["--ros-args", "--log-level", "warn"])
     nodes = []
     try:
-        description = Parameter("robot_description", value=os.path.abspath(args.robot))
+        description = Parameter("robot_description", value=urdf)
         nodes.append(InverseDynamicsNode(context=context, parameter_overrides=[
             description, Parameter("acceleration_source", value="differentiate")]))
         nodes.append(ForwardDynamicsNode(context=context, parameter_overrides=[
@@ -183,7 +205,8 @@ def main(argv=None):
         print("rne-dynamics live: error: no torques arrived from the inverse_dynamics node", file=sys.stderr)
         return 1
     peaks = ", ".join(f"{name} {100 * p:.0f}%" for name, p in zip(robot.joint_names, table.peak))
-    print(f"done: {table.received} torque messages in {args.duration:g} s; peak loads: {peaks}")
+    print(f"done: {table.received} torque messages in {args.duration:g} s; peak loads (of the effort limits, after the "
+          f"first {SETTLE:g} s): {peaks}")
     return 0
 
 

@@ -5,6 +5,7 @@ import sys
 
 from ..errors import ModelError, StateError
 from .loads import MotionError
+from .plan import parse_configuration
 
 
 def at_least(minimum, kind=int):
@@ -20,19 +21,57 @@ def at_least(minimum, kind=int):
     return parse
 
 
+def xacro_arg(text):
+    """An argparse type: ``name:=value`` (xacro's own command-line form) as ``(name, value)``."""
+    name, sep, value = text.partition(":=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"{text!r} is not name:=value")
+    return name, value
+
+
+def package_path(text):
+    """An argparse type: ``NAME=DIR`` as ``(NAME, DIR)``, DIR an existing directory."""
+    name, sep, directory = text.partition("=")
+    if not sep or not name or not directory:
+        raise argparse.ArgumentTypeError(f"{text!r} is not NAME=DIR")
+    if not os.path.isdir(directory):
+        raise argparse.ArgumentTypeError(f"{directory!r} (package '{name}') is not a directory")
+    return name, directory
+
+
+def robot_options():
+    """The options of every command that reads a ROBOT: xacro arguments and package directories."""
+    options = argparse.ArgumentParser(add_help=False)
+    options.add_argument("--xacro-arg", metavar="NAME:=VALUE", type=xacro_arg, action="append", default=[],
+                         dest="xacro_args", help="an argument of a xacro ROBOT (repeatable)")
+    options.add_argument("--package-path", metavar="NAME=DIR", type=package_path, action="append", default=[],
+                         dest="package_paths", help="the share directory of a package that $(find NAME) names, "
+                         "where the ament index does not have it (repeatable)")
+    return options
+
+
+def robot_source(args):
+    """``load_urdf``'s keyword arguments for the ROBOT options of ``args``."""
+    return {"xacro_args": dict(args.xacro_args) or None, "package_paths": dict(args.package_paths) or None}
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="rne-dynamics",
                                      description="Rigid-body dynamics of URDF robots (recursive Newton-Euler).")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    demo = commands.add_parser("demo", help="torques, gravity and joint wrenches of the bundled arm along a motion")
-    demo.add_argument("robot", nargs="?", help="a URDF path (default: the bundled 6-DOF arm)")
-    inspect = commands.add_parser("inspect", help="model summary of a URDF: tree, masses, warnings, gravity envelope")
-    inspect.add_argument("robot", metavar="ROBOT", help="a URDF path")
+    robot = robot_options()
+    demo = commands.add_parser("demo", parents=[robot],
+                               help="torques, gravity and joint wrenches of the bundled arm along a motion")
+    demo.add_argument("robot", nargs="?", help="a URDF or xacro path (default: the bundled 6-DOF arm)")
+    inspect = commands.add_parser("inspect", parents=[robot],
+                                  help="model summary of a URDF: tree, masses, warnings, gravity envelope")
+    inspect.add_argument("robot", metavar="ROBOT", help="a URDF or xacro path")
     inspect.add_argument("--samples", type=at_least(1), default=20_000,
                          help="configurations sampled for the gravity torque envelope (default: %(default)s)")
-    loads = commands.add_parser("loads", help="torques and joint reaction loads along a motion (CSV or rosbag2), "
-                                "with figures")
-    loads.add_argument("robot", metavar="ROBOT", help="a URDF path")
+    loads = commands.add_parser("loads", parents=[robot],
+                                help="torques and joint reaction loads along a motion (CSV or rosbag2), "
+                                     "with figures")
+    loads.add_argument("robot", metavar="ROBOT", help="a URDF or xacro path")
     loads.add_argument("motion", metavar="MOTION",
                        help="a CSV (time, <joint>, optional <joint>.velocity and <joint>.acceleration columns) or a "
                             "rosbag2 (.mcap, .db3 or bag directory)")
@@ -43,31 +82,102 @@ def build_parser():
     loads.add_argument("--window", metavar="SECONDS", type=at_least(1e-6, float), default=0.1,
                        help="time span of the local cubic fits that differentiate positions or velocities; longer "
                             "smooths noisy recordings more (default: %(default)s)")
+    plan = commands.add_parser("plan", parents=[robot], help="the fastest (or least-effort) motion between two "
+                               "configurations under the URDF's limits: trajectory.csv and figures")
+    plan.add_argument("robot", metavar="ROBOT", help="a URDF path")
+    plan.add_argument("--from", dest="start", metavar="Q0", required=True, type=parse_configuration,
+                      help="start positions, comma-separated, in joint_names order")
+    plan.add_argument("--to", dest="goal", metavar="Q1", required=True, type=parse_configuration,
+                      help="goal positions, comma-separated")
+    plan.add_argument("--objective", choices=("time", "effort"), default="time",
+                      help="minimise the duration, or int tau^2 dt over --duration (default: %(default)s)")
+    plan.add_argument("--duration", metavar="T", type=at_least(1e-6, float), help="fixed duration in seconds")
+    plan.add_argument("--sample-period", metavar="S", type=at_least(1e-6, float), default=1e-3,
+                      help="seconds between written samples (default: %(default)s)")
+    plan.add_argument("--output", "-o", metavar="DIR", default="rne_plan",
+                      help="directory for trajectory.csv and the figures (default: %(default)s)")
     commands.add_parser("benchmark", help="time the library against Pinocchio and print the table",
                         description="Runs benchmarks/bench_dynamics.py of a source checkout; other options are "
                                     "passed to it.")
-    live = commands.add_parser("live", help="the ROS 2 nodes live (pip rclpy is enough): a simulated robot drives "
-                               "the inverse dynamics node; prints torques and joint loads")
-    live.add_argument("robot", nargs="?", help="a URDF path (default: the bundled 6-DOF arm)")
+    live = commands.add_parser("live", parents=[robot],
+                               help="the ROS 2 nodes live (pip rclpy is enough): a simulated robot drives "
+                                    "the inverse dynamics node; prints torques and joint loads")
+    live.add_argument("robot", nargs="?", help="a URDF or xacro path (default: the bundled 6-DOF arm)")
     live.add_argument("--duration", type=float, help="seconds to run (default: 10)")
     live.add_argument("--period", type=float, help="seconds between tables (default: 1)")
     live.add_argument("--rate", type=float, help="simulation rate in Hz (default: 100)")
+    identify = commands.add_parser("identify", parents=[robot], help="payload and friction from a recording with "
+                                   "measured efforts: estimates, standard deviations, identified.yaml")
+    identify.add_argument("robot", metavar="ROBOT", help="a URDF or xacro path")
+    identify.add_argument("motion", metavar="MOTION", help="a CSV (time, <joint>, <joint>.effort or .torque; "
+                          "optional .velocity and .acceleration) or a rosbag2 of JointState with efforts")
+    identify.add_argument("--payload", metavar="LINK", help="identify a payload's 10 inertial parameters on LINK")
+    identify.add_argument("--friction", action="store_true", help="identify each joint's viscous and Coulomb friction")
+    identify.add_argument("--output", "-o", metavar="DIR", default="rne_identified",
+                          help="directory for identified.yaml, parameters.yaml, residuals.png (default: %(default)s)")
+    identify.add_argument("--topic", metavar="NAME", default="/joint_states",
+                          help="sensor_msgs/JointState topic of a rosbag2 (default: %(default)s)")
+    identify.add_argument("--window", metavar="SECONDS", type=at_least(1e-6, float), default=0.1,
+                          help="span of the zero-phase cubic fits that differentiate positions or velocities "
+                               "(default: %(default)s)")
+    excite = commands.add_parser("excite", parents=[robot], help="an exciting trajectory for identify (Fourier "
+                                 "series within the joint limits, regressor condition number minimised)")
+    excite.add_argument("robot", metavar="ROBOT", help="a URDF or xacro path")
+    excite.add_argument("--payload", metavar="LINK", help="excite a payload on LINK (default: every base parameter)")
+    excite.add_argument("--no-friction", dest="friction", action="store_false",
+                        help="leave the friction columns out of the condition number")
+    excite.add_argument("--period", type=at_least(0.1, float), default=10.0, help="seconds (default: %(default)s)")
+    excite.add_argument("--harmonics", type=at_least(2), default=5, help="per joint (default: %(default)s)")
+    excite.add_argument("--iterations", type=at_least(0), default=20,
+                        help="optimiser iterations (default: %(default)s)")
+    excite.add_argument("--seed", type=int, default=0, help="of the random start (default: %(default)s)")
+    excite.add_argument("--sample-period", type=at_least(1e-6, float), default=1e-3,
+                        help="seconds between the CSV's samples (default: %(default)s)")
+    excite.add_argument("--output", "-o", metavar="DIR", default="rne_excitation",
+                        help="directory for excitation.csv and excitation.yaml (default: %(default)s)")
+    commands.add_parser("compile", help="compile every numba kernel now, once per installation (the set-up runs "
+                        "it), so that no later process or node waits for a compilation")
     return parser
+
+
+def run_compile(args):
+    from . import precompile
+    return precompile.run()
+
+
+def run_identify(args):
+    from . import identify
+    return identify.run_identify(args.robot, args.motion, payload=args.payload, friction=args.friction,
+                                 output=args.output, topic=args.topic, window=args.window, **robot_source(args))
+
+
+def run_excite(args):
+    from . import identify
+    return identify.run_excite(args.robot, payload=args.payload, friction=args.friction, period=args.period,
+                               harmonics=args.harmonics, iterations=args.iterations, seed=args.seed,
+                               sample_period=args.sample_period, output=args.output, **robot_source(args))
 
 
 def run_demo(args):
     from . import demo
-    return demo.run(args.robot) if args.robot else demo.run()
+    return demo.run(args.robot, **robot_source(args)) if args.robot else demo.run()
 
 
 def run_inspect(args):
     from . import inspect_robot
-    return inspect_robot.run(args.robot, samples=args.samples)
+    return inspect_robot.run(args.robot, samples=args.samples, **robot_source(args))
 
 
 def run_loads(args):
     from . import loads
-    return loads.run(args.robot, args.motion, output=args.output, topic=args.topic, window=args.window)
+    return loads.run(args.robot, args.motion, output=args.output, topic=args.topic, window=args.window,
+                     **robot_source(args))
+
+
+def run_plan(args):
+    from . import plan
+    return plan.run(args.robot, args.start, args.goal, objective=args.objective, duration=args.duration,
+                    sample_period=args.sample_period, output=args.output, **robot_source(args))
 
 
 def run_benchmark(args):
@@ -78,6 +188,8 @@ def run_benchmark(args):
 def run_live(args):
     from ..nodes import live_demo
     argv = [args.robot] if args.robot else []
+    argv += [f"--xacro-arg={name}:={value}" for name, value in args.xacro_args]
+    argv += [f"--package-path={name}={directory}" for name, directory in args.package_paths]
     for name in ("duration", "period", "rate"):
         if getattr(args, name) is not None:
             argv += [f"--{name}", str(getattr(args, name))]
@@ -85,7 +197,8 @@ def run_live(args):
 
 
 HANDLERS = {"demo": run_demo, "inspect": run_inspect, "loads": run_loads, "benchmark": run_benchmark,
-            "live": run_live}
+            "live": run_live, "plan": run_plan, "compile": run_compile, "identify": run_identify,
+            "excite": run_excite}
 
 
 def main(argv=None):

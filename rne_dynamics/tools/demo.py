@@ -14,18 +14,20 @@ def sample_motion(robot, duration=2.0, samples=5):
     return t, 0.5 * np.sin(phase), 0.5 * w * np.cos(phase), -0.5 * w * w * np.sin(phase)
 
 
-def run(urdf=DEFAULT_ROBOT, print_=print):
-    robot = load_urdf(urdf)
+def run(urdf=DEFAULT_ROBOT, print_=print, xacro_args=None, package_paths=None):
+    robot = load_urdf(urdf, xacro_args=xacro_args, package_paths=package_paths)
     t, q, qd, qdd = sample_motion(robot)
     loads = inverse_dynamics(robot, q, qd, qdd)
     gravity = inverse_dynamics(robot, q, np.zeros_like(q), np.zeros_like(q)).torques
     print_(f"{robot.name}: {robot.dof} joints, {robot.total_mass:.2f} kg moving; gravity (0, 0, -9.81) m/s^2")
-    header = "".join(f"{name[:14]:>15}" for name in robot.joint_names)
+    widths = [max(len(name), 9) + 2 for name in robot.joint_names]
+    header = "".join(f"{name:>{w}}" for name, w in zip(robot.joint_names, widths))
     for label, values in (("torque [N m]", loads.torques), ("gravity [N m]", gravity)):
         print_(f"\n{label:<14}{header}")
         for k in range(len(t)):
-            print_(f"t = {t[k]:4.2f} s    " + "".join(f"{x:15.3f}" for x in values[k]))
+            print_(f"t = {t[k]:4.2f} s    " + "".join(f"{x + 0.0:{w}.3f}" for x, w in zip(values[k], widths)))
     print_(f"\njoint wrenches at t = {t[-1]:.2f} s  [fx fy fz (N) | tx ty tz (N m)], child-link frame, about the joint")
     for name, w in zip(robot.joint_names, loads.joint_wrenches[-1]):
-        print_(f"{name:<22}" + "".join(f"{x:10.2f}" for x in w[:3]) + "  |" + "".join(f"{x:9.2f}" for x in w[3:]))
+        print_(f"{name:<{max(widths)}}" + "".join(f"{x:10.2f}" for x in w[:3]) + "  |"
+               + "".join(f"{x:9.2f}" for x in w[3:]))
     return 0

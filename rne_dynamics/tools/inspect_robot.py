@@ -13,11 +13,12 @@ from ..model.urdf import load_urdf
 ENVELOPE_SAMPLES = 20_000
 
 
-def load_robot(path):
-    """:func:`load_urdf` without printing the model warnings: the commands report ``robot.warnings`` themselves."""
+def load_robot(path, xacro_args=None, package_paths=None):
+    """:func:`load_urdf` (a URDF or xacro) without printing the model warnings: the commands report
+    ``robot.warnings`` themselves."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ModelWarning)
-        return load_urdf(path)
+        return load_urdf(path, xacro_args=xacro_args, package_paths=package_paths)
 
 
 def position_unit(joint_type):
@@ -44,7 +45,9 @@ def tree_lines(robot):
     lines = [robot.root_link]
 
     def visit(link, indent):
-        for joint in children.get(link, []):
+        below = children.get(link, [])
+        for k, joint in enumerate(below):
+            last = k == len(below) - 1
             details = [joint.type]
             if joint.type != "fixed":
                 details.append("axis (" + " ".join(f"{x:g}" for x in joint.axis) + ")")
@@ -52,10 +55,13 @@ def tree_lines(robot):
                     details.append(f"limits [{joint.lower:g}, {joint.upper:g}] {position_unit(joint.type)}")
                 details.append(f"effort {joint.effort:g} {effort_unit(joint.type)}" if math.isfinite(joint.effort)
                                else "no effort limit")
+                if joint.damping or joint.friction:  # the drive terms that enter inverse_dynamics' torques
+                    details.append(f"damping {joint.damping:g} {effort_unit(joint.type)} s/{position_unit(joint.type)}"
+                                   f", friction {joint.friction:g} {effort_unit(joint.type)}")
             if joint.mimic:
                 details.append(f"mimics {joint.mimic[0]} (x{joint.mimic[1]:g} {joint.mimic[2]:+g})")
-            lines.append(f"{indent}`-- {joint.name} ({', '.join(details)}) -> {joint.child}")
-            visit(joint.child, indent + "    ")
+            lines.append(f"{indent}{'`' if last else '|'}-- {joint.name} ({', '.join(details)}) -> {joint.child}")
+            visit(joint.child, indent + ("    " if last else "|   "))
 
     visit(robot.root_link, "")
     return lines
@@ -73,15 +79,30 @@ def body_lines(robot):
     links = {}
     for link, (body, _, _) in robot.link_frames.items():
         links.setdefault(body, []).append(link)
-    lines = [f"{'moved by joint':<24}{'links':<28}{'mass [kg]':>10}   {'COM in joint frame [m]':<26}"
+    joined = ["+".join(links.get(i, [])) for i in range(len(robot.bodies))]
+    width = name_width(list(robot.body_joint_names) + ["moved by joint"])
+    links_width = name_width(joined + ["links"])
+    lines = [f"{'moved by joint':<{width}}{'links':<{links_width}}{'mass [kg]':>10}   {'COM in joint frame [m]':<26}"
              "principal inertias about COM [kg m^2]"]
     for i, body in enumerate(robot.bodies):
         com, principal = body_properties(body)
-        lines.append(f"{body.joint[:23]:<24}{'+'.join(links.get(i, []))[:27]:<28}{body.mass:10.3f}   "
-                     f"({com[0]:7.3f} {com[1]:7.3f} {com[2]:7.3f})   " + "".join(f"{m:11.4g}" for m in principal))
+        lines.append(f"{body.joint:<{width}}{joined[i]:<{links_width}}{body.mass:10.3f}   "
+                     f"({' '.join(number(c, '7.3f') for c in com)})   "
+                     + "".join(number(m, "11.4g") for m in principal))
     lines.append(f"total moving mass {robot.total_mass:.3f} kg (fixed to the world, not counted: "
                  f"{', '.join(links.get(-1, []))})")
     return lines
+
+
+def name_width(names):
+    """A column wide enough for every name, and two spaces."""
+    return max(len(name) for name in names) + 2
+
+
+def number(x, spec):
+    """``x`` formatted, without the minus of a value that rounds to zero (``-0.000``)."""
+    text = format(x, spec)
+    return format(0.0, spec) if float(text) == 0.0 else text
 
 
 def model_warnings(robot):
@@ -111,23 +132,24 @@ def gravity_envelope(robot, samples=ENVELOPE_SAMPLES):
 
 
 def envelope_lines(robot, envelope, samples):
+    width = name_width(list(robot.v_names) + ["joint"])
     lines = [f"gravity torque envelope: largest |gravity torque| over {samples} configurations sampled within the "
              "limits (g = 9.81 m/s^2 along -z of the root link)",
-             f"{'joint':<24}{'peak |g|':>12}{'effort limit':>16}{'% of limit':>12}"]
+             f"{'joint':<{width}}{'peak |g|':>12}{'effort limit':>16}{'% of limit':>12}"]
     for name, peak, limit in zip(robot.v_names, envelope, robot.effort_limits):
         unit = coordinate_effort_unit(robot, name)
         if limit > 0 and math.isfinite(limit):
             share = 100 * peak / limit
             verdict = "  EXCEEDS: cannot hold itself" if share > 100 else ""
-            lines.append(f"{name[:23]:<24}{peak:8.2f} {unit:<3}{limit:12.1f} {unit:<3}{share:11.0f}%{verdict}")
+            lines.append(f"{name:<{width}}{peak:8.2f} {unit:<3}{limit:12.1f} {unit:<3}{share:11.0f}%{verdict}")
         else:
-            lines.append(f"{name[:23]:<24}{peak:8.2f} {unit:<3}{'none':>16}{'-':>12}")
+            lines.append(f"{name:<{width}}{peak:8.2f} {unit:<3}{'none':>16}{'-':>12}")
     return lines
 
 
-def run(path, samples=ENVELOPE_SAMPLES, print_=print):
-    """The ``inspect`` command: print the model summary of the URDF at ``path``."""
-    robot = load_robot(path)
+def run(path, samples=ENVELOPE_SAMPLES, print_=print, xacro_args=None, package_paths=None):
+    """The ``inspect`` command: print the model summary of the URDF or xacro at ``path``."""
+    robot = load_robot(path, xacro_args, package_paths)
     kinds = [robot.joints[n].type for n in robot.joint_names]
     counts = ", ".join(f"{kinds.count(k)} {k}" for k in sorted(set(kinds)))
     print_(f"robot '{robot.name}' from {path}")

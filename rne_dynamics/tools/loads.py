@@ -3,19 +3,21 @@
 MOTION is a CSV or a rosbag2.
 
 CSV: a header row, then one row per sample. Columns: ``time`` (s); per joint of the robot, its position ``<joint>``
-(or ``<joint>.position``; rad or m), optionally ``<joint>.velocity`` and ``<joint>.acceleration``. Columns may come in
-any order; every movable joint needs a position column, a column naming anything else is an error.
+(or ``<joint>.position``; rad or m), optionally ``<joint>.velocity``, ``<joint>.acceleration`` and the measured
+``<joint>.effort`` (or ``<joint>.torque``: ``plan``'s layout; only ``identify`` uses efforts). Columns may come in any
+order; every movable joint needs a position column, a column naming anything else is an error.
 
 rosbag2 (a bag directory, or a ``.mcap`` / ``.db3`` file): ``sensor_msgs/msg/JointState`` messages on ``--topic``
 (``/joint_states``), timed by their header stamp (the recording time when stamps are zero). Names that are not
 movable joints of the robot (another robot's joints, mimic joints) are ignored; every message must hold every joint.
-Velocities are used when every message has them.
+Velocities (and efforts) are used when every message has them.
 
 Missing velocities and accelerations are derivatives of local cubic fits over ``--window`` seconds (0.1 s by default;
 longer for noisy recordings), :func:`smooth_derivatives`; accelerations come from the velocities where those are given.
 Outputs in DIR: ``loads.csv`` (per sample: time, the positions, velocities and accelerations used, then per joint the
-torque, the gravity torque, and the norms of the joint wrench's force and moment), ``torques.png`` and
-``wrenches.png``; a summary table on the terminal.
+torque, the gravity torque, the norms of the joint wrench's force and moment, and its 6 components ``force_x`` ...
+``moment_z`` (on the child link by its parent, child-link frame, about the joint origin); SI units: rad or m, rad/s
+or m/s, N m or N, N), ``torques.png`` and ``wrenches.png``; a summary table on the terminal.
 """
 import csv
 import math
@@ -34,7 +36,10 @@ DEFAULT_TOPIC = "/joint_states"
 DEFAULT_WINDOW = 0.1         # s, the time span of each local fit of smooth_derivatives
 LONG_INPUT = 20_000          # samples (or messages) from which a progress bar is shown
 CHUNK = 2_000                # states per batch call between progress updates
-POSITION, VELOCITY, ACCELERATION = "position", "velocity", "acceleration"
+POSITION, VELOCITY, ACCELERATION, EFFORT = "position", "velocity", "acceleration", "effort"
+WRENCH_COMPONENTS = ("force_x", "force_y", "force_z", "moment_x", "moment_y", "moment_z")
+SUFFIXES = {".position": POSITION, ".velocity": VELOCITY, ".acceleration": ACCELERATION, ".effort": EFFORT,
+            ".torque": EFFORT}
 
 
 class MotionError(ValueError):
@@ -49,6 +54,7 @@ class Motion:
     qd: np.ndarray
     qdd: np.ndarray
     derived: tuple             # e.g. ("velocity", "acceleration")
+    effort: np.ndarray = None  # (N, dof) measured joint efforts, when every joint has them
 
 
 @dataclass(frozen=True)
@@ -58,6 +64,7 @@ class Loads:
     gravity_torques: np.ndarray
     force_norms: np.ndarray
     moment_norms: np.ndarray
+    joint_wrenches: np.ndarray  # (N, dof, 6) [fx fy fz tx ty tz] in N and N m
 
 
 class Progress:
@@ -132,8 +139,8 @@ def _read_csv(robot, path):
     for name in header:
         if name == "time":
             continue
-        joint, _, quantity = name.rpartition(".") if name.endswith((".position", ".velocity", ".acceleration")) \
-            else (name, "", POSITION)
+        joint, dot, suffix = name.rpartition(".")
+        joint, quantity = (joint, SUFFIXES[dot + suffix]) if dot + suffix in SUFFIXES else (name, POSITION)
         if joint not in robot.joint_names:
             raise MotionError(f"{path}: column '{name}' names no movable joint of robot '{robot.name}' "
                               f"(its joints: {', '.join(robot.joint_names)})")
@@ -176,7 +183,7 @@ def _read_bag(robot, path, topic):
                                   "sensor_msgs/msg/JointState")
             total = sum(c.msgcount for c in connections)
             progress = Progress(f"reading {topic}", total)
-            stamps, positions, velocities = [], [], []
+            stamps, positions, velocities, efforts = [], [], [], []
             for k, (connection, recorded, raw) in enumerate(reader.messages(connections=connections)):
                 msg = reader.deserialize(raw, connection.msgtype)
                 index = {name: i for i, name in enumerate(msg.name)}
@@ -189,6 +196,7 @@ def _read_bag(robot, path, topic):
                 stamps.append((stamp, recorded))
                 positions.append(np.asarray(msg.position)[order])
                 velocities.append(np.asarray(msg.velocity)[order] if len(msg.velocity) == len(msg.name) else None)
+                efforts.append(np.asarray(msg.effort)[order] if len(msg.effort) == len(msg.name) else None)
                 if k % 1000 == 0:
                     progress.update(k)
             progress.update(total)
@@ -200,9 +208,10 @@ def _read_bag(robot, path, topic):
     ns = stamps[:, 0] if np.all(stamps[:, 0] > 0) else stamps[:, 1]
     order = np.argsort(ns, kind="stable")  # a bag keeps arrival order; the stamps say when each state was measured
     columns = {(joint, POSITION): column for joint, column in zip(robot.joint_names, np.array(positions)[order].T)}
-    if all(v is not None for v in velocities):
-        columns.update({(joint, VELOCITY): column
-                        for joint, column in zip(robot.joint_names, np.array(velocities)[order].T)})
+    for quantity, values in ((VELOCITY, velocities), (EFFORT, efforts)):
+        if all(v is not None for v in values):
+            columns.update({(joint, quantity): column
+                            for joint, column in zip(robot.joint_names, np.array(values)[order].T)})
     return (ns[order] - ns[order[0]]) * 1e-9, columns
 
 
@@ -245,7 +254,10 @@ def _complete(robot, path, time, columns, window):
                 arrays[VELOCITY][:, j] = qd[:, j]
             if (joint, ACCELERATION) not in columns:
                 arrays[ACCELERATION][:, j] = qdd_from_qd[:, j] if has_qd else qdd_from_q[:, j]
-    return Motion(time, arrays[POSITION], arrays[VELOCITY], arrays[ACCELERATION], tuple(derived))
+    effort = None
+    if all((joint, EFFORT) in columns for joint in robot.joint_names):
+        effort = np.array([columns[(joint, EFFORT)] for joint in robot.joint_names]).T.reshape(len(time), robot.dof)
+    return Motion(time, arrays[POSITION], arrays[VELOCITY], arrays[ACCELERATION], tuple(derived), effort)
 
 
 def compute_loads(robot, motion):
@@ -261,7 +273,7 @@ def compute_loads(robot, motion):
         gravity[part] = gravity_torques(robot, motion.q[part])
         progress.update(part.stop)
     return Loads(torques, gravity, np.linalg.norm(wrenches[..., :3], axis=-1),
-                 np.linalg.norm(wrenches[..., 3:], axis=-1))
+                 np.linalg.norm(wrenches[..., 3:], axis=-1), wrenches)
 
 
 def write_csv(path, robot, motion, loads):
@@ -269,6 +281,7 @@ def write_csv(path, robot, motion, loads):
     groups = [(POSITION, motion.q), (VELOCITY, motion.qd), (ACCELERATION, motion.qdd), ("torque", loads.torques),
               ("gravity_torque", loads.gravity_torques), ("force_norm", loads.force_norms),
               ("moment_norm", loads.moment_norms)]
+    groups += [(name, loads.joint_wrenches[..., k]) for k, name in enumerate(WRENCH_COMPONENTS)]
     header = ["time"] + [f"{joint}.{quantity}" for quantity, _ in groups for joint in robot.joint_names]
     table = np.column_stack([motion.time] + [values for _, values in groups])
     with open(path, "w", newline="", encoding="utf-8") as stream:
@@ -388,9 +401,10 @@ def plot_wrenches(path, robot, motion, loads, title):
     figure.savefig(path, dpi=DPI)
 
 
-def run(robot_path, motion_path, output="rne_loads", topic=DEFAULT_TOPIC, window=DEFAULT_WINDOW, print_=print):
+def run(robot_path, motion_path, output="rne_loads", topic=DEFAULT_TOPIC, window=DEFAULT_WINDOW, print_=print,
+        xacro_args=None, package_paths=None):
     """The ``loads`` command: read, compute, write ``loads.csv`` and the two figures, print the summary."""
-    robot = load_robot(robot_path)
+    robot = load_robot(robot_path, xacro_args, package_paths)
     if robot.dof == 0:
         raise MotionError(f"{robot_path}: robot '{robot.name}' has no movable joint, so no joint loads")
     for message in robot.warnings:

@@ -1,0 +1,230 @@
+"""The one driver of every algorithm: from its *step* (the equations for one state) and its *memory* layout, the
+compiled one-state and batch entries and the Python side of a call (checks, held ``Data``, errors).
+
+An algorithm module declares two things:
+
+- ``memory(block, m)``: the arrays of one state, carved from one flat ``block`` by :func:`~rne_dynamics._jit.carve`
+  in order, results first; it returns ``(arrays, end_of_results, end)``.
+- ``step(m, w, q, t_1, ..., t_k, *parameters)``: the equations, writing the results into ``w``; ``q`` is a
+  configuration (``nq``), the ``t`` tangent vectors (``nv``: ``qd``, ``qdd``, ``tau``, ...); the parameters
+  (external wrenches, gravity, a link, a reference frame) were checked by the caller. It returns nothing, or a
+  status code (``OK``).
+
+The one-state entry checks sizes, finiteness and unit quaternions inside the compiled call and returns a status
+code; Python builds an error message only when the code says something is wrong. With a held ``data`` the call is
+one compiled call whose results are views of ``data`` (nothing is allocated). A batch runs chunks of states in
+parallel, one memory block per chunk, copying each state's results into its row of the output.
+"""
+import numpy as np
+
+from .._jit import (CHUNK, Slot, all_of, apply, arithmetic_kernel, batch_kernel, batch_range, carve, chunk_count,
+                    helper, last_sizes, rows, status_of)
+from ..errors import SingularMassMatrixError
+from ..model.data import memory, owned
+from ..model.joints import unit_quaternions
+from ..model.robot import model_view, model_view_inline
+from .inputs import (NO_WRENCHES, QUATERNION_TOLERANCE, _explain, all_finite, body_wrenches,
+                     check_quaternions, gravity_vector, overflow, states)
+
+#: Status codes of a compiled entry; a step may also return ``SINGULAR + k``: velocity coordinate ``k`` drives no
+#: mass (its pivot is not positive).
+OK, BAD_SHAPE, NOT_FINITE, NOT_UNIT, OVERFLOW = range(5)
+SINGULAR = 16
+
+
+@helper
+def state_status(m, arguments, tangents):
+    """:data:`OK`, or what is wrong with one state's arguments: ``q`` (``nq``), then ``tangents`` vectors (``nv``),
+    then those of the parameters that belong to the state (the external wrenches; the others are checked by the
+    caller)."""
+    sizes = last_sizes(arguments)
+    if sizes[0] != m.nq:
+        return BAD_SHAPE
+    for k in range(1, tangents + 1):
+        if sizes[k] != m.nv:
+            return BAD_SHAPE
+    if not all_of(all_finite, arguments):
+        return NOT_FINITE
+    if not unit_quaternions(m, arguments[0], QUATERNION_TOLERANCE):
+        return NOT_UNIT
+    return OK
+
+
+#: The one-state entry of every algorithm, made for each with its step, layout and explicit arguments: numba's
+#: ``*arguments`` would cost a fifth of a small robot's call.
+SINGLE = """
+def {name}(fdata, idata, block, {arguments}):
+    arguments = ({arguments},)
+    m = model_view_inline(fdata, idata)
+    status = state_status(m, ({state},), {tangents})
+    if status == OK:
+        w, results, _ = layout(block, m)
+        status = status_of(apply(step, (m, w), arguments))
+        if status == OK and not all_finite(block[:results]):
+            status = OVERFLOW
+    return status
+"""
+
+
+def entry_points(step, layout, arguments, tangents, per_state):
+    """The compiled entries of the algorithm ``step`` with memory ``layout``: ``single(fdata, idata, block,
+    *arguments)`` (``q``, the ``tangents`` vectors, the parameters; the first ``per_state`` of them belong to the
+    state) and ``batch(fdata, idata, size, out, per_state, shared)`` (``per_state``: those arrays, each with a
+    leading state axis; ``shared``: the other parameters; ``out`` ``(N, end_of_results)``), returning a status code
+    (the batch: the first state's at fault, and that state)."""
+    name = f"single_{step.__name__}_{layout.__name__}"
+    namespace = dict(globals(), step=step, layout=layout)
+    source = SINGLE.format(name=name, arguments=", ".join(arguments), state=", ".join(arguments[:per_state]),
+                           tangents=tangents)
+    exec(compile(source, __file__, "exec"), namespace)
+    single = arithmetic_kernel(namespace[name])
+
+    @arithmetic_kernel
+    def chunk(fdata, idata, block, first, last, out, per_state, shared, status):
+        m = model_view_inline(fdata, idata)
+        w, results, _ = layout(block, m)
+        for n in range(first, last):
+            state = rows(per_state, n)
+            code = state_status(m, state, tangents)
+            if code == OK:
+                code = status_of(apply(step, (m, w), state + shared))
+                for k in range(results):  # element by element: a slice copy would need reference counting
+                    out[n, k] = block[k]
+                if code == OK and not all_finite(out[n]):
+                    code = OVERFLOW
+            if code != OK:
+                status[0], status[1] = code, n
+                return
+
+    @batch_kernel
+    def batch(fdata, idata, size, out, per_state, shared):
+        count = chunk_count(out.shape[0])
+        status = np.zeros((count, 2), np.int64)
+        if count == 1:  # no threads to wake: numba's pool costs milliseconds to start on a busy machine
+            chunk(fdata, idata, np.empty(size), 0, out.shape[0], out, per_state, shared, status[0])
+        for c in batch_range(count if count > 1 else 0):
+            chunk(fdata, idata, np.empty(size), c * CHUNK, min(out.shape[0], (c + 1) * CHUNK), out, per_state,
+                  shared, status[c])
+        for c in range(count):  # the first state at fault
+            if status[c, 0] != OK:
+                return status[c, 0], status[c, 1]
+        return OK, 0
+
+    return single, batch
+
+
+def _views(block, slots):
+    """The result arrays at ``slots`` of one state's ``block`` (or of each row of a batch's ``(N, size)`` block)."""
+    if block.ndim == 1:
+        return [carve(block, s.offset, s.shape)[0] for s in slots]
+    return [block[:, s.offset:s.offset + int(np.prod(s.shape))].reshape((len(block),) + s.shape) for s in slots]
+
+
+def _first(array, *_):
+    return array
+
+
+class Algorithm:
+    """An algorithm's compiled entries and the Python side of its calls.
+
+    ``arguments``: the names of ``q`` and the tangent vectors, for error messages; ``what``: the results, in words;
+    ``result``: makes the caller's result from the result arrays (default: the first array). The step takes, after
+    the state, the external body wrenches if ``wrenches`` (``(nb, 6)``, or ``(0, 6)`` for none), gravity if
+    ``gravity``, and the parameters named ``extras`` (numbers or arrays shared by every state of a batch).
+    """
+
+    def __init__(self, step, layout, arguments, what, result=_first, *, gravity=False, wrenches=False, extras=()):
+        self.layout, self.arguments, self.what, self.result = layout, arguments, what, result
+        self.gravity, self.wrenches = gravity, wrenches
+        self.defaults = (NO_WRENCHES[0],) * wrenches + (gravity_vector(None),) * gravity
+        parameters = ("f_ext",) * wrenches + ("gravity",) * gravity + tuple(extras)
+        self.single, self.batch = entry_points(step, layout, arguments + parameters, len(arguments) - 1,
+                                               len(arguments) + wrenches)
+
+    def __call__(self, robot, data, state, gravity=None, external_wrenches=None, extras=()):
+        """Run on one state or a batch (``state``: the arrays named by ``arguments``), in ``data`` if given."""
+        if data is not None and not external_wrenches:  # the held Data's one compiled call
+            try:
+                held = data.held[self] if data.robot is robot else None
+                parameters = self.defaults if gravity is None else self.defaults[:-1] + (gravity_vector(gravity),)
+                if self.single(robot.fdata, robot.idata, held[0], *state, *parameters, *extras) == OK:
+                    return held[1]
+            except (TypeError, AttributeError, KeyError):  # another type of argument or Data: the checked call
+                pass
+        return self.checked(robot, data, state, gravity, external_wrenches, extras)
+
+    def parameters(self, robot, data, gravity, external_wrenches, batch):
+        """The checked external body wrenches (``()`` if the step takes none) and gravity (likewise) that the step
+        takes; ``batch`` states (0: one state)."""
+        f_ext = ()
+        if self.wrenches:
+            f_ext = body_wrenches(robot, external_wrenches, max(batch, 1), data)
+            f_ext = (f_ext[0] if not batch else np.broadcast_to(f_ext, (batch,) + f_ext.shape[1:]),)
+        return f_ext, (gravity_vector(gravity),) * self.gravity
+
+    def checked(self, robot, data, state, gravity, external_wrenches, extras):
+        """The call with its arguments converted and checked, and every error explained."""
+        state = states(robot, finite=False, **dict(zip(self.arguments, state)))
+        batch = len(state[0]) if state[0].ndim == 2 else 0
+        f_ext, g = self.parameters(robot, data, gravity, external_wrenches, batch)
+        if batch:
+            slots, results, size = self.slots(robot)
+            out = memory(robot, data, (self, "batch"), (batch, results))
+            status, row = self.batch(robot.fdata, robot.idata, size, out, (*state, *f_ext), (*g, *extras))
+            result = self.result(*_views(out, slots))
+        else:
+            row = None
+            block, result = self.held(robot, data)
+            status = self.single(robot.fdata, robot.idata, block, *state, *f_ext, *g, *extras)
+            if status == OK and getattr(self.single, "_can_compile", False):
+                self.single.disable_compile()  # its one signature is compiled: other types go through here
+        if status != OK:
+            raise self.error(robot, status, state, "" if row is None else f" at state {row}")
+        return result
+
+    def held(self, robot, data):
+        """``(block, result)``: one state's memory and the result made of its views; kept in ``data`` if given."""
+        if data is not None:
+            held = owned(robot, data).held.get(self)
+            if held is not None:
+                return held
+        slots, _, size = self.slots(robot)
+        block = np.empty(size)
+        held = (block, self.result(*_views(block, slots)))
+        if data is not None:
+            data.held[self] = held
+        return held
+
+    def slots(self, robot):
+        """``(result slots, end of results, size)`` of this algorithm's memory for ``robot``, measured once."""
+        shape = robot.workspace_shapes.get(self)
+        if shape is None:
+            w, results, size = self.layout(None, model_view(robot.fdata, robot.idata))
+            slots = tuple(s for s in w if isinstance(s, Slot) and s.offset + int(np.prod(s.shape)) <= results)
+            shape = robot.workspace_shapes[self] = (slots, results, size)
+        return shape
+
+    def error(self, robot, status, state, where):
+        """The error for a status code: the argument, joint and state at fault, a coordinate that drives no mass, or
+        an overflow."""
+        if status >= SINGULAR:
+            return singular(robot, status - SINGULAR, where)
+        if status == NOT_UNIT:
+            check_quaternions(robot, self.arguments[0], state[0])
+        elif status != OVERFLOW:
+            _explain(robot, dict(zip(self.arguments, state)))
+        return overflow(self.what + where)
+
+
+def singular(robot, k, where=""):
+    """The error for velocity coordinate ``k`` driving no mass."""
+    coordinate = robot.v_names[k]
+    joint = next(b.joint for b in robot.bodies if not b.mimic and b.idx_v <= k < b.idx_v + b.nv)
+    if joint == robot.base_joint:
+        remedy = "give the floating base's links mass and rotational inertia"
+    else:
+        remedy = (f"give the links it moves mass, set its rotor inertia with robot.with_drive(armature={{'{joint}': "
+                  f"...}}), or make it a fixed joint")
+    return SingularMassMatrixError(
+        f"forward dynamics of robot '{robot.name}' is undefined{where}: joint '{coordinate}' drives no mass and no "
+        f"rotor inertia (its mass-matrix pivot is zero); {remedy}")

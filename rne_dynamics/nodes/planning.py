@@ -1,0 +1,87 @@
+"""The planning interface of the ``inverse_dynamics`` node: a ``trajectory_msgs/JointTrajectory`` request on
+``~/plan`` is answered on ``~/planned_trajectory``.
+
+Request: the first point's positions are the start, the last point's the goal, any points between are via points
+(passed at their ``time_from_start`` when the last point has one, else where the retimed straight line passes them);
+velocities of the first and last point, when given, are the end velocities (default: at rest). The last point's
+``time_from_start`` zero asks for the minimum time; otherwise that duration, spent with the least effort
+(``int tau^2 dt``). Answer: points every ``plan_sample_period`` seconds with positions, velocities, accelerations
+(the planned spline's exact derivatives) and efforts (its inverse dynamics), the request's header, the robot's
+joints. Planning runs on a worker thread, so joint states keep flowing; a request that fails (bad names, a point
+outside the limits, no motion within the limits, no convergence) publishes nothing and is reported in the log and
+``/diagnostics`` with the reason.
+"""
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+from builtin_interfaces.msg import Duration
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+import rne_dynamics as rd
+
+from ..errors import ModelError, StateError
+from .common import doubles
+
+
+class PlanRequests:
+    """Subscribes ``~/plan`` on ``node``, solves each request on one worker thread, publishes the answers."""
+
+    def __init__(self, node):
+        self.node = node
+        self.publisher = node.create_output(JointTrajectory, "~/planned_trajectory")
+        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="plan")
+        self.planned = self.failed = 0
+        self.last_failure = "none"
+        node.create_subscription(JointTrajectory, "~/plan", self.on_request, 10)
+
+    def close(self):
+        self.worker.shutdown(wait=False, cancel_futures=True)
+
+    def on_request(self, msg):
+        model = self.node.model
+        try:
+            if model is None:
+                raise StateError("no robot model yet")
+            if len(msg.points) < 2:
+                raise StateError(f"a plan request needs a start and a goal point, got {len(msg.points)} points")
+            names, points = msg.joint_names, msg.points
+            q = np.array([model.gather(names, p.positions, f"point {k} position") for k, p in enumerate(points)])
+            ends = [model.gather(names, p.velocities, f"point {k} velocity", optional=True).copy()
+                    for k, p in ((0, points[0]), (len(points) - 1, points[-1]))]
+        except StateError as exc:
+            return self.fail(exc)
+        times = np.array([p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in points])
+        duration = times[-1] if times[-1] > 0 else None
+        via_times = times[1:-1] / duration if duration is not None and len(points) > 2 else None
+        self.worker.submit(self.solve, model, msg.header, q, ends, duration, via_times)
+
+    def solve(self, model, header, q, ends, duration, via_times):
+        """On the worker thread: plan, sample, publish (or report why not)."""
+        try:
+            planned = rd.plan(model.robot, q[0], q[-1], via=q[1:-1], via_times=via_times,
+                              start_velocity=ends[0], goal_velocity=ends[1], duration=duration,
+                              objective="time" if duration is None else "effort", gravity=model.gravity)
+        except (rd.PlanningError, StateError, ModelError) as exc:
+            return self.fail(exc)
+        period = self.node.get_parameter("plan_sample_period").value
+        times = planned.grid(period)
+        values = planned.sample(times)
+        answer = JointTrajectory(header=header, joint_names=list(model.joint_names))
+        for k, t in enumerate(times):
+            seconds = int(t)
+            answer.points.append(JointTrajectoryPoint(
+                positions=doubles(values[0][k]), velocities=doubles(values[1][k]),
+                accelerations=doubles(values[2][k]), effort=doubles(values[3][k]),
+                time_from_start=Duration(sec=seconds, nanosec=int(round((t - seconds) * 1e9)))))
+        self.planned += 1
+        self.node.get_logger().info(f"~/plan: {planned.duration:.4f} s motion, {len(times)} points, "
+                                    f"{planned.solve_time:.2f} s to plan")
+        self.publisher.publish(answer)
+
+    def fail(self, reason):
+        self.failed += 1
+        self.last_failure = str(reason)
+        self.node.reject_input("~/plan", reason)
+
+    def diagnostic_values(self):
+        return {"plans": self.planned, "failed plans": self.failed, "last failed plan": self.last_failure}

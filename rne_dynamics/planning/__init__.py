@@ -1,0 +1,9 @@
+"""Dynamic motion planning: B-spline trajectory optimisation with analytic dynamics gradients (:mod:`.problem`),
+time-optimal retiming of a fixed path (:mod:`.retime`), the limits and their check (:mod:`.limits`)."""
+from .bspline import ClampedBasis, SplineTrajectory
+from .limits import LimitCheck, Limits
+from .problem import Iterate, PlannedTrajectory, TrajectoryProblem, plan
+from .retime import PlanningError, Polyline, RetimedPath, retime
+
+__all__ = ["ClampedBasis", "SplineTrajectory", "LimitCheck", "Limits", "Iterate", "PlannedTrajectory",
+           "TrajectoryProblem", "plan", "PlanningError", "Polyline", "RetimedPath", "retime"]
