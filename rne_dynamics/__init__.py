@@ -11,6 +11,7 @@ from .algorithms.coriolis import coriolis_matrix
 from .algorithms.crba import mass_matrix
 from .algorithms.derivatives import forward_dynamics_derivatives, inverse_dynamics_derivatives, joint_wrench_derivatives
 from .algorithms.gravity import gravity_torques
+from .algorithms.hybrid import HybridDynamicsResult, hybrid_dynamics
 from .algorithms.identification import (FourierTrajectory, FrictionEstimate, Identification, PayloadEstimate,
                                          exciting_trajectory, identify, payload_regressor)
 from .algorithms.loops import (ClosedLoopForwardDynamicsResult, ClosedLoopInverseDynamicsResult, ClosedLoopTrajectory,
@@ -22,6 +23,8 @@ from .algorithms.observer import MomentumObserver
 from .algorithms.kinematics import (CenterOfMass, center_of_mass, centroidal_momentum, centroidal_momentum_matrix,
                                     forward_kinematics, frame_acceleration, frame_jacobian, frame_placement,
                                     frame_velocity)
+from .algorithms.moving_base import (FreeFloatingResult, MountedInverseDynamicsResult, free_floating_inverse_dynamics,
+                                     mounted_inverse_dynamics)
 from .algorithms.regressor import BaseParameters, base_parameters, inertial_parameters, joint_torque_regressor
 from .algorithms.rnea import InverseDynamicsResult, bias_torques, inverse_dynamics
 from .algorithms.simulate import Trajectory, simulate, step
@@ -53,6 +56,9 @@ __all__ = [
     "closed_loop_forward_dynamics", "ClosedLoopForwardDynamicsResult", "constrained_forward_dynamics",
     "ConstrainedDynamicsResult", "simulate_closed_loop", "ClosedLoopTrajectory", "platform_inverse_dynamics",
     "platform_forward_dynamics", "mobility", "Mechanism", "four_bar", "five_bar", "delta_robot", "gough_stewart",
+    # moving bases: hybrid dynamics and the models built on it
+    "HybridDynamicsResult", "hybrid_dynamics", "FreeFloatingResult", "free_floating_inverse_dynamics",
+    "MountedInverseDynamicsResult", "mounted_inverse_dynamics",
     # identification
     "identify", "Identification", "PayloadEstimate", "FrictionEstimate", "payload_regressor", "exciting_trajectory",
     "FourierTrajectory",

@@ -125,19 +125,26 @@ class Description:
     warnings: tuple
 
 
-def read_description(text, source):
-    """Load a URDF (XML text or path); a bad one raises :class:`ModelError` naming the element at fault."""
+def read_description(text, source, floating_base=False):
+    """Load a URDF (XML text or path); a bad one raises :class:`ModelError` naming the element at fault.
+
+    ``floating_base``: the node knows how the base moves (the inverse node's ``base`` parameter), so the robot gets a
+    floating base (unless its URDF has a floating root joint already); else a floating base is refused."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ModelWarning)
         robot = load_urdf(text)
+        if floating_base and not robot.has_floating_base:
+            caught.clear()
+            robot = load_urdf(text, floating_base=True)
     if robot.dof == 0:
         raise ModelError(f"robot '{robot.name}' has no movable joint: nothing to compute")
     several = [name for name, body in zip(robot.joint_names, robot.joint_bodies) if robot.bodies[body].nv != 1]
-    if robot.has_floating_base or several:
-        what = f"a floating joint '{robot.base_joint}'" if robot.has_floating_base else (
+    if (robot.has_floating_base and not floating_base) or several:
+        what = f"a floating joint '{robot.base_joint}'" if not several else (
             f"joints of several coordinates ({', '.join(several)})")
-        raise ModelError(f"robot '{robot.name}' has {what}; the nodes take fixed-base robots whose joints have one "
-                         "coordinate each (JointState carries one position per joint); use the library for it")
+        raise ModelError(f"robot '{robot.name}' has {what}; the nodes take robots whose joints have one coordinate "
+                         "each (JointState carries one position per joint) and a floating base only when parameter "
+                         "'base' says how it moves (odometry, free_floating); use the library for it")
     notes = tuple(str(w.message) for w in caught if issubclass(w.category, ModelWarning))
     return Description(robot, text, source, notes)
 
@@ -157,8 +164,8 @@ class DynamicsModel:
     def __post_init__(self):
         self.joint_names = list(self.robot.joint_names)
         self.input_names = list(self.robot.actuated_joint_names)
-        self.effort_limits = self.robot.effort_limits
-        self.zeros = np.zeros(self.robot.dof)  # shared: never written (kept writable: numba compiles per flag)
+        self.effort_limits = self.robot.effort_limits[self.robot.nv - len(self.joint_names):]  # a base's 6 first
+        self.zeros = np.zeros(len(self.joint_names))  # shared: never written (kept writable: numba compiles per flag)
         self.input_zeros = np.zeros(len(self.input_names))
 
     @classmethod
@@ -337,7 +344,7 @@ class DynamicsNode(Node):
     def load_description(self, text, source):
         """Load a new description and swap it in, or refuse it and keep the current model. ``(ok, message)``."""
         try:
-            description = read_description(text, source)
+            description = read_description(text, source, self.floating_base(self.parameter_values()))
             model = self.build_model(description, self.parameter_values())
         except ValueError as exc:
             return False, self.refuse(f"the robot description from {source}", exc)
@@ -378,9 +385,12 @@ class DynamicsNode(Node):
             self._pending = None
             if self._ready and any(self._specs[p.name].rebuilds_model for p in parameters if p.name in self._specs):
                 values = self.parameter_values() | {p.name: p.value for p in parameters}
-                description = self.description
+                description, floating = self.description, self.floating_base(values)
                 if "robot_description" in {p.name for p in parameters} and values["robot_description"]:
-                    description = read_description(values["robot_description"], "parameter robot_description")
+                    description = read_description(values["robot_description"], "parameter robot_description",
+                                                   floating)
+                elif description is not None and description.robot.has_floating_base != floating:
+                    description = read_description(description.text, description.source, floating)
                 if description is not None:
                     self._pending = (description, self.build_model(description, values))
         except ValueError as exc:
@@ -508,6 +518,11 @@ class DynamicsNode(Node):
 
     def check_parameter(self, name, value):
         """Raise ValueError if ``value`` is invalid for ``name`` whatever the model."""
+
+    def floating_base(self, values):
+        """Whether the parameter ``values`` say how the base moves, so that the robot is loaded with a floating
+        base."""
+        return False
 
     def check_model(self, model, values):
         """Raise ValueError if the parameter ``values`` do not fit ``model``."""

@@ -6,10 +6,16 @@ the state last read from ``/joint_states``. With ``simulate: true`` the node ins
 ``1 / rate_hz`` s under gravity and the last effort command (held; zero until the first), publishes it on
 ``/joint_states`` (position, velocity, and the applied effort), and computes ``~/accelerations`` at that state.
 ``~/reset`` returns the simulation to ``initial_positions`` at rest with zero effort.
+
+With ``base: free_floating`` the robot gets a floating base that nothing holds (a space robot; set ``gravity`` to
+zero for one in orbit): the base starts at rest at the origin, the joint efforts move it, and the simulation also
+publishes its state on ``~/base_odometry`` (``nav_msgs/Odometry``: pose in ``world``, twist in the base link's frame,
+as the inverse node's ``~/base_odometry`` takes it). Without ``simulate`` the base is taken at rest at the origin.
 """
 import time
 
 import numpy as np
+from nav_msgs.msg import Odometry
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
@@ -17,7 +23,9 @@ import rne_dynamics as rd
 
 from ..errors import ModelError, StateError
 from ..algorithms.simulate import step as simulation_step
-from .common import BOOL, DOUBLE, DOUBLES, DynamicsNode, Spec, doubles, spin
+from .common import BOOL, DOUBLE, DOUBLES, STRING, DynamicsNode, Spec, doubles, spin
+
+BASE_MODES = ("fixed", "free_floating")
 
 PARAMETERS = (
     Spec("simulate", False, BOOL, "integrate the robot under gravity and ~/effort_command and publish "
@@ -27,19 +35,41 @@ PARAMETERS = (
     Spec("initial_positions", None, DOUBLES, "where the simulation starts and ~/reset returns to (rad or m)",
          constraints="empty: zero, clipped into the joint limits; else one value per joint in joint_names order, "
          "within the limits", rebuilds_model=True),
+    Spec("base", "fixed", STRING, "fixed (the root link is the world's) or free_floating (a floating base that "
+         "nothing holds, moved by the joints)", constraints="fixed | free_floating", rebuilds_model=True),
 )
+
+
+def full_state(model, q, qd=None, at=None):
+    """The robot's ``(q, v)`` for joint positions ``q`` and velocities ``qd`` (zero if None): a floating base at
+    ``at`` (``(pose, twist)``, default at rest at the origin), its coordinates first."""
+    qd = model.zeros if qd is None else qd
+    if not model.robot.has_floating_base:
+        return q, qd
+    pose, twist = at if at is not None else (rd.neutral(model.robot)[:7], np.zeros(6))
+    return np.concatenate([pose, q]), np.concatenate([twist, qd])
+
+
+def with_base_force(model, tau):
+    """The generalised forces for joint efforts ``tau``: zero on a floating base (nothing holds it)."""
+    return np.concatenate([np.zeros(6), tau]) if model.robot.has_floating_base else tau
+
+
+def joints_part(model, x):
+    """The joints' entries of a configuration or a tangent vector (the base's come first)."""
+    return x[len(x) - len(model.joint_names):]
 
 
 def initial_positions(model, values):
     """The simulation's start positions for ``model``; :class:`ModelError` if the parameter does not fit it."""
-    limits = model.robot.position_limits
+    limits = model.robot.position_limits[model.robot.nq - len(model.joint_names):]  # a base's 7 first
     given = values["initial_positions"]
     if len(given) == 0:
         return np.clip(0.0, limits[:, 0], limits[:, 1])
     q0 = np.asarray(given, float)
-    if q0.shape != (model.robot.dof,):
+    if q0.shape != (len(model.joint_names),):
         raise ModelError(f"initial_positions has {len(given)} values; robot '{model.robot.name}' has "
-                         f"{model.robot.dof} joints ({', '.join(model.joint_names)})")
+                         f"{len(model.joint_names)} joints ({', '.join(model.joint_names)})")
     outside = np.flatnonzero((q0 < limits[:, 0]) | (q0 > limits[:, 1]))
     if outside.size:
         k = outside[0]
@@ -60,6 +90,7 @@ class ForwardDynamicsNode(DynamicsNode):
         self.command = None   # effort applied in the simulation
         self.simulating = False
         self.joint_states_subscription = self.joint_states_publisher = self.step_timer = None
+        self.odometry_publisher = self.create_output(Odometry, "~/base_odometry")
         self.steps = 0
         self.start()
         self.configure_mode()
@@ -84,17 +115,17 @@ class ForwardDynamicsNode(DynamicsNode):
             self.reject_input("~/effort_command", "no /joint_states received yet")
             return
         else:
-            q, qd = self.measured
+            q, qd = full_state(model, *self.measured)
         try:
-            qdd = rd.forward_dynamics(model.robot, q, qd, tau, gravity=model.gravity)
+            qdd = rd.forward_dynamics(model.robot, q, qd, with_base_force(model, tau), gravity=model.gravity)
         except ValueError as exc:  # a joint that moves no mass: the accelerations are undefined
             self.reject_input("~/effort_command", exc)
             return
         out = self.accelerations
         out.header.stamp = msg.header.stamp
         point = out.points[0]
-        point.positions, point.velocities = doubles(q), doubles(qd)
-        point.accelerations, point.effort = doubles(qdd), doubles(tau)
+        point.positions, point.velocities = doubles(joints_part(model, q)), doubles(joints_part(model, qd))
+        point.accelerations, point.effort = doubles(joints_part(model, qdd)), doubles(tau)
         self.accelerations_publisher.publish(out)
         self.check_limits(model, tau, "~/effort_command")
         self.stats.computed(time.perf_counter() - start)
@@ -120,7 +151,8 @@ class ForwardDynamicsNode(DynamicsNode):
             return
         q, qd = self.state
         try:
-            q, qd = simulation_step(model.robot, q, qd, self.command, self.dt, gravity=model.gravity)
+            q, qd = simulation_step(model.robot, q, qd, with_base_force(model, self.command), self.dt,
+                                    gravity=model.gravity)
         except ValueError as exc:
             self.warn_throttled(f"simulation step failed: {exc}; state held")
             return
@@ -128,8 +160,21 @@ class ForwardDynamicsNode(DynamicsNode):
         self.steps += 1
         out = self.simulated
         out.header.stamp = self.get_clock().now().to_msg()
-        out.position, out.velocity, out.effort = doubles(q), doubles(qd), doubles(self.command)
+        out.position, out.velocity = doubles(joints_part(model, q)), doubles(joints_part(model, qd))
+        out.effort = doubles(self.command)
         self.joint_states_publisher.publish(out)
+        if model.robot.has_floating_base:
+            self.publish_base(out.header.stamp, q[:7], qd[:6])
+
+    def publish_base(self, stamp, pose, twist):
+        """The simulated base on ``~/base_odometry``: its pose in ``world``, its twist in its own frame."""
+        msg = self.odometry
+        msg.header.stamp = stamp
+        p, o = msg.pose.pose.position, msg.pose.pose.orientation
+        p.x, p.y, p.z, o.x, o.y, o.z, o.w = pose.tolist()
+        v, w = msg.twist.twist.linear, msg.twist.twist.angular
+        v.x, v.y, v.z, w.x, w.y, w.z = twist.tolist()
+        self.odometry_publisher.publish(msg)
 
     def configure_mode(self):
         """Subscribe ``/joint_states``, or (simulating) publish it from a timer at ``rate_hz``."""
@@ -149,7 +194,7 @@ class ForwardDynamicsNode(DynamicsNode):
                                                                       self.on_joint_states, 10)
 
     def initial_state(self, model):
-        self.state = (initial_positions(model, model.settings), model.zeros.copy())
+        self.state = full_state(model, initial_positions(model, model.settings))
         self.command = model.zeros.copy()
 
     # -- model, parameters, services ---------------------------------------------------------------------------
@@ -157,14 +202,23 @@ class ForwardDynamicsNode(DynamicsNode):
     def check_model(self, model, values):
         """The start positions must fit, and the forward dynamics be defined (a massless joint makes it singular);
         the call also compiles or loads the kernels before the first message."""
-        q0 = initial_positions(model, values)
-        rd.forward_dynamics(model.robot, q0, model.zeros, model.zeros, gravity=model.gravity)
-        simulation_step(model.robot, q0, model.zeros, model.zeros, 1e-3, gravity=model.gravity)
+        q0, v0 = full_state(model, initial_positions(model, values))
+        rd.forward_dynamics(model.robot, q0, v0, v0, gravity=model.gravity)
+        simulation_step(model.robot, q0, v0, v0, 1e-3, gravity=model.gravity)
+
+    def check_parameter(self, name, value):
+        if name == "base" and value not in BASE_MODES:
+            raise ValueError(f"base must be one of {', '.join(BASE_MODES)} for the forward node, got '{value}'")
+
+    def floating_base(self, values):
+        return values["base"] == "free_floating"
 
     def model_changed(self, model, previous):
         names = model.joint_names
         self.accelerations = JointTrajectory(joint_names=names, points=[JointTrajectoryPoint()])
         self.simulated = JointState(name=names)
+        self.odometry = Odometry(child_frame_id=model.robot.root_link)
+        self.odometry.header.frame_id = "world"
         if previous is None or previous.joint_names != names:
             self.measured = None
             self.initial_state(model)

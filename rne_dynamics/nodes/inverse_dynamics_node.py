@@ -15,15 +15,23 @@ velocity and the actuated torques (``closed_loop_inverse_dynamics``; passive joi
 the whole mechanism's joint wrenches and ``~/loop_wrenches/<loop>`` each cut joint's wrench (on ``link_b`` by
 ``link_a``, cut frame on ``link_b``; ``frame_id`` ``link_b``). The passive positions of one message start the
 Newton solve of the next (the assembly mode is kept).
+
+Parameter ``base`` (``fixed``, ``odometry``, ``free_floating``; :mod:`~rne_dynamics.nodes.base_state`) loads the
+robot with a floating base whose state comes from ``~/base_odometry`` and ``~/base_imu``, or is left free; then the
+node also publishes ``~/base_wrench`` (``odometry``), ``~/base_acceleration`` (``free_floating``) and
+``~/center_of_mass``, and refuses ``~/trajectory`` (its points carry no base motion). Parameter
+``external_wrench_topics`` (:mod:`~rne_dynamics.nodes.wrench_inputs`) adds measured external wrenches (force/torque
+sensors) to the joint-state outputs.
 """
 import math
 import re
 import time
 
 import numpy as np
-from geometry_msgs.msg import WrenchStamped
+from geometry_msgs.msg import AccelStamped, PointStamped, WrenchStamped
+from nav_msgs.msg import Odometry
 from rclpy.event_handler import SubscriptionEventCallbacks
-from sensor_msgs.msg import JointState
+from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
@@ -31,7 +39,7 @@ from visualization_msgs.msg import MarkerArray
 import rne_dynamics as rd
 
 from ..errors import ModelError, StateError
-from . import external_torques
+from . import base_state, external_torques, wrench_inputs
 from .common import BOOL, DOUBLE, STRING, STRINGS, DynamicsNode, Spec, doubles, spin, stamp_seconds
 from .external_torques import ExternalTorques
 from .markers import LoadMarkers, deleting_all
@@ -54,7 +62,7 @@ PARAMETERS = (
     Spec("plan_sample_period", 0.01, DOUBLE, "time between the points of ~/planned_trajectory (s)", 1.0e-4, 10.0),
     Spec("loops_file", "", STRING, "loop file (YAML: actuated joints and loop closures) of a closed-chain robot; "
          "empty: the URDF is an open tree", rebuilds_model=True),
-) + external_torques.PARAMETERS
+) + base_state.PARAMETERS + wrench_inputs.PARAMETERS + external_torques.PARAMETERS
 
 
 def topic_token(name):
@@ -123,6 +131,15 @@ class InverseDynamicsNode(DynamicsNode):
         self.command_publisher = self.create_output(Float64MultiArray, "~/gravity_command")
         self.markers_publisher = self.create_output(MarkerArray, "~/load_markers")
         self.trajectory_publisher = self.create_output(JointTrajectory, "~/trajectory_with_efforts")
+        self.base_wrench_publisher = self.create_output(WrenchStamped, "~/base_wrench")
+        self.base_acceleration_publisher = self.create_output(AccelStamped, "~/base_acceleration")
+        self.center_of_mass_publisher = self.create_output(PointStamped, "~/center_of_mass")
+        self.base = None
+        self.reset_base()
+        self.create_subscription(Odometry, "~/base_odometry", self.on_base_odometry, 10)
+        self.create_subscription(Imu, "~/base_imu", self.on_base_imu, 10)
+        self.wrench_inputs, self.wrench_subscriptions = None, []
+        self.reset_wrench_inputs()
         self.wrench_publishers = {}  # joint name -> publisher of ~/joint_wrenches/<joint>
         self.loop_publishers = {}  # loop name -> publisher of ~/loop_wrenches/<loop>
         self.loop_guess = None  # the last closed configuration: starts the next Newton solve
@@ -161,15 +178,19 @@ class InverseDynamicsNode(DynamicsNode):
                 self.warn_throttled(f"/joint_states: acceleration_source 'differentiate' {unused}; keeping the last "
                                     "acceleration estimate")
             qdd = self.derivative.qdd
+        stamp = msg.header.stamp
         try:
-            if model.robot.loops is None:
-                result = rd.inverse_dynamics(model.robot, q, qd, qdd, gravity=model.gravity)
-            else:
+            external = self.measured_wrenches(model, q)
+            if model.robot.loops is not None:
                 result = self.closed_loop(model, q, qd, qdd)
-        except ValueError as exc:  # finite but huge values: the torques overflow; a loop that cannot close
+            elif self.base is None:
+                result = rd.inverse_dynamics(model.robot, q, qd, qdd, gravity=model.gravity,
+                                             external_wrenches=external)
+            else:
+                result = self.base.inverse_dynamics(model, stamp_seconds(stamp), q, qd, qdd, external)
+        except ValueError as exc:  # the torques overflow; a loop that cannot close; a stale or missing base state
             self.reject_input("/joint_states", exc)
             return
-        stamp = msg.header.stamp
         out.torques.header.stamp = stamp
         out.torques.effort = doubles(result.torques)
         if model.robot.loops is not None:
@@ -177,6 +198,8 @@ class InverseDynamicsNode(DynamicsNode):
         self.torques_publisher.publish(out.torques)
         if model.robot.loops is not None:
             self.publish_loop_wrenches(stamp, result.loop_wrenches)
+        if self.base is not None:
+            self.publish_base(stamp, *self.base.outputs)
         if self.external.observer is not None:
             problem = self.external.update(model, msg, q, qd)
             if problem:
@@ -187,8 +210,9 @@ class InverseDynamicsNode(DynamicsNode):
         if now - out.listeners_checked > LISTENERS_REFRESH:
             self.refresh_listeners(out, now)
         if out.to_gravity or out.to_command:
-            gravity = (rd.gravity_torques(model.robot, q, gravity=model.gravity) if model.robot.loops is None
-                       else self.closed_loop(model, q, model.input_zeros, model.input_zeros).torques)
+            gravity = (self.closed_loop(model, q, model.input_zeros, model.input_zeros).torques
+                       if model.robot.loops is not None else rd.gravity_torques(model.robot, q, gravity=model.gravity)
+                       if self.base is None else self.base.gravity_torques(model, q))
             if out.to_gravity:
                 out.gravity.header.stamp = stamp
                 out.gravity.effort = doubles(gravity)
@@ -224,6 +248,75 @@ class InverseDynamicsNode(DynamicsNode):
             torque.x, torque.y, torque.z = tx, ty, tz
             publisher.publish(message)
 
+    def publish_base(self, stamp, mounting_wrench, base_acceleration, center_of_mass, world_frame):
+        """The base outputs of a joint state: ``~/base_wrench`` (odometry) or ``~/base_acceleration``
+        (free-floating), both in the base frame, and ``~/center_of_mass`` in the odometry frame."""
+        base_frame = self.model.robot.root_link
+        if mounting_wrench is not None:
+            msg = WrenchStamped()
+            msg.header.stamp, msg.header.frame_id = stamp, base_frame
+            force, torque = msg.wrench.force, msg.wrench.torque
+            force.x, force.y, force.z, torque.x, torque.y, torque.z = mounting_wrench.tolist()
+            self.base_wrench_publisher.publish(msg)
+        if base_acceleration is not None:
+            msg = AccelStamped()
+            msg.header.stamp, msg.header.frame_id = stamp, base_frame
+            linear, angular = msg.accel.linear, msg.accel.angular
+            linear.x, linear.y, linear.z, angular.x, angular.y, angular.z = base_acceleration.tolist()
+            self.base_acceleration_publisher.publish(msg)
+        msg = PointStamped()
+        msg.header.stamp, msg.header.frame_id = stamp, world_frame
+        msg.point.x, msg.point.y, msg.point.z = center_of_mass.tolist()
+        self.center_of_mass_publisher.publish(msg)
+
+    def on_base_odometry(self, msg):
+        self.take_base_message(msg, "~/base_odometry", "on_odometry")
+
+    def on_base_imu(self, msg):
+        self.take_base_message(msg, "~/base_imu", "on_imu")
+
+    def take_base_message(self, msg, topic, method):
+        if self.base is None or self.model is None:
+            return  # base: fixed, or no robot yet (the base link's name is not known)
+        try:
+            getattr(self.base, method)(msg, self.model.robot)
+        except StateError as exc:
+            self.reject_input(topic, exc)
+
+    def measured_wrenches(self, model, q):
+        """The external wrenches of the sensors heard lately (``{link: wrench}`` in link frames), or None."""
+        if self.wrench_inputs is None:
+            return None
+        robot = model.robot
+        full = np.concatenate([rd.neutral(robot)[:7], q]) if robot.has_floating_base else q
+        return self.wrench_inputs.wrenches(robot, full)
+
+    def reset_wrench_inputs(self):
+        """Subscribe the topics of ``external_wrench_topics`` (and drop the previous ones)."""
+        for subscription in self.wrench_subscriptions:
+            self.destroy_subscription(subscription)
+        entries = self.get_parameter("external_wrench_topics").value
+        self.wrench_inputs = (wrench_inputs.ExternalWrenches(entries, self.get_parameter("external_wrench_timeout")
+                                                             .value) if entries else None)
+        self.wrench_subscriptions = [
+            self.create_subscription(WrenchStamped, sensor.topic, lambda msg, s=sensor: self.on_sensor(s, msg), 10)
+            for sensor in (self.wrench_inputs.sensors if self.wrench_inputs else [])]
+
+    def on_sensor(self, sensor, msg):
+        if self.model is None or self.wrench_inputs is None or sensor not in self.wrench_inputs.sensors:
+            return
+        try:
+            sensor.take(msg, self.model.robot)
+        except StateError as exc:
+            self.reject_input(sensor.topic, exc)
+
+    def reset_base(self):
+        mode = self.get_parameter("base").value
+        cutoff = self.get_parameter("base_acceleration_cutoff_hz").value
+        self.base = None if mode == "fixed" else base_state.BaseState(
+            mode, self.get_parameter("base_acceleration_source").value,
+            self.get_parameter("base_stamp_tolerance").value, lambda n: VelocityDerivative(n, cutoff))
+
     def refresh_listeners(self, out, now):
         """Note which optional outputs have subscribers (asking costs microseconds: not for every message)."""
         out.to_gravity = self.gravity_publisher.get_subscription_count() > 0
@@ -250,6 +343,10 @@ class InverseDynamicsNode(DynamicsNode):
         model = self.model
         if model is None:
             self.reject_input("~/trajectory", "no robot model yet")
+            return
+        if self.base is not None:
+            self.reject_input("~/trajectory", f"base is '{self.base.mode}': trajectory points carry no base motion; "
+                              "use rd.mounted_inverse_dynamics or rd.free_floating_inverse_dynamics")
             return
         names, points = msg.joint_names, msg.points
         try:
@@ -293,14 +390,24 @@ class InverseDynamicsNode(DynamicsNode):
             raise ValueError(f"acceleration_source must be one of {', '.join(ACCELERATION_SOURCES)}, got '{value}'")
         if name == "command_joints" and len(set(value)) != len(value):
             raise ValueError(f"command_joints names a joint twice: {list(value)}")
+        if name == "external_wrench_topics":
+            wrench_inputs.parse(value)
+        base_state.check_parameter(name, value)
         external_torques.check_parameter(name, value)
+
+    def floating_base(self, values):
+        return values["base"] != "fixed"
 
     def check_model(self, model, values):
         unknown = [j for j in values["command_joints"] if j not in model.joint_names]
         if unknown:
             raise ModelError(f"command_joints: robot '{model.robot.name}' has no movable joint "
                              f"{', '.join(repr(j) for j in unknown)} (its joints: {', '.join(model.joint_names)})")
+        wrench_inputs.check_links(model.robot, values["external_wrench_topics"])
         external_torques.check_model(model, values)
+        if values["base"] != "fixed" and values["observer_gain"] > 0:
+            raise ModelError("observer_gain: the momentum observer takes a fixed base (its state has no base "
+                             f"motion); set observer_gain to 0 or base to fixed (base is '{values['base']}')")
 
     def model_changed(self, model, previous):
         self.sync_wrench_publishers(model)
@@ -328,10 +435,18 @@ class InverseDynamicsNode(DynamicsNode):
     @staticmethod
     def warm_up(model):
         """Compile (or load from numba's cache) the kernels the callbacks use, before the first message."""
-        rd.inverse_dynamics(model.robot, model.zeros, model.zeros, model.zeros, gravity=model.gravity)
-        rd.gravity_torques(model.robot, model.zeros, gravity=model.gravity)
-        batch = np.zeros((1, model.robot.dof))
-        rd.inverse_dynamics(model.robot, batch, batch, batch, gravity=model.gravity)
+        robot, zeros = model.robot, model.zeros
+        if robot.has_floating_base:
+            q, v = rd.neutral(robot), np.zeros(robot.nv)
+            rd.free_floating_inverse_dynamics(robot, q, v, zeros, gravity=model.gravity)
+            rd.mounted_inverse_dynamics(robot, q[:7], v[:6], v[:6], q[7:], zeros, zeros, gravity=model.gravity)
+            rd.center_of_mass(robot, q)
+            rd.frame_placement(robot, q, robot.root_link)
+            return
+        rd.inverse_dynamics(robot, zeros, zeros, zeros, gravity=model.gravity)
+        rd.gravity_torques(robot, zeros, gravity=model.gravity)
+        batch = np.zeros((1, robot.dof))
+        rd.inverse_dynamics(robot, batch, batch, batch, gravity=model.gravity)
 
     def sync_wrench_publishers(self, model):
         """One publisher per joint of ``model`` while ``publish_wrenches`` is on, none otherwise."""
@@ -358,6 +473,10 @@ class InverseDynamicsNode(DynamicsNode):
             self.outputs = Outputs(model, self.wrench_publishers)
         if names & {"publish_markers", "marker_rate_hz"}:
             self.read_marker_parameters()
+        if names & {p.name for p in base_state.PARAMETERS}:
+            self.reset_base()
+        if names & {p.name for p in wrench_inputs.PARAMETERS}:
+            self.reset_wrench_inputs()
 
     def read_marker_parameters(self):
         self.publish_markers = self.get_parameter("publish_markers").value
@@ -376,6 +495,8 @@ class InverseDynamicsNode(DynamicsNode):
 
     def diagnostic_values(self):
         return {"acceleration source": self.get_parameter("acceleration_source").value,
+                "base": self.get_parameter("base").value,
+                "silent wrench sensors": ", ".join(self.wrench_inputs.silent) if self.wrench_inputs else "none",
                 "trajectories": self.trajectories,
                 "trajectory points over effort limits": self.trajectory_violations} | self.plans.diagnostic_values() \
             | self.external.diagnostic_values()

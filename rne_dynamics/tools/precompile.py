@@ -51,6 +51,7 @@ def calls(rd, robot, batch):
                                          rd.centroidal_momentum_matrix(robot, q))),
         ("configuration", lambda: (rd.integrate(robot, q, qd, 0.01), rd.difference(robot, q, q),
                                    rd.normalize(robot, q))),
+        ("hybrid_dynamics", lambda: rd.hybrid_dynamics(robot, q, qd, qdd, qddd, known_acceleration=robot.joint_names)),
         ("step", lambda: (rd.step(robot, q, qd, qdd, 0.001), rd.step(robot, q, qd, qdd, 0.001,
                                                                      method="semi_implicit"))),
     ]

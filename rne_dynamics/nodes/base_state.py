@@ -1,0 +1,157 @@
+"""The moving base of the ``inverse_dynamics`` node (parameter ``base``): where its state comes from and what the
+node publishes about it.
+
+- ``fixed`` (default): the root link is fixed to the world, as without this module.
+- ``odometry``: a robot on a base whose motion is measured (a mobile manipulator, a legged robot, an arm on a ship).
+  The base's pose and twist come from ``~/base_odometry`` (``nav_msgs/Odometry``; its pose is the base frame in
+  ``header.frame_id``, its twist in ``child_frame_id``, the base frame: the free-flyer's convention); its
+  acceleration from ``~/base_imu`` (``sensor_msgs/Imu`` in the base frame, the accelerometer at the base frame's
+  origin, where it measures no centripetal term of the base's rotation: ``linear_acceleration`` is the specific
+  force ``a - g``, so ``a = f + R^T g`` with ``R`` the odometry's orientation and ``g`` parameter ``gravity`` in the
+  odometry frame; the angular acceleration is the filtered derivative of its ``angular_velocity``) or, with
+  ``base_acceleration_source: differentiate``, the filtered derivative of the odometry twist. The joint loads are
+  :func:`rne_dynamics.mounted_inverse_dynamics`; ``~/base_wrench`` is its mounting wrench: the wrench the base's
+  support (the platform under an arm, the ground contacts of a legged robot) exerts on the base link, base frame.
+- ``free_floating``: nothing holds the base (a space robot, a robot in flight): the joint motion moves it.
+  :func:`rne_dynamics.free_floating_inverse_dynamics` gives the joint torques and ``~/base_acceleration`` (the time
+  derivative of the base twist, base frame, as the library's). The base's pose and twist come from
+  ``~/base_odometry`` once it publishes; until then the base is taken at rest at the origin.
+
+Both modes publish ``~/center_of_mass`` (``PointStamped`` in the odometry frame). A joint state is combined with
+the latest base messages only if their stamps are within ``base_stamp_tolerance`` of its own: else nothing is
+published and the reason goes to the log and diagnostics (a stale or missing base state). A base message that is
+not finite, has a non-unit quaternion or names another frame than the base link is refused with the reason; the last
+good one stays in use.
+"""
+
+import numpy as np
+
+import rne_dynamics as rd
+
+from ..errors import StateError
+from .common import DOUBLE, STRING, Spec, stamp_seconds
+
+BASE_MODES = ("fixed", "odometry", "free_floating")
+ACCELERATION_SOURCES = ("imu", "differentiate")
+QUATERNION_TOLERANCE = 1e-6  # as the library's check of q
+
+PARAMETERS = (
+    Spec("base", "fixed", STRING, "how the base moves: fixed (the root link is the world's), odometry (base state "
+         "from ~/base_odometry and ~/base_imu) or free_floating (the joint motion moves it)",
+         constraints="fixed | odometry | free_floating", rebuilds_model=True),
+    Spec("base_acceleration_source", "imu", STRING, "base: odometry: the base acceleration from ~/base_imu, or "
+         "differentiate (the filtered derivative of the ~/base_odometry twist)", constraints="imu | differentiate"),
+    Spec("base_acceleration_cutoff_hz", 20.0, DOUBLE, "cutoff of the base's angular-velocity (or twist) derivative "
+         "filter (Hz)", 0.01, 1.0e4),
+    Spec("base_stamp_tolerance", 0.02, DOUBLE, "largest stamp difference between a joint state and the base messages "
+         "it is combined with (s)", 0.0, 10.0),
+)
+
+
+def check_parameter(name, value):
+    """Raise ValueError for a bad value of one of :data:`PARAMETERS`."""
+    if name == "base" and value not in BASE_MODES:
+        raise ValueError(f"base must be one of {', '.join(BASE_MODES)}, got '{value}'")
+    if name == "base_acceleration_source" and value not in ACCELERATION_SOURCES:
+        raise ValueError(f"base_acceleration_source must be one of {', '.join(ACCELERATION_SOURCES)}, got '{value}'")
+
+
+def vector3(v):
+    return np.array([v.x, v.y, v.z])
+
+
+class BaseState:
+    """The base messages received so far and the base outputs of the last joint state."""
+
+    def __init__(self, mode, acceleration_source, tolerance, derivative):
+        """``derivative(n)``: a filtered derivative of ``n`` numbers, with ``update(t, x)`` and its value in
+        ``.qdd`` (the node's velocity derivative)."""
+        self.mode, self.source, self.tolerance = mode, acceleration_source, tolerance
+        self.odometry = None  # (t, pose (7,), twist (6,), world frame)
+        self.imu = None  # (t, specific force (3,))
+        self.twist_rate, self.angular_rate = derivative(6), derivative(3)
+        self.outputs = None  # (mounting wrench or None, base acceleration or None, centre of mass, world frame)
+
+    # -- messages ----------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def check_frame(frame, robot, what):
+        if frame and frame != robot.root_link:
+            raise StateError(f"{what} '{frame}' is not the base link '{robot.root_link}'")
+
+    def on_odometry(self, msg, robot):
+        """Keep a checked odometry message (:class:`StateError` names what is wrong with a refused one)."""
+        self.check_frame(msg.child_frame_id, robot, "child_frame_id")
+        p, o = msg.pose.pose.position, msg.pose.pose.orientation
+        pose = np.array([p.x, p.y, p.z, o.x, o.y, o.z, o.w])
+        twist = np.concatenate([vector3(msg.twist.twist.linear), vector3(msg.twist.twist.angular)])
+        if not (np.isfinite(pose).all() and np.isfinite(twist).all()):
+            raise StateError(f"pose or twist is not finite: pose {pose.tolist()}, twist {twist.tolist()}")
+        norm = np.linalg.norm(pose[3:])
+        if abs(norm - 1.0) > QUATERNION_TOLERANCE:
+            raise StateError(f"the orientation [x y z w] = {pose[3:].tolist()} has norm {norm:.9g}, not a unit "
+                             "quaternion")
+        pose[3:] /= norm
+        t = stamp_seconds(msg.header.stamp)
+        self.odometry = (t, pose, twist, msg.header.frame_id)
+        self.twist_rate.update(t, twist)
+
+    def on_imu(self, msg, robot):
+        """Keep a checked IMU message (:class:`StateError` names what is wrong with a refused one)."""
+        self.check_frame(msg.header.frame_id, robot, "frame_id")
+        force, angular = vector3(msg.linear_acceleration), vector3(msg.angular_velocity)
+        if not (np.isfinite(force).all() and np.isfinite(angular).all()):
+            raise StateError(f"linear_acceleration {force.tolist()} or angular_velocity {angular.tolist()} is not "
+                             "finite")
+        t = stamp_seconds(msg.header.stamp)
+        self.imu = (t, force)
+        self.angular_rate.update(t, angular)
+
+    # -- the base for a joint state ----------------------------------------------------------------------------
+
+    def fresh(self, kept, topic, t):
+        """``kept`` if it is within the stamp tolerance of the joint state at ``t``, else the reason as an error."""
+        if kept is None:
+            raise StateError(f"no base state: nothing received on {topic} yet")
+        if abs(kept[0] - t) > self.tolerance:
+            raise StateError(f"stale base state: the last {topic} is {kept[0] - t:+.3f} s from the joint state "
+                             f"(base_stamp_tolerance {self.tolerance:g} s)")
+        return kept
+
+    def base_motion(self, robot, gravity, t, q):
+        """Pose, twist and acceleration of the base (``mode`` odometry) at the joint state's time ``t``."""
+        _, pose, twist, frame = self.fresh(self.odometry, "~/base_odometry", t)
+        if self.source == "differentiate":
+            return pose, twist, self.twist_rate.qdd, frame
+        _, force = self.fresh(self.imu, "~/base_imu", t)
+        R = rd.frame_placement(robot, np.concatenate([pose, q]), robot.root_link)[:3, :3]
+        classical = force + R.T @ gravity  # the base origin's acceleration, base frame
+        linear = classical - np.cross(twist[3:], twist[:3])  # the derivative of the twist's linear part
+        return pose, twist, np.concatenate([linear, self.angular_rate.qdd]), frame
+
+    def inverse_dynamics(self, model, t, q, qd, qdd, external_wrenches=None):
+        """The joint loads for the joint state at ``t``; the base outputs are kept in :attr:`outputs`."""
+        robot, gravity = model.robot, model.gravity
+        if self.mode == "odometry":
+            pose, twist, acceleration, frame = self.base_motion(robot, gravity, t, q)
+            result = rd.mounted_inverse_dynamics(robot, pose, twist, acceleration, q, qd, qdd, gravity=gravity,
+                                                 external_wrenches=external_wrenches)
+            self.outputs = (result.mounting_wrench, None, rd.center_of_mass(robot, np.concatenate([pose, q])), frame)
+            return result
+        if self.odometry is None:
+            pose, twist, frame = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]), np.zeros(6), ""
+        else:
+            _, pose, twist, frame = self.fresh(self.odometry, "~/base_odometry", t)
+        full = np.concatenate([pose, q])
+        result = rd.free_floating_inverse_dynamics(robot, full, np.concatenate([twist, qd]), qdd, gravity=gravity,
+                                                   external_wrenches=external_wrenches)
+        self.outputs = (None, result.base_acceleration, rd.center_of_mass(robot, full), frame)
+        return result
+
+    def gravity_torques(self, model, q):
+        """The joint torques that hold the joints still on the base as it stands (its current orientation)."""
+        pose = self.odometry[1] if self.odometry is not None else np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
+        zero = np.zeros(6)
+        return rd.mounted_inverse_dynamics(model.robot, pose, zero, zero, q, model.zeros, model.zeros,
+                                           gravity=model.gravity).torques
+
