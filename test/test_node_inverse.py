@@ -305,3 +305,38 @@ def test_reload_rereads_the_description_file(harness_factory, tmp_path):
     msg = wait_for_count(h, wrench, 1)
     assert msg.header.frame_id == "bob"
     assert abs(msg.wrench.torque.y - 3.0 * 9.81 * 0.5 * math.sin(0.3)) < 1e-12
+
+
+def test_model_swaps_lose_no_joint_state(harness_factory):
+    """Descriptions on the topic are parsed and built off the data path and swapped in between two messages: joint
+    states streamed across two swaps all get torques (count in = count out), each torque vector is one model's, and
+    the outputs switch from one model's numbers to the other's at one message, once per swap."""
+    with open(DEFAULT_ROBOT) as source:
+        light = source.read()
+    heavy = light.replace('<mass value="8.4"/>', '<mass value="12.4"/>', 1)
+    assert heavy != light
+    q, qd = random_state(11)
+    expected = {name: rd.inverse_dynamics(rd.load_urdf(text), q, qd, np.zeros(ARM.dof)).torques
+                for name, text in (("light", light), ("heavy", heavy))}
+    h = harness_factory(robot_description=DEFAULT_ROBOT)
+    received = h.collect(JointState, "/inverse_dynamics/torques", qos=1000)
+    sent = 0
+    for description in (None, heavy, light):
+        if description is not None:
+            h.publish(String, "/robot_description", String(data=description), qos=LATCHED)
+        for _ in range(150):
+            sent += 1
+            h.publish(JointState, "/joint_states", joint_state(NAMES, q, qd, sec=sent), qos=1000)
+            h.spin_for(0.002)
+    assert h.spin_until(lambda: len(received) >= sent)
+    h.spin_for(0.2)
+    assert len(received) == sent
+    labels = []
+    for msg in received:
+        effort = np.array(msg.effort)
+        label = [name for name, torques in expected.items() if np.allclose(effort, torques, rtol=0, atol=1e-9)]
+        assert len(label) == 1, effort
+        labels.append(label[0])
+    switches = [k for k in range(1, len(labels)) if labels[k] != labels[k - 1]]
+    assert labels[0] == "light" and labels[-1] == "light" and len(switches) == 2
+    assert [msg.header.stamp.sec for msg in received] == list(range(1, sent + 1))

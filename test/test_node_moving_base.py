@@ -15,6 +15,7 @@ from geometry_msgs.msg import AccelStamped, PointStamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from rcl_interfaces.srv import SetParameters
 from rclpy.parameter import Parameter
+from visualization_msgs.msg import Marker
 from sensor_msgs.msg import Imu, JointState
 
 import rne_dynamics as rd
@@ -103,6 +104,7 @@ def test_odometry_and_imu_give_the_library_numbers(harness_factory):
     torques = h.collect(JointState, "/inverse_dynamics/torques")
     base_wrench = h.collect(WrenchStamped, "/inverse_dynamics/base_wrench")
     com = h.collect(PointStamped, "/inverse_dynamics/center_of_mass")
+    com_marker = h.collect(Marker, "/inverse_dynamics/center_of_mass_marker")
     elbow = h.collect(WrenchStamped, "/inverse_dynamics/joint_wrenches/elbow_joint")
     pose, twist, force, angular, (q, qd) = base_scene(51)
     h.publish(Imu, "/inverse_dynamics/base_imu", imu(force, angular[0], 5.0))
@@ -110,7 +112,7 @@ def test_odometry_and_imu_give_the_library_numbers(harness_factory):
     h.publish(Imu, "/inverse_dynamics/base_imu", imu(force, angular[1], 5.012))
     h.spin_until(lambda: h.node.base.imu is not None and h.node.base.imu[0] > 5.011)
     h.publish(JointState, "/joint_states", joint_state(NAMES, q, qd, 5.015))
-    for received in (torques, base_wrench, com, elbow):
+    for received in (torques, base_wrench, com, com_marker, elbow):
         wait_for_count(h, received, 1)
     angular_acceleration = filtered_derivative(cutoff, 5.0, angular[0], 5.012, angular[1])
     linear = force + rotation(pose[3:]).T @ gravity - np.cross(twist[3:], twist[:3])
@@ -124,6 +126,10 @@ def test_odometry_and_imu_give_the_library_numbers(harness_factory):
     assert com[0].header.frame_id == "odom"
     np.testing.assert_allclose([com[0].point.x, com[0].point.y, com[0].point.z],
                                rd.center_of_mass(ROBOT, np.concatenate([pose, q])), **EXACT)
+    marker = com_marker[0]
+    assert marker.header.frame_id == "odom" and marker.type == Marker.SPHERE
+    assert [marker.pose.position.x, marker.pose.position.y, marker.pose.position.z] == [com[0].point.x, com[0].point.y,
+                                                                                         com[0].point.z]
     assert np.abs(expected.torques - rd.mounted_inverse_dynamics(ROBOT, pose, np.zeros(6), np.zeros(6), q, qd,
                                                                  np.zeros(6), gravity=gravity).torques).max() > 0.1
 

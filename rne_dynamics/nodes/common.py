@@ -13,7 +13,9 @@ document order: not the URDF's document order on a branched robot).
 import array
 import math
 import re
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 import warnings
 from dataclasses import dataclass, field, replace
 
@@ -309,6 +311,11 @@ class DynamicsNode(Node):
             if declared.value is None:  # an empty array (rclpy cannot infer its type from [])
                 self.set_parameters([Parameter(spec.name, Parameter.Type(spec.type), [])])
         self._ready = True
+        # robot descriptions from the topic are parsed, checked and built on this worker (the data path goes on
+        # meanwhile) and swapped in on the executor's thread, between two messages
+        self._builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"{name}_model")
+        self._built, self._built_lock = [], threading.Lock()
+        self._install_guard = self.create_guard_condition(self._install_built)
         self.diagnostics_publisher = self.create_output(DiagnosticArray, "/diagnostics")
         self.diagnostics_timer = self.create_timer(1.0 / self.get_parameter("diagnostics_rate_hz").value,
                                                    self.publish_diagnostics)
@@ -350,6 +357,31 @@ class DynamicsNode(Node):
             return False, self.refuse(f"the robot description from {source}", exc)
         self.install(description, model)
         return True, f"robot '{model.robot.name}' ({model.robot.dof} joints) from {source}"
+
+    def load_description_in_background(self, text, source):
+        """:meth:`load_description`, its parsing, checks and model building away from the executor's thread."""
+        values = self.parameter_values()
+
+        def build():
+            try:
+                description = read_description(text, source, self.floating_base(values))
+                built = (self.install, description, self.build_model(description, values))
+            except ValueError as exc:
+                built = (self.refuse, f"the robot description from {source}", exc)
+            with self._built_lock:
+                self._built.append(built)
+            self._install_guard.trigger()
+        self._builder.submit(build)
+
+    def _install_built(self):
+        with self._built_lock:
+            built, self._built = self._built, []
+        for action, *arguments in built:
+            action(*arguments)
+
+    def destroy_node(self):
+        self._builder.shutdown(wait=True)
+        super().destroy_node()
 
     def refuse(self, what, reason):
         kept = f"keeping robot '{self.model.robot.name}'" if self.model else "no model yet"
@@ -421,7 +453,7 @@ class DynamicsNode(Node):
             self.refuse(f"the robot description from {source}", f"not URDF XML (it starts {start!r}; a message "
                         "carries the URDF text, not a path)" if start else "the URDF is empty")
             return
-        self.load_description(msg.data, source)
+        self.load_description_in_background(msg.data, source)
 
     def _on_reload(self, request, response):
         """Re-read the ``robot_description`` parameter (text, or the file it names), else the last topic message."""

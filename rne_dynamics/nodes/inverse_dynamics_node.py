@@ -34,7 +34,7 @@ from rclpy.event_handler import SubscriptionEventCallbacks
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
-from visualization_msgs.msg import MarkerArray
+from visualization_msgs.msg import Marker, MarkerArray
 
 import rne_dynamics as rd
 
@@ -121,6 +121,16 @@ class Outputs:
         self.wrench_targets = []
 
 
+
+def center_of_mass_marker(point):
+    """A 5 cm sphere at the centre of mass ``point`` (a PointStamped) for rviz."""
+    marker = Marker(ns="center_of_mass", id=0, type=Marker.SPHERE, action=Marker.ADD, header=point.header)
+    marker.pose.position.x, marker.pose.position.y, marker.pose.position.z = point.point.x, point.point.y, point.point.z
+    marker.pose.orientation.w = 1.0
+    marker.scale.x = marker.scale.y = marker.scale.z = 0.05
+    marker.color.r, marker.color.g, marker.color.b, marker.color.a = 1.0, 0.8, 0.0, 0.9
+    return marker
+
 class InverseDynamicsNode(DynamicsNode):
     """Subscribes ``/joint_states`` and ``~/trajectory``; publishes the inverse dynamics of each (see module doc)."""
 
@@ -134,6 +144,7 @@ class InverseDynamicsNode(DynamicsNode):
         self.base_wrench_publisher = self.create_output(WrenchStamped, "~/base_wrench")
         self.base_acceleration_publisher = self.create_output(AccelStamped, "~/base_acceleration")
         self.center_of_mass_publisher = self.create_output(PointStamped, "~/center_of_mass")
+        self.center_of_mass_marker_publisher = self.create_output(Marker, "~/center_of_mass_marker")
         self.base = None
         self.reset_base()
         self.create_subscription(Odometry, "~/base_odometry", self.on_base_odometry, 10)
@@ -268,6 +279,7 @@ class InverseDynamicsNode(DynamicsNode):
         msg.header.stamp, msg.header.frame_id = stamp, world_frame
         msg.point.x, msg.point.y, msg.point.z = center_of_mass.tolist()
         self.center_of_mass_publisher.publish(msg)
+        self.center_of_mass_marker_publisher.publish(center_of_mass_marker(msg))
 
     def on_base_odometry(self, msg):
         self.take_base_message(msg, "~/base_odometry", "on_odometry")

@@ -38,6 +38,8 @@ def calls(rd, robot, batch):
         ("inverse_dynamics_derivatives", lambda: rd.inverse_dynamics_derivatives(robot, q, qd, qdd)),
         ("joint_wrench_derivatives", lambda: rd.joint_wrench_derivatives(robot, q, qd, qdd)),
         ("forward_dynamics_derivatives", lambda: rd.forward_dynamics_derivatives(robot, q, qd, qdd)),
+        ("hybrid_dynamics", lambda: rd.hybrid_dynamics(robot, q, qd, qdd, qddd,
+                                                       known_acceleration=np.arange(robot.nv) >= 6)),
         ("torque_rate", lambda: rd.torque_rate(robot, q, qd, qdd, qddd)),
         ("joint_torque_regressor", lambda: rd.joint_torque_regressor(robot, q, qd, qdd)),
         ("forward_kinematics", lambda: rd.forward_kinematics(robot, q)),
