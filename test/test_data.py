@@ -169,3 +169,16 @@ def test_held_calls_take_any_array_like_and_explain_bad_input():
     with pytest.raises(rd.StateError, match="unit quaternion"):
         rd.inverse_dynamics(robot, bad, v, a, data=data)
     np.testing.assert_array_equal(rd.inverse_dynamics(robot, q, v, a, data=data).torques, expected)
+
+
+def test_a_batch_as_the_first_call_of_a_process():
+    """Before its first one-state call a compiled entry has no signature to hold to: a batch first (or a list) must go
+    through the checked call, not make numba compile the one-state entry for other types."""
+    import subprocess
+    import sys
+    code = ("import numpy as np, rne_dynamics as rd; r = rd.load_urdf(rd.bundled_robot_path()); "
+            "q = np.zeros((3, r.nq)); print(rd.inverse_dynamics(r, q, q, q).torques.shape, "
+            "rd.gravity_torques(r, [0.0] * r.nq).shape)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["(3,", "6)", "(6,)"]

@@ -115,6 +115,36 @@ def column_scale(IA, s, armature):
     return scale
 
 
+@helper
+def articulated_inertia(w, i, c0, c1):
+    """``y = D_i^-1 u_i`` and ``Ia_i = IA_i - U_i D_i^-1 U_i^T`` for body ``i``'s columns ``c0:c1`` (RBDA Table 7.1),
+    from ``D_i^-1``; ``D``'s rows are left holding ``U D^-1``."""
+    U, D, u, y, D_inv, IA, Ia = w.U, w.D, w.u, w.y, w.D_inv, w.IA, w.Ia
+    for j in range(c0, c1):  # y = D^-1 u; D's rows now hold U D^-1 (D^-1 symmetric)
+        y[j] = 0.0
+        D[j - c0] = 0.0
+        for k in range(c0, c1):
+            y[j] += D_inv[i, j - c0, k - c0] * u[k]
+            add_scaled(D[j - c0], D_inv[i, j - c0, k - c0], U[k])
+    for r in range(6):
+        for s in range(6):
+            Ia[r, s] = IA[i, r, s]
+            for j in range(c0, c1):
+                Ia[r, s] -= U[j, r] * D[j - c0, s]
+
+
+@helper
+def pass_to_parent(w, i, λ, c0, c1):
+    """``IA_λ += X_i^T Ia_i X_i`` and ``pA_λ += X_i^T (pA_i + Ia_i c_i + U_i D_i^-1 u_i)`` (RBDA Table 7.1), ``X_i``
+    the translation by ``d_i`` (root axes)."""
+    matrix_times(w.Ia, w.c[i], w.pa)
+    add_scaled(w.pa, 1.0, w.pA[i])
+    for j in range(c0, c1):
+        add_scaled(w.pa, w.y[j], w.U[j])
+    inertia_shift_add(w.d[i], w.Ia, w.IA[λ])
+    force_shift_add(w.d[i], w.pa, w.pA[λ])
+
+
 @arithmetic_kernel
 def articulated_body(m, w, q, qd, tau, gravity, f_ext, qdd, f):
     """ABA (RBDA Table 7.1) for one state of a robot without mimic joints, joints of any number of coordinates.
@@ -196,23 +226,8 @@ def articulated_body(m, w, q, qd, tau, gravity, f_ext, qdd, f):
                 return SINGULAR + m.col_v[c0 + bad]
             if λ < 0:
                 continue  # (a floating base) nothing to pass on to the world
-            for j in range(c0, c1):  # y = D^-1 u; D's rows now hold U D^-1 (D^-1 symmetric)
-                y[j] = 0.0
-                D[j - c0] = 0.0
-                for k in range(c0, c1):
-                    y[j] += D_inv[i, j - c0, k - c0] * u[k]
-                    add_scaled(D[j - c0], D_inv[i, j - c0, k - c0], U[k])
-            for r in range(6):
-                for s in range(6):
-                    Ia[r, s] = IA[i, r, s]
-                    for j in range(c0, c1):
-                        Ia[r, s] -= U[j, r] * D[j - c0, s]
-        matrix_times(Ia, c[i], pa)
-        add_scaled(pa, 1.0, pA[i])
-        for j in range(c0, c1):
-            add_scaled(pa, y[j], U[j])
-        inertia_shift_add(d[i], Ia, IA[λ])
-        force_shift_add(d[i], pa, pA[λ])
+            articulated_inertia(w, i, c0, c1)
+        pass_to_parent(w, i, λ, c0, c1)
     base_acceleration(gravity, a[-1])
     for i in range(nb):
         c0, c1 = m.col_start[i], m.col_start[i + 1]

@@ -383,13 +383,14 @@ def cholesky_inverse(M, L, M_inv):
 
 @helper
 def negative_product(A, B, out):
-    """``out = -A B``."""
+    """``out = -A B``, a row of ``B`` at a time (the inner loop runs along contiguous rows: the compiler's SIMD
+    takes several columns per instruction)."""
+    out[:] = 0.0
     for r in range(A.shape[0]):
-        for c in range(B.shape[1]):
-            x = 0.0
-            for k in range(A.shape[1]):
-                x -= A[r, k] * B[k, c]
-            out[r, c] = x
+        for k in range(A.shape[1]):
+            a = A[r, k]
+            for c in range(B.shape[1]):
+                out[r, c] -= a * B[k, c]
 
 
 ForwardDerivativesMemory = namedtuple("ForwardDerivativesMemory", "dqdd_dq dqdd_dqd M_inv qdd L no_wrenches forward "

@@ -38,7 +38,7 @@ def state_status(m, arguments, tangents):
     then those of the parameters that belong to the state (the external wrenches; the others are checked by the
     caller)."""
     sizes = last_sizes(arguments)
-    if sizes[0] != m.nq:
+    if sizes[0] != m.nq or arguments[0].ndim != 1:  # (a batch reaches here only uncompiled, without numba's types)
         return BAD_SHAPE
     for k in range(1, tangents + 1):
         if sizes[k] != m.nv:
@@ -140,10 +140,12 @@ class Algorithm:
         parameters = ("f_ext",) * wrenches + ("gravity",) * gravity + tuple(extras)
         self.single, self.batch = entry_points(step, layout, arguments + parameters, len(arguments) - 1,
                                                len(arguments) + wrenches)
+        # the one compiled call is tried first once it has its one signature (else numba would compile another)
+        self.ready = not hasattr(self.single, "disable_compile")
 
     def __call__(self, robot, data, state, gravity=None, external_wrenches=None, extras=()):
         """Run on one state or a batch (``state``: the arrays named by ``arguments``), in ``data`` if given."""
-        if not external_wrenches:  # one compiled call, unless an argument needs converting or explaining
+        if self.ready and not external_wrenches:  # one compiled call, unless an argument needs converting or explaining
             try:
                 parameters = self.defaults if gravity is None else self.defaults[:-1] + (gravity_vector(gravity),)
                 if data is None:
@@ -183,8 +185,9 @@ class Algorithm:
             row = None
             block, result = self.held(robot, data)
             status = self.single(robot.fdata, robot.idata, block, *state, *f_ext, *g, *extras)
-            if status == OK and getattr(self.single, "_can_compile", False):
+            if status == OK and not self.ready:
                 self.single.disable_compile()  # its one signature is compiled: other types go through here
+                self.ready = True
         if status != OK:
             raise self.error(robot, status, state, "" if row is None else f" at state {row}")
         return result

@@ -23,7 +23,7 @@ from ..model.joints import X_up
 from ..model.spatial import (add_scaled, base_acceleration, cross_force_add, cross_motion_add, dot6, force_shift_add,
                              inertia_shift_add, inertia_times, matrix_times, motion_shift, pose_compose,
                              rigid_inertia_matrix, rotate, rotate6, rotate_inertia, set_at_rest, set_identity)
-from .aba import SINGULAR_RATIO, aba_workspace, column_scale, ldl_inverse
+from .aba import SINGULAR_RATIO, aba_workspace, articulated_inertia, column_scale, ldl_inverse, pass_to_parent
 from .crba import mass_matrix
 from .driver import OK, SINGULAR, Algorithm, singular
 from .inputs import states
@@ -142,23 +142,8 @@ def hybrid_articulated_body(m, w, known, q, qd, qdd_given, tau_given, gravity, f
                 return SINGULAR + m.col_v[c0 + bad]
             if λ < 0:
                 continue
-            for j in range(c0, c1):  # y = D^-1 u; D's rows now hold U D^-1 (D^-1 symmetric)
-                y[j] = 0.0
-                D[j - c0] = 0.0
-                for k in range(c0, c1):
-                    y[j] += D_inv[i, j - c0, k - c0] * u[k]
-                    add_scaled(D[j - c0], D_inv[i, j - c0, k - c0], U[k])
-            for r in range(6):
-                for s in range(6):
-                    Ia[r, s] = IA[i, r, s]
-                    for j in range(c0, c1):
-                        Ia[r, s] -= U[j, r] * D[j - c0, s]
-        matrix_times(Ia, c[i], pa)
-        add_scaled(pa, 1.0, pA[i])
-        for j in range(c0, c1):
-            add_scaled(pa, y[j], U[j])
-        inertia_shift_add(d[i], Ia, IA[λ])
-        force_shift_add(d[i], pa, pA[λ])
+            articulated_inertia(w, i, c0, c1)
+        pass_to_parent(w, i, λ, c0, c1)
     base_acceleration(gravity, a[-1])
     for i in range(nb):
         c0, c1 = m.col_start[i], m.col_start[i + 1]
