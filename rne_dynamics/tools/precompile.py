@@ -36,6 +36,7 @@ def calls(rd, robot, batch):
         ("joint_wrench_derivatives", lambda: rd.joint_wrench_derivatives(robot, q, qd, qdd)),
         ("forward_dynamics_derivatives", lambda: rd.forward_dynamics_derivatives(robot, q, qd, qdd)),
         ("torque_rate", lambda: rd.torque_rate(robot, q, qd, qdd, qddd)),
+        ("torque_acceleration", lambda: rd.torque_acceleration(robot, q, qd, qdd, qddd, qd)),
         ("joint_torque_regressor", lambda: rd.joint_torque_regressor(robot, q, qd, qdd)),
         ("forward_kinematics", lambda: rd.forward_kinematics(robot, q)),
         ("frame_placement", lambda: rd.frame_placement(robot, q, link)),
