@@ -59,3 +59,40 @@ def test_bad_drive_parameters_are_refused_and_the_last_good_kept(harness):
         assert not result.successful and reason in result.reason, result.reason
     assert h.node.model.robot.elastic_joints == ("elbow",)
     assert h.node.model.robot.transmission.stiffness.tolist() == [0.0, 150.0]
+
+
+def test_trajectory_efforts_are_the_exact_flexible_feedforward():
+    from scipy.interpolate import make_interp_spline
+    from builtin_interfaces.msg import Duration
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+    from rne_dynamics.nodes.inverse_dynamics_node import InverseDynamicsNode
+
+    drive = dict(joint_stiffness=[0.0, 150.0], motor_inertia=[0.0, 2.0e-4], gear_ratio=[1.0, 20.0])
+    h = Harness(InverseDynamicsNode, robot_description=DOUBLE_PENDULUM, **drive)
+    try:
+        robot = rd.load_urdf(DOUBLE_PENDULUM).with_drive(stiffness=[0.0, 150.0], motor_inertia=[0.0, 2.0e-4],
+                                                         gear_ratio=[1.0, 20.0])
+        out = h.collect(JointTrajectory, "/inverse_dynamics/trajectory_with_efforts")
+        t = np.linspace(0.0, 1.0, 9)
+        q = np.stack([0.5 * np.sin(3 * t), 0.4 * np.cos(2 * t)], axis=1)
+
+        def trajectory(times):
+            return JointTrajectory(joint_names=["elbow", "shoulder"], points=[
+                JointTrajectoryPoint(positions=[float(b), float(a)], time_from_start=Duration(
+                    sec=int(s), nanosec=int(round((s - int(s)) * 1e9)))) for s, (a, b) in zip(times, q)])
+        h.publish(JointTrajectory, "/inverse_dynamics/trajectory", trajectory(t))
+        msg = wait_for_count(h, out, 1)
+        spline = make_interp_spline(t, q, k=5)
+        expected = rd.flexible_feedforward(robot, q, *(spline(t, nu=n) for n in range(1, 5))).motor_torques
+        np.testing.assert_allclose([p.effort[::-1] for p in msg.points], expected, rtol=1e-12, atol=1e-12)
+        assert np.abs(expected[:, 1] - rd.inverse_dynamics(robot, q, spline(t, nu=1), spline(t, nu=2)).torques[:, 1]
+                      ).max() > 1e-3  # the motor torques are not the rigid ones
+        backwards = t.copy()
+        backwards[4] = backwards[3]
+        h.publish(JointTrajectory, "/inverse_dynamics/trajectory", trajectory(backwards))
+        assert h.wait_for_warning("time_from_start must increase: point 4"), h.warnings()
+        h.publish(JointTrajectory, "/inverse_dynamics/trajectory", trajectory(t[:3]))
+        assert h.wait_for_warning("needs at least 6 points"), h.warnings()
+        assert len(out) == 1
+    finally:
+        h.close()

@@ -6,7 +6,8 @@ for), then ``~/gravity_torques``, ``~/gravity_command``, ``~/joint_wrenches/<joi
 time at 1 kHz; a new subscriber is noticed within :data:`LISTENERS_REFRESH`). A joint name that is not a valid ROS
 name token has its other characters replaced by ``_`` in its wrench topic. ``~/trajectory`` comes back on
 ``~/trajectory_with_efforts`` with the inverse dynamics torque of every point in ``effort`` (0 for a joint the robot
-does not have; missing velocities or accelerations read as zero). ``~/plan`` requests are answered on
+does not have; missing velocities or accelerations read as zero); with elastic joints (``joint_stiffness``) the motor
+torques of the exact flexible feedforward instead (:func:`flexible_efforts`). ``~/plan`` requests are answered on
 ``~/planned_trajectory`` from a worker thread (:mod:`.planning`).
 
 Parameter ``base`` (``fixed``, ``odometry``, ``free_floating``; :mod:`~rne_dynamics.nodes.base_state`) loads the
@@ -54,6 +55,25 @@ PARAMETERS = (
     Spec("marker_rate_hz", 10.0, DOUBLE, "highest rate of ~/load_markers (Hz)", 0.1, 1.0e4),
     Spec("plan_sample_period", 0.01, DOUBLE, "time between the points of ~/planned_trajectory (s)", 1.0e-4, 10.0),
 ) + base_state.PARAMETERS + wrench_inputs.PARAMETERS + external_torques.PARAMETERS
+
+
+def flexible_efforts(model, points, q):
+    """The motor torques of the exact flexible feedforward (:func:`rne_dynamics.flexible_feedforward`) at the
+    trajectory's points: the positions are interpolated by the quintic B-spline through them (not-a-knot ends; its
+    4th derivative is continuous), whose derivatives are the velocities up to the snap (the points' own velocities
+    and accelerations are not used). Raises ValueError for times that do not increase or fewer than 6 points."""
+    from scipy.interpolate import make_interp_spline
+
+    t = np.array([p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in points])
+    if len(t) < 6:
+        raise StateError(f"with elastic joints a trajectory needs at least 6 points (a quintic spline through them "
+                         f"gives the link snap), got {len(t)}")
+    if np.any(np.diff(t) <= 0):
+        k = int(np.flatnonzero(np.diff(t) <= 0)[0]) + 1
+        raise StateError(f"time_from_start must increase: point {k} is at {t[k]} s, point {k - 1} at {t[k - 1]} s")
+    spline = make_interp_spline(t, q, k=5)
+    derivatives = [spline(t, nu=n) for n in range(1, 5)]
+    return rd.flexible_feedforward(model.robot, q, *derivatives, gravity=model.gravity).motor_torques
 
 
 def topic_token(name):
@@ -325,7 +345,12 @@ class InverseDynamicsNode(DynamicsNode):
             return
         efforts = np.zeros((len(points), len(names)))
         if points:
-            tau = rd.inverse_dynamics(model.robot, q, qd, qdd, gravity=model.gravity).torques
+            try:
+                tau = (rd.inverse_dynamics(model.robot, q, qd, qdd, gravity=model.gravity).torques
+                       if not model.robot.elastic_joints else flexible_efforts(model, points, q))
+            except ValueError as exc:  # times that do not increase, too few points, a drive it cannot invert
+                self.reject_input("~/trajectory", exc)
+                return
             efforts[:, take] = tau
             self.trajectory_violations += self.check_limits(model, tau, "~/trajectory")
         for point, row in zip(points, efforts):
