@@ -250,7 +250,7 @@ def track(robot, desired, duration, dt, rigid=False):
     """Simulate the motor-link model from the feedforward's consistent initial state under the exact feedforward
     (or the rigid torques), RK4 step ``dt``; the worst link error against ``desired`` (rad)."""
     stages = dt / 2 * np.arange(int(round(2 * duration / dt)) + 1)
-    feedforward = rd.flexible_feedforward(robot, *desired(stages))
+    feedforward = rd.flexible_feedforward(robot, *desired(stages), dt=dt / 2)
     torques = rd.inverse_dynamics(robot, *desired(stages)[:3]).torques if rigid else feedforward.motor_torques
     q, qd = (x[0] for x in desired(stages[:1])[:2])
     result = rd.flexible_simulate(robot, q, qd, feedforward.motor_positions[0], feedforward.motor_velocities[0],
@@ -258,14 +258,15 @@ def track(robot, desired, duration, dt, rigid=False):
     return np.max(np.abs(result.q - desired(result.t)[0]))
 
 
-def test_exact_feedforward_tracks_and_rigid_does_not():
+@pytest.mark.parametrize("damping", [0.0, 20.0], ids=["undamped", "damped"])
+def test_exact_feedforward_tracks_and_rigid_does_not(damping):
     """Panda, joints 2 and 4 elastic, over 2 s of a fast sinusoid (1 Hz, 0.3 rad, RK4 at 0.5 ms): the exact
     feedforward keeps the link within 1e-6 rad; the rigid torques miss by orders of magnitude more (the bundled arm:
-    ``rne-dynamics flexible``, below)."""
+    ``rne-dynamics flexible``, below). With spring damping the deflection is solved along the sampled trajectory."""
     robot = oracle.load_quietly(oracle.robot_path(PANDA))
     elastic = ["panda_joint2", "panda_joint4"]
     robot = robot.with_drive(stiffness=dict.fromkeys(elastic, 3000.0), motor_inertia=dict.fromkeys(elastic, 1e-4),
-                             gear_ratio=dict.fromkeys(elastic, 100.0))
+                             gear_ratio=dict.fromkeys(elastic, 100.0), spring_damping=dict.fromkeys(elastic, damping))
     q_center = np.mean(np.clip(robot.position_limits, -1.5, 1.5), axis=1)
     desired = sinusoid(q_center, 0.3, 2 * np.pi)
     exact = track(robot, desired, 2.0, 5e-4)
@@ -307,7 +308,7 @@ def test_motor_link_bad_calls():
     with pytest.raises(rd.ModelError, match="elastic joint 'j0' has no motor inertia"):
         rd.flexible_forward_dynamics(robot, [0.0], [0.0], [0.0], [0.0], [0.0])
     robot = robot.with_drive(motor_inertia={"j0": 1e-3}, spring_damping={"j0": 0.1})
-    with pytest.raises(rd.ModelError, match="exact feedforward is for D = 0"):
+    with pytest.raises(rd.ModelError, match="spring_damping 0.1: give the trajectory as a batch sampled every dt"):
         rd.flexible_feedforward(robot, [0.0], [0.0], [0.0], [0.0], [0.0])
     with pytest.raises(rd.StateError, match="theta must be"):
         rd.flexible_forward_dynamics(robot, [0.0], [0.0], [0.0, 1.0], [0.0], [0.0])
