@@ -9,6 +9,9 @@ from .algorithms.aba import ForwardDynamicsResult, forward_dynamics
 from .algorithms.configuration import difference, integrate, neutral, normalize, random_configuration
 from .algorithms.coriolis import coriolis_matrix
 from .algorithms.crba import mass_matrix
+from .algorithms.elastic import elastic_forward_dynamics, elastic_inverse_dynamics, spring_forces
+from .algorithms.flexible import (FlexibleFeedforward, MotorLinkAccelerations, MotorLinkTrajectory,
+                                  flexible_feedforward, flexible_forward_dynamics, flexible_simulate)
 from .algorithms.derivatives import forward_dynamics_derivatives, inverse_dynamics_derivatives, joint_wrench_derivatives
 from .algorithms.gravity import gravity_torques
 from .algorithms.hybrid import HybridDynamicsResult, hybrid_dynamics
@@ -28,11 +31,13 @@ from .algorithms.moving_base import (FreeFloatingResult, MountedInverseDynamicsR
 from .algorithms.regressor import BaseParameters, base_parameters, inertial_parameters, joint_torque_regressor
 from .algorithms.rnea import InverseDynamicsResult, bias_torques, inverse_dynamics
 from .algorithms.simulate import Trajectory, simulate, step
+from .algorithms.torque_acceleration import torque_acceleration
 from .algorithms.torque_rate import torque_rate
 from .errors import DHError, ModelError, ModelWarning, SingularMassMatrixError, StateError, URDFError
 from .model.body import JointInfo
 from .model.data import Data
 from .model.dh import load_dh
+from .model.drive import Transmission, load_drive
 from .model.loops import LoopClosure, Loops
 from .model.parallel import Mechanism, delta_robot, five_bar, four_bar, gough_stewart
 from .model.robot import Robot
@@ -48,7 +53,8 @@ __all__ = [
     # dynamics
     "InverseDynamicsResult", "inverse_dynamics", "gravity_torques", "bias_torques", "mass_matrix", "coriolis_matrix",
     "ForwardDynamicsResult", "forward_dynamics", "inverse_dynamics_derivatives", "joint_wrench_derivatives",
-    "forward_dynamics_derivatives", "torque_rate", "joint_torque_regressor", "inertial_parameters",
+    "forward_dynamics_derivatives", "torque_rate", "torque_acceleration", "joint_torque_regressor",
+    "inertial_parameters",
     "BaseParameters", "base_parameters", "Trajectory", "simulate", "step", "MomentumObserver",
     # closed loops and parallel robots
     "Loops", "LoopClosure", "loop_constraints", "LoopConstraints", "close_loops", "actuation_jacobian",
@@ -59,6 +65,10 @@ __all__ = [
     # moving bases: hybrid dynamics and the models built on it
     "HybridDynamicsResult", "hybrid_dynamics", "FreeFloatingResult", "free_floating_inverse_dynamics",
     "MountedInverseDynamicsResult", "mounted_inverse_dynamics",
+    # flexible joints: the drive layer, Khalil's lumped elasticity, the motor-link model
+    "Transmission", "load_drive", "spring_forces", "elastic_forward_dynamics", "elastic_inverse_dynamics",
+    "MotorLinkAccelerations", "flexible_forward_dynamics", "FlexibleFeedforward", "flexible_feedforward",
+    "MotorLinkTrajectory", "flexible_simulate",
     # identification
     "identify", "Identification", "PayloadEstimate", "FrictionEstimate", "payload_regressor", "exciting_trajectory",
     "FourierTrajectory",

@@ -16,6 +16,7 @@ import numpy as np
 from .._jit import helper, kernel
 from ..errors import ModelError
 from .body import inertia_problem, triangle_problem
+from . import drive
 from .data import Data
 from .joints import FREE_FLYER, QUATERNION_START, rotation_terms
 from .spatial import add_scaled, dot6
@@ -161,6 +162,7 @@ class Robot:
     warnings: tuple = ()
     source: str = "<robot>"
     loops: object = None    # model.loops.Loops: the loop closures and actuated joints of a closed-chain robot
+    transmission: object = None  # the elastic drives (rne_dynamics.model.drive.Transmission); None: rigid
     fdata: np.ndarray = field(init=False, repr=False)
     idata: np.ndarray = field(init=False, repr=False)
 
@@ -325,22 +327,43 @@ class Robot:
         bodies[body] = bodies[body].with_mass_added(mass, R @ com + p, R @ I @ R.T)
         return replace(self, bodies=tuple(bodies))
 
-    def with_drive(self, armature=None, damping=None, friction=None):
-        """A new robot with other drive parameters per joint: ``armature`` (rotor inertia, kg m^2 or kg),
-        ``damping`` (viscous, N m s/rad) and ``friction`` (Coulomb, N m). Each is an array in ``joint_names`` order
-        or a mapping ``{joint: value}`` that changes only the joints it names; ``None`` keeps the current values."""
+    def with_drive(self, armature=None, damping=None, friction=None, *, stiffness=None, spring_damping=None,
+                   rest_offset=None, motor_inertia=None, gear_ratio=None):
+        """A new robot with other drive parameters per joint (:mod:`rne_dynamics.model.drive`): ``armature`` (rotor
+        inertia, kg m^2 or kg), ``damping`` (viscous, N m s/rad) and ``friction`` (Coulomb, N m) of the rigid joint;
+        ``stiffness`` ``K`` (N m/rad; > 0: the joint is elastic), ``spring_damping`` ``D`` (N m s/rad),
+        ``rest_offset`` ``q0`` (rad), ``motor_inertia`` (kg m^2, motor side) and ``gear_ratio`` of its elastic
+        transmission. Each is an array in ``joint_names`` order or a mapping ``{joint: value}`` that changes only
+        the joints it names; ``None`` keeps the current values."""
         values = {}
         for label, given, current in (("armature", armature, self.armature), ("damping", damping, self.damping),
                                       ("friction", friction, self.friction)):
             values[label] = current if given is None else self._per_joint(label, given, current)
+        elastic = {label: given for label, given in (("stiffness", stiffness), ("spring_damping", spring_damping),
+                                                     ("rest_offset", rest_offset), ("motor_inertia", motor_inertia),
+                                                     ("gear_ratio", gear_ratio)) if given is not None}
+        if elastic:
+            current = drive.transmission(self)
+            values["transmission"] = drive.with_transmission(self, {
+                label: self._per_joint(label, given, getattr(current, label), check=False)
+                for label, given in elastic.items()})
         return replace(self, **values)
 
-    def _per_joint(self, label, given, current):
+    @property
+    def elastic_joints(self):
+        """The joints of ``joint_names`` with an elastic transmission (``stiffness > 0``), in that order."""
+        return tuple(self.joint_names[j] for j in drive.elastic_joints(self))
+
+    def _per_joint(self, label, given, current, check=True):
         out = np.array(current, float)
         if hasattr(given, "items"):
             for name, value in given.items():
                 if name not in self.joint_names:
-                    raise ModelError(f"{label}: robot '{self.name}' has no movable joint '{name}'")
+                    joint = self.joints.get(name)
+                    why = ("" if joint is None else f" ('{name}' is a {joint.type} joint, which has no drive)"
+                           if joint.mimic is None else f" ('{name}' is a mimic joint of '{joint.mimic[0]}', driven "
+                           "through it)")
+                    raise ModelError(f"{label}: robot '{self.name}' has no movable joint '{name}'{why}")
                 out[self.joint_names.index(name)] = value
         else:
             given = np.asarray(given, float)
@@ -348,6 +371,8 @@ class Robot:
                 raise ModelError(f"{label}: expected {len(self.joint_names)} values ({', '.join(self.joint_names)}), "
                                  f"got shape {given.shape}")
             out = given.copy()
+        if not check:
+            return out
         bad = np.flatnonzero(~np.isfinite(out) | (out < 0))
         if bad.size:
             raise ModelError(f"{label} of joint '{self.joint_names[bad[0]]}' must be finite and >= 0, "

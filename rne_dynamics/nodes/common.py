@@ -5,8 +5,10 @@ maps; never changed once built), replaced by a single assignment. A new descript
 a complete new model; if anything about it is wrong it is refused with the reason (logged, in diagnostics, and as
 the parameter-set result) and the last good model stays in service.
 
-Per-joint parameters (``armature``, ``viscous_friction``, ``coulomb_friction``) are double arrays: empty keeps the
-URDF values (``<dynamics damping friction>``, armature 0), one value applies to every joint, otherwise one value per
+Per-joint parameters (``armature``, ``viscous_friction``, ``coulomb_friction``; the elastic transmissions'
+``joint_stiffness``, ``joint_damping``, ``motor_inertia``, ``gear_ratio``: :mod:`rne_dynamics.model.drive`) are double
+arrays: empty keeps the URDF values (``<dynamics damping friction>``, armature 0; rigid joints, direct drive), one
+value applies to every joint, otherwise one value per
 movable joint in ``robot.joint_names`` order (the movable, non-mimic joints depth-first over the tree, children in
 document order: not the URDF's document order on a branched robot).
 """
@@ -81,8 +83,19 @@ COMMON_PARAMETERS = (
          constraints=PER_JOINT + "; >= 0", rebuilds_model=True),
     Spec("coulomb_friction", None, DOUBLES, "Coulomb friction per joint (N m or N)",
          constraints=PER_JOINT + "; >= 0", rebuilds_model=True),
+    Spec("joint_stiffness", None, DOUBLES, "elastic transmission stiffness K per joint (N m/rad); 0: rigid",
+         constraints=PER_JOINT.replace("as the URDF says", "rigid") + "; >= 0", rebuilds_model=True),
+    Spec("joint_damping", None, DOUBLES, "damping D of the elastic transmission per joint (N m s/rad)",
+         constraints=PER_JOINT.replace("as the URDF says", "none") + "; >= 0", rebuilds_model=True),
+    Spec("motor_inertia", None, DOUBLES, "motor rotor inertia per joint, motor side (kg m^2)",
+         constraints=PER_JOINT.replace("as the URDF says", "none") + "; >= 0", rebuilds_model=True),
+    Spec("gear_ratio", None, DOUBLES, "gear ratio per joint (motor angle / joint angle)",
+         constraints=PER_JOINT.replace("as the URDF says", "1") + "; > 0", rebuilds_model=True),
     Spec("diagnostics_rate_hz", 1.0, DOUBLE, "rate of the /diagnostics status (Hz)", 0.1, 100.0),
 )
+#: The node parameters of the elastic drives and the names :meth:`Robot.with_drive` gives them.
+ELASTIC_PARAMETERS = {"joint_stiffness": "stiffness", "joint_damping": "spring_damping",
+                      "motor_inertia": "motor_inertia", "gear_ratio": "gear_ratio"}
 
 
 def finite_values(name, value, count=None, non_negative=False):
@@ -101,8 +114,10 @@ def check_common(name, value):
         finite_values(name, value, 3)
     elif name in ("payload.com", "payload.inertia"):
         finite_values(name, value, 3 if name == "payload.com" else 6)
-    elif name in ("armature", "viscous_friction", "coulomb_friction"):
+    elif name in ("armature", "viscous_friction", "coulomb_friction") or name in ELASTIC_PARAMETERS:
         finite_values(name, value, non_negative=True)
+        if name == "gear_ratio" and any(x == 0 for x in value):
+            raise ValueError(f"gear_ratio must be > 0, got {list(value)}")
 
 
 def per_joint(name, values, robot):
@@ -169,6 +184,7 @@ class DynamicsModel:
         self.effort_limits = self.robot.effort_limits[self.robot.nv - len(self.joint_names):]  # a base's 6 first
         self.zeros = np.zeros(len(self.joint_names))  # shared: never written (kept writable: numba compiles per flag)
         self.input_zeros = np.zeros(len(self.input_names))
+        self.elastic = np.array([self.joint_names.index(j) for j in self.robot.elastic_joints], dtype=np.int64)
 
     @classmethod
     def build(cls, robot, values):
@@ -184,7 +200,9 @@ class DynamicsModel:
             raise ModelError(f"payload.mass is {mass} kg but payload.link is empty: set payload.link first")
         robot = robot.with_drive(armature=per_joint("armature", values["armature"], robot),
                                  damping=per_joint("viscous_friction", values["viscous_friction"], robot),
-                                 friction=per_joint("coulomb_friction", values["coulomb_friction"], robot))
+                                 friction=per_joint("coulomb_friction", values["coulomb_friction"], robot),
+                                 **{label: per_joint(name, values[name], robot)
+                                    for name, label in ELASTIC_PARAMETERS.items()})
         return cls(robot, gravity_vector(values["gravity"]), dict(values))
 
     def order(self, names):

@@ -11,6 +11,12 @@ With ``base: free_floating`` the robot gets a floating base that nothing holds (
 zero for one in orbit): the base starts at rest at the origin, the joint efforts move it, and the simulation also
 publishes its state on ``~/base_odometry`` (``nav_msgs/Odometry``: pose in ``world``, twist in the base link's frame,
 as the inverse node's ``~/base_odometry`` takes it). Without ``simulate`` the base is taken at rest at the origin.
+
+With elastic joints (parameter ``joint_stiffness``, with ``motor_inertia`` and ``gear_ratio``; fixed base) the
+simulation runs the motor-link model (:func:`rne_dynamics.flexible_simulate`, one RK4 step per period): the effort
+command is then the motor torques at the elastic joints (joint side), ``/joint_states`` carries the links and
+``~/motor_states`` (JointState: the elastic joints, motor positions and velocities joint side, the motor torques)
+the motors, which start where the springs are relaxed. ``~/accelerations`` stays the rigid robot's.
 """
 import time
 
@@ -91,6 +97,8 @@ class ForwardDynamicsNode(DynamicsNode):
         self.simulating = False
         self.joint_states_subscription = self.joint_states_publisher = self.step_timer = None
         self.odometry_publisher = self.create_output(Odometry, "~/base_odometry")
+        self.motor_states_publisher = self.create_output(JointState, "~/motor_states")
+        self.motors = None    # (theta, thetad) of the elastic joints' motors in the simulation
         self.steps = 0
         self.start()
         self.configure_mode()
@@ -151,8 +159,13 @@ class ForwardDynamicsNode(DynamicsNode):
             return
         q, qd = self.state
         try:
-            q, qd = simulation_step(model.robot, q, qd, with_base_force(model, self.command), self.dt,
-                                    gravity=model.gravity)
+            if self.motors is None:
+                q, qd = simulation_step(model.robot, q, qd, with_base_force(model, self.command), self.dt,
+                                        gravity=model.gravity)
+            else:  # the motor-link model: one RK4 step of links and motors under the held motor torques
+                moved = rd.flexible_simulate(model.robot, q, qd, *self.motors, self.command, self.dt, self.dt,
+                                             gravity=model.gravity)
+                q, qd, self.motors = moved.q[-1], moved.qd[-1], (moved.theta[-1], moved.thetad[-1])
         except ValueError as exc:
             self.warn_throttled(f"simulation step failed: {exc}; state held")
             return
@@ -163,6 +176,11 @@ class ForwardDynamicsNode(DynamicsNode):
         out.position, out.velocity = doubles(joints_part(model, q)), doubles(joints_part(model, qd))
         out.effort = doubles(self.command)
         self.joint_states_publisher.publish(out)
+        if self.motors is not None:  # the motors' state of the same step, joint side
+            self.motor_states.header.stamp = out.header.stamp
+            self.motor_states.position, self.motor_states.velocity = (doubles(x) for x in self.motors)
+            self.motor_states.effort = doubles(self.command[model.elastic])
+            self.motor_states_publisher.publish(self.motor_states)
         if model.robot.has_floating_base:
             self.publish_base(out.header.stamp, q[:7], qd[:6])
 
@@ -196,6 +214,10 @@ class ForwardDynamicsNode(DynamicsNode):
     def initial_state(self, model):
         self.state = full_state(model, initial_positions(model, model.settings))
         self.command = model.zeros.copy()
+        self.motors = None
+        if model.robot.elastic_joints:  # motors where the springs are relaxed, at rest
+            rest = model.robot.transmission.rest_offset[model.elastic]
+            self.motors = (self.state[0][model.elastic] - rest, np.zeros(len(model.elastic)))
 
     # -- model, parameters, services ---------------------------------------------------------------------------
 
@@ -204,6 +226,12 @@ class ForwardDynamicsNode(DynamicsNode):
         the call also compiles or loads the kernels before the first message."""
         q0, v0 = full_state(model, initial_positions(model, values))
         rd.forward_dynamics(model.robot, q0, v0, v0, gravity=model.gravity)
+        elastic = model.robot.elastic_joints
+        if elastic and model.robot.has_floating_base:
+            raise ModelError("joint_stiffness: the simulation of elastic joints takes a fixed base")
+        if elastic:  # the motor-link model needs the motors' inertia
+            rd.flexible_forward_dynamics(model.robot, q0, v0, q0[model.elastic], v0[model.elastic], v0,
+                                         gravity=model.gravity)
         simulation_step(model.robot, q0, v0, v0, 1e-3, gravity=model.gravity)
 
     def check_parameter(self, name, value):
@@ -217,10 +245,13 @@ class ForwardDynamicsNode(DynamicsNode):
         names = model.joint_names
         self.accelerations = JointTrajectory(joint_names=names, points=[JointTrajectoryPoint()])
         self.simulated = JointState(name=names)
+        self.motor_states = JointState(name=list(model.robot.elastic_joints))
         self.odometry = Odometry(child_frame_id=model.robot.root_link)
         self.odometry.header.frame_id = "world"
         if previous is None or previous.joint_names != names:
             self.measured = None
+            self.initial_state(model)
+        elif previous.robot.elastic_joints != model.robot.elastic_joints:  # motors added or taken away
             self.initial_state(model)
 
     def parameters_changed(self, names):

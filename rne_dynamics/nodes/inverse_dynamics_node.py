@@ -6,7 +6,8 @@ for), then ``~/gravity_torques``, ``~/gravity_command``, ``~/joint_wrenches/<joi
 time at 1 kHz; a new subscriber is noticed within :data:`LISTENERS_REFRESH`). A joint name that is not a valid ROS
 name token has its other characters replaced by ``_`` in its wrench topic. ``~/trajectory`` comes back on
 ``~/trajectory_with_efforts`` with the inverse dynamics torque of every point in ``effort`` (0 for a joint the robot
-does not have; missing velocities or accelerations read as zero). ``~/plan`` requests are answered on
+does not have; missing velocities or accelerations read as zero); with elastic joints (``joint_stiffness``) the motor
+torques of the exact flexible feedforward instead (:func:`flexible_efforts`). ``~/plan`` requests are answered on
 ``~/planned_trajectory`` from a worker thread (:mod:`.planning`).
 
 A closed-chain robot (parameter ``loops_file``, the loop file of :mod:`rne_dynamics.model.loops`) needs only its
@@ -63,6 +64,25 @@ PARAMETERS = (
     Spec("loops_file", "", STRING, "loop file (YAML: actuated joints and loop closures) of a closed-chain robot; "
          "empty: the URDF is an open tree", rebuilds_model=True),
 ) + base_state.PARAMETERS + wrench_inputs.PARAMETERS + external_torques.PARAMETERS
+
+
+def flexible_efforts(model, points, q):
+    """The motor torques of the exact flexible feedforward (:func:`rne_dynamics.flexible_feedforward`) at the
+    trajectory's points: the positions are interpolated by the quintic B-spline through them (not-a-knot ends; its
+    4th derivative is continuous), whose derivatives are the velocities up to the snap (the points' own velocities
+    and accelerations are not used). Raises ValueError for times that do not increase or fewer than 6 points."""
+    from scipy.interpolate import make_interp_spline
+
+    t = np.array([p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in points])
+    if len(t) < 6:
+        raise StateError(f"with elastic joints a trajectory needs at least 6 points (a quintic spline through them "
+                         f"gives the link snap), got {len(t)}")
+    if np.any(np.diff(t) <= 0):
+        k = int(np.flatnonzero(np.diff(t) <= 0)[0]) + 1
+        raise StateError(f"time_from_start must increase: point {k} is at {t[k]} s, point {k - 1} at {t[k - 1]} s")
+    spline = make_interp_spline(t, q, k=5)
+    derivatives = [spline(t, nu=n) for n in range(1, 5)]
+    return rd.flexible_feedforward(model.robot, q, *derivatives, gravity=model.gravity).motor_torques
 
 
 def topic_token(name):
@@ -375,19 +395,20 @@ class InverseDynamicsNode(DynamicsNode):
         efforts = np.zeros((len(points), len(names)))
         if points:
             robot = model.robot
-            if robot.loops is None:
-                tau = rd.inverse_dynamics(robot, q, qd, qdd, gravity=model.gravity).torques
-                efforts[:, take] = tau
-            else:
-                try:
+            try:
+                if robot.loops is None:
+                    tau = (rd.inverse_dynamics(robot, q, qd, qdd, gravity=model.gravity).torques
+                           if not robot.elastic_joints else flexible_efforts(model, points, q))
+                    efforts[:, take] = tau
+                else:
                     driven = rd.closed_loop_inverse_dynamics(robot, q, qd, qdd, q_guess=self.loop_guess,
                                                              gravity=model.gravity).torques
-                except ValueError as exc:  # a point the loops cannot reach, a singular pose
-                    self.reject_input("~/trajectory", exc)
-                    return
-                efforts[:, take] = driven
-                tau = np.zeros((len(points), robot.dof))
-                tau[:, [robot.idx_v[name] for name in robot.actuated_joint_names]] = driven
+                    efforts[:, take] = driven
+                    tau = np.zeros((len(points), robot.dof))
+                    tau[:, [robot.idx_v[name] for name in robot.actuated_joint_names]] = driven
+            except ValueError as exc:  # a point the loops cannot reach, a singular pose; times that do not increase,
+                self.reject_input("~/trajectory", exc)  # too few points, a drive it cannot invert
+                return
             self.trajectory_violations += self.check_limits(model, tau, "~/trajectory")
         for point, row in zip(points, efforts):
             point.effort = doubles(row)

@@ -139,6 +139,10 @@ def build_parser():
                         help="seconds between the CSV's samples (default: %(default)s)")
     excite.add_argument("--output", "-o", metavar="DIR", default="rne_excitation",
                         help="directory for excitation.csv and excitation.yaml (default: %(default)s)")
+    flexible = commands.add_parser("flexible", help="the bundled arm with elastic joints, open loop under the rigid "
+                                   "and the exact flexible feedforward: worst link errors and a PNG of both")
+    flexible.add_argument("--output", "-o", metavar="PNG", default="rne_flexible.png",
+                          help="the figure to write (default: %(default)s)")
     commands.add_parser("compile", help="compile every numba kernel now, once per installation (the set-up runs "
                         "it), so that no later process or node waits for a compilation")
     return parser
@@ -147,6 +151,11 @@ def build_parser():
 def run_compile(args):
     from . import precompile
     return precompile.run()
+
+
+def run_flexible(args):
+    from . import flexible_demo
+    return flexible_demo.run(args.output)
 
 
 def run_identify(args):
@@ -202,7 +211,7 @@ def run_live(args):
 
 HANDLERS = {"demo": run_demo, "inspect": run_inspect, "loads": run_loads, "benchmark": run_benchmark,
             "live": run_live, "plan": run_plan, "compile": run_compile, "identify": run_identify,
-            "excite": run_excite}
+            "excite": run_excite, "flexible": run_flexible}
 
 
 def main(argv=None):

@@ -1,0 +1,117 @@
+"""The drive layer: everything between a rigid joint and its actuator, per joint of ``robot.joint_names``.
+
+- ``armature`` (rotor inertia reflected to the joint, kg m^2 or kg), ``damping`` (viscous friction, N m s/rad),
+  ``friction`` (Coulomb, N m): terms of the rigid joint's torque, ``tau = ... + armature qdd + damping qd +
+  friction sign(qd)``, in every algorithm (the kernels read them from the model buffers).
+- ``stiffness`` ``K`` (N m/rad, N/m), ``spring_damping`` ``D`` (N m s/rad), ``rest_offset`` ``q0``: a joint with
+  ``K > 0`` is elastic. In Khalil's lumped model (:mod:`~rne_dynamics.algorithms.elastic`) its force is
+  ``-K (q - q0) - D qd``; in the motor-link model (:mod:`~rne_dynamics.algorithms.flexible`) the spring sits between
+  link and motor, ``K (theta - q) + D (thetad - qd)``. ``K = 0`` (the default): rigid.
+- ``motor_inertia`` (kg m^2, on the motor side) and ``gear_ratio`` ``n``: the motor-link model's motor inertia
+  reflected to the joint, ``B = n^2 motor_inertia``; its motor positions and torques are joint-side
+  (``theta`` = motor angle / n, ``tau_m`` = n x motor torque).
+
+URDF has no stiffness tag: nothing here is read from a URDF but ``armature``, ``damping`` and ``friction``. Values
+come from :meth:`Robot.with_drive <rne_dynamics.model.robot.Robot.with_drive>`, from a YAML file
+(:func:`load_drive`) and from the nodes' parameters.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+import yaml
+
+from ..errors import ModelError
+
+#: The drive parameters, in the order of :meth:`Robot.with_drive`; the rigid joint's three first.
+RIGID = ("armature", "damping", "friction")
+ELASTIC = ("stiffness", "spring_damping", "rest_offset", "motor_inertia", "gear_ratio")
+PARAMETERS = RIGID + ELASTIC
+#: Values of a joint nobody described: rigid, direct drive.
+DEFAULTS = {"stiffness": 0.0, "spring_damping": 0.0, "rest_offset": 0.0, "motor_inertia": 0.0, "gear_ratio": 1.0}
+
+
+@dataclass(frozen=True, eq=False)
+class Transmission:
+    """The elastic part of the drives, one array per parameter of :data:`ELASTIC` in ``joint_names`` order."""
+    stiffness: np.ndarray
+    spring_damping: np.ndarray
+    rest_offset: np.ndarray
+    motor_inertia: np.ndarray
+    gear_ratio: np.ndarray
+
+    @property
+    def reflected_motor_inertia(self):
+        """``B = gear_ratio^2 motor_inertia``: the motor's inertia seen at the joint."""
+        return self.gear_ratio ** 2 * self.motor_inertia
+
+    @classmethod
+    def rigid(cls, joints):
+        return cls(*(np.full(joints, DEFAULTS[name]) for name in ELASTIC))
+
+
+def transmission(robot):
+    """The robot's :class:`Transmission` (rigid and direct drive when none was set)."""
+    return robot.transmission or Transmission.rigid(len(robot.joint_names))
+
+
+def check(robot, label, values):
+    """Refuse a value no drive can have (not finite; negative, or a gear ratio of zero) and an elastic joint of
+    several coordinates (a spherical or planar joint). Fixed and mimic joints have no drive (not in ``joint_names``)."""
+    ok = np.isfinite(values)
+    if label == "gear_ratio":
+        ok &= values > 0
+    elif label != "rest_offset":
+        ok &= values >= 0
+    bad = np.flatnonzero(~ok)
+    if bad.size:
+        need = {"rest_offset": "finite", "gear_ratio": "finite and > 0"}.get(label, "finite and >= 0")
+        raise ModelError(f"{label} of joint '{robot.joint_names[bad[0]]}' must be {need}, got {values[bad[0]]}")
+    if label == "stiffness":
+        for name, K, body in zip(robot.joint_names, values, robot.joint_bodies):
+            if K > 0 and robot.bodies[body].nv != 1:
+                raise ModelError(f"stiffness of joint '{name}': an elastic joint has one coordinate; '{name}' has "
+                                 f"{robot.bodies[body].nv}")
+
+
+def with_transmission(robot, given):
+    """``robot``'s transmission with the parameters ``given`` (``{label: array per joint}``, already per joint)."""
+    current = transmission(robot)
+    values = {name: given.get(name, getattr(current, name)) for name in ELASTIC}
+    for label, value in values.items():
+        check(robot, label, value)
+    return Transmission(**values)
+
+
+def elastic_joints(robot):
+    """Indices into ``joint_names`` of the elastic joints (``stiffness > 0``)."""
+    return np.flatnonzero(transmission(robot).stiffness > 0)
+
+
+def elastic_coordinates(robot):
+    """Velocity coordinates of the elastic joints, in ``joint_names`` order."""
+    return np.array([robot.bodies[robot.joint_bodies[j]].idx_v for j in elastic_joints(robot)], dtype=np.int64)
+
+
+def load_drive(robot, path):
+    """``robot`` with the drive parameters of the YAML file ``path``: a mapping ``{joint: {parameter: value}}``,
+    parameters among :data:`PARAMETERS` (the others of a joint keep their values), e.g.
+    ``panda_joint2: {stiffness: 5000.0, motor_inertia: 2.0e-4, gear_ratio: 100.0}``."""
+    try:
+        with open(path) as stream:
+            document = yaml.safe_load(stream)
+    except (OSError, yaml.YAMLError) as exc:
+        raise ModelError(f"drive file {path}: {exc}") from None
+    if not isinstance(document, dict):
+        raise ModelError(f"drive file {path}: expected a mapping joint -> {{parameter: value}}")
+    given = {}
+    for joint, entries in document.items():
+        if not isinstance(entries, dict):
+            raise ModelError(f"drive file {path}: joint '{joint}' must map to {{parameter: value}}, got {entries!r}")
+        for label, value in entries.items():
+            if label not in PARAMETERS:
+                raise ModelError(f"drive file {path}: joint '{joint}': unknown parameter '{label}' (known: "
+                                 f"{', '.join(PARAMETERS)})")
+            if not isinstance(value, (int, float)) or isinstance(value, bool):
+                raise ModelError(f"drive file {path}: joint '{joint}': {label} must be a number, got {value!r}")
+            given.setdefault(label, {})[joint] = float(value)
+    return robot.with_drive(**given)
