@@ -102,9 +102,10 @@ def entry_points(step, layout, arguments, tangents, per_state):
         status = np.zeros((count, 2), np.int64)
         if count == 1:  # no threads to wake: numba's pool costs milliseconds to start on a busy machine
             chunk(fdata, idata, np.empty(size), 0, out.shape[0], out, per_state, shared, status[0])
-        for c in batch_range(count if count > 1 else 0):
-            chunk(fdata, idata, np.empty(size), c * CHUNK, min(out.shape[0], (c + 1) * CHUNK), out, per_state,
-                  shared, status[c])
+        else:
+            for c in batch_range(count):
+                chunk(fdata, idata, np.empty(size), c * CHUNK, min(out.shape[0], (c + 1) * CHUNK), out, per_state,
+                      shared, status[c])
         for c in range(count):  # the first state at fault
             if status[c, 0] != OK:
                 return status[c, 0], status[c, 1]
