@@ -41,6 +41,8 @@ ROBOTS = {  # label: (URDF, Pinocchio's mimic joints, floating base)
     "ANYmal-ff": ("anymal_b_simple_description/robots/anymal.urdf", False, True),
 }
 BATCH = 10_000
+#: A median spread of the rounds' ratios above this says another process competed for the cores.
+BUSY_SPREAD = 0.10
 
 
 def round_times(calls, repeats, inner, clock=time.thread_time):
@@ -211,17 +213,22 @@ def main(argv=None):
           f"{pin.__version__}, rne_dynamics {rd.__version__}; medians of {repeats} rounds; spread: 25th to 75th "
           "percentile of the rounds' ratios")
     print(f"{'robot':<10}{'call':<34}{'ours [us]':>10}{'pin [us]':>10}{'ratio':>7}{'spread':>8}   pinocchio call")
+    spreads = []
     for label in args.robots.split(","):
         case = Case(label, *ROBOTS[label])
         for name, ours, pin_name, theirs in single_rows(case):
             t_ours, t_pin, ratio, spread = ratio_row(ours, theirs, repeats, inner)
             print(f"{label:<10}{name:<34}{t_ours:>10.2f}{t_pin:>10.2f}{ratio:>7.2f}{100 * spread:>7.0f}%   "
                   f"{pin_name}")
+            spreads.append(spread)
         t_ours, t_loop, t_cpp = batch_rows(case, args.quick)
         print(f"{label:<10}{'inverse_dynamics batch, per state':<34}{t_ours:>10.2f}{t_loop:>10.2f}"
               f"{t_ours / t_loop:>7.2f}{'':>8}   python loop of rnea")
         print(f"{label:<10}{'inverse_dynamics batch, per state':<34}{t_ours:>10.2f}{t_cpp:>10.2f}"
               f"{t_ours / t_cpp:>7.2f}{'':>8}   rnea in C++ (call less binding)")
+    if np.median(spreads) > BUSY_SPREAD:
+        print(f"warning: the machine is busy (median spread of the ratios {100 * np.median(spreads):.0f}%, above "
+              f"{100 * BUSY_SPREAD:.0f}%): these ratios may be off by as much; run again on an idle machine")
     arm = rd.bundled_robot_path()
     talos = oracle.robot_path(ROBOTS["Talos"][0])
     print(f"load_urdf Talos: {load_time_ms(talos):.1f} ms (after the first import)")

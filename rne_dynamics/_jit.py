@@ -4,6 +4,7 @@ Kernels are cached on disk (``cache=True``), so only the first process on a mach
 stamps a cached kernel with its own file only, so a kernel would keep stale machine code of a helper changed in
 another file; ours are cached in a directory named by a hash of every kernel module of the package instead.
 """
+import glob
 import hashlib
 import inspect
 import os
@@ -61,6 +62,16 @@ if numba is not None:
                 return super().from_function(py_func, py_file)
 
         _CacheImpl._locator_classes.insert(0, _PackageLocator)
+
+
+def cache_directories():
+    """The pattern of the directories that hold this version's compiled kernels (one per folder of kernels)."""
+    return os.path.join(PACKAGE_DIR, "**", "__pycache__", "kernels-" + _sources_hash()[:16])
+
+
+def compiled():
+    """Whether this version of the kernels has been compiled here (``rne-dynamics compile``, or earlier runs)."""
+    return numba is None or bool(glob.glob(os.path.join(cache_directories(), "*.nbi"), recursive=True))
 
 
 def kernel(function):

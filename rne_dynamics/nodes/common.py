@@ -31,6 +31,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Header, String
 from std_srvs.srv import Trigger
 
+from .._jit import compiled
 from ..errors import ModelError, ModelWarning, StateError
 from ..algorithms.inputs import gravity_vector
 from ..model.loops import read_loops
@@ -337,7 +338,9 @@ class DynamicsNode(Node):
         self.diagnostics_publisher = self.create_output(DiagnosticArray, "/diagnostics")
         self.diagnostics_timer = self.create_timer(1.0 / self.get_parameter("diagnostics_rate_hz").value,
                                                    self.publish_diagnostics)
-        self.create_subscription(String, "/robot_description", self._on_description_message, DESCRIPTION_QOS)
+        # relative, as ros2_control's controller manager: /robot_description without a namespace, and a namespace
+        # keeps one robot's description from another's
+        self.create_subscription(String, "robot_description", self._on_description_message, DESCRIPTION_QOS)
         self.create_service(Trigger, "~/reload_robot_description", self._on_reload)
         self.create_service(Trigger, "~/reset", self._on_reset)
 
@@ -349,12 +352,15 @@ class DynamicsNode(Node):
 
     def start(self):
         """Load the ``robot_description`` parameter if it is set (else wait for the topic)."""
+        if not compiled():
+            self.get_logger().info("the dynamics kernels of this installation are not compiled yet: the first model "
+                                   "compiles what it needs (minutes, once); `rne-dynamics compile` does it ahead")
         text = self.get_parameter("robot_description").value
         if text:
             self.load_description(text, "parameter robot_description")
         else:
             self.get_logger().info("waiting for a robot description on "
-                                   f"{self.resolve_topic_name('/robot_description')}")
+                                   f"{self.resolve_topic_name('robot_description')}")
 
     # -- model -------------------------------------------------------------------------------------------------
 
@@ -465,7 +471,7 @@ class DynamicsNode(Node):
     # -- topics and services -----------------------------------------------------------------------------------
 
     def _on_description_message(self, msg):
-        source = self.resolve_topic_name("/robot_description") + " topic"
+        source = self.resolve_topic_name("robot_description") + " topic"
         if not msg.data.lstrip().startswith("<"):  # a message carries the text itself, never a file path
             start = msg.data.strip()[:40]
             self.refuse(f"the robot description from {source}", f"not URDF XML (it starts {start!r}; a message "

@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 
+from .._jit import cache_directories
 from ..robots import bundled_robot_path
 
 
@@ -65,7 +66,7 @@ def run(robot_path=None, out=print):
 
     robot = rd.load_urdf(robot_path or bundled_robot_path(), floating_base=True)
     start = time.perf_counter()
-    out(f"compiling the kernels of rne_dynamics (once per installation; cached in {cache_directory()})")
+    out(f"compiling the kernels of rne_dynamics (once per installation; cached in {cache_directories()})")
     for batch in (0, 3):
         for name, call in calls(rd, robot, batch):
             t = time.perf_counter()
@@ -77,15 +78,9 @@ def run(robot_path=None, out=print):
     return 0
 
 
-def cache_directory():
-    """Where the compiled kernels are kept."""
-    from .._jit import PACKAGE_DIR, _PackageLocator
-    return os.path.join(PACKAGE_DIR, "**", "__pycache__", "kernels-" + _PackageLocator.stamp[:16])
-
-
 def remove_stale_caches():
     """Delete the kernel caches of older versions of the sources; returns how many."""
-    current = cache_directory()
+    current = cache_directories()
     stale = [path for path in glob.glob(current.rsplit("kernels-", 1)[0] + "kernels-*", recursive=True)
              if os.path.basename(path) != os.path.basename(current)]
     for path in stale:
