@@ -98,6 +98,22 @@ class Harness:
         return self.spin_until(lambda: self.warnings(text))
 
 
+def harness_fixture(node_class):
+    """A pytest fixture ``harness_factory``: ``harness_factory(**parameters)`` makes a :class:`Harness` of
+    ``node_class``; each is closed after the test."""
+    @pytest.fixture
+    def harness_factory():
+        made = []
+
+        def make(**parameters):
+            made.append(Harness(node_class, **parameters))
+            return made[-1]
+        yield make
+        for harness in made:
+            harness.close()
+    return harness_factory
+
+
 def wait_for_count(harness, received, count):
     assert harness.spin_until(lambda: len(received) >= count), f"got {len(received)} messages, expected {count}"
     return received[count - 1]

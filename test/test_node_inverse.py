@@ -2,10 +2,9 @@
 import math
 
 import numpy as np
-import pytest
 
 # first: it skips the module where rclpy is missing
-from ros_harness import LATCHED, Harness, pendulum_urdf, wait_for_count
+from ros_harness import LATCHED, harness_fixture, pendulum_urdf, wait_for_count
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import WrenchStamped
@@ -35,16 +34,7 @@ def joint_state(names, position, velocity=(), sec=1, nanosec=0):
     return msg
 
 
-@pytest.fixture
-def harness_factory():
-    made = []
-
-    def make(**parameters):
-        made.append(Harness(InverseDynamicsNode, **parameters))
-        return made[-1]
-    yield make
-    for harness in made:
-        harness.close()
+harness_factory = harness_fixture(InverseDynamicsNode)
 
 
 def random_state(seed, robot=ARM):

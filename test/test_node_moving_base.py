@@ -5,10 +5,9 @@ publishes the base acceleration; switching ``base`` at run time reloads the robo
 import math
 
 import numpy as np
-import pytest
 
 # first: it skips the module where rclpy is missing
-from ros_harness import Harness, wait_for_count
+from ros_harness import Harness, harness_fixture, wait_for_count
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import AccelStamped, PointStamped, WrenchStamped
@@ -28,16 +27,7 @@ EXACT = dict(rtol=0.0, atol=1e-12)
 GRAVITY = np.array([0.0, 0.0, -9.81])
 
 
-@pytest.fixture
-def harness_factory():
-    made = []
-
-    def make(**parameters):
-        made.append(Harness(InverseDynamicsNode, **parameters))
-        return made[-1]
-    yield make
-    for harness in made:
-        harness.close()
+harness_factory = harness_fixture(InverseDynamicsNode)
 
 
 def stamped(msg, t):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 # first: it skips the module where rclpy is missing
-from ros_harness import Harness, pendulum_urdf, wait_for_count
+from ros_harness import harness_fixture, pendulum_urdf, wait_for_count
 
 from builtin_interfaces.msg import Duration
 from diagnostic_msgs.msg import DiagnosticArray
@@ -18,16 +18,7 @@ from test_planning import BARMAN_2R, GOAL, START
 ARM = rd.load_urdf(BARMAN_2R)
 
 
-@pytest.fixture
-def harness_factory():
-    made = []
-
-    def make(**parameters):
-        made.append(Harness(InverseDynamicsNode, **parameters))
-        return made[-1]
-    yield make
-    for harness in made:
-        harness.close()
+harness_factory = harness_fixture(InverseDynamicsNode)
 
 
 def request(names, *positions, duration=0.0):
