@@ -99,6 +99,14 @@ def helper(function):
     return numba.njit(cache=True, nogil=True, inline="always")(function)
 
 
+def finite_check(function):
+    """Like :func:`arithmetic_kernel`, for a sum that may be reordered (``fastmath`` reassociation only: NaN and inf
+    keep their meaning), so that the compiler vectorises it."""
+    if numba is None:
+        return function
+    return numba.njit(cache=True, nogil=True, _nrt=False, fastmath={"reassoc"})(function)
+
+
 def batch_kernel(function):
     """Like :func:`kernel`, for loops over a batch of states that may run on all cores."""
     if numba is None:
