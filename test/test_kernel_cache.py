@@ -57,5 +57,6 @@ def test_compiled_says_whether_this_version_has_kernels_on_disk(tmp_path):
     assert _jit.compiled()
     shutil.copytree(_jit.PACKAGE_DIR, tmp_path / "rne_dynamics", ignore=shutil.ignore_patterns("__pycache__"))
     out = subprocess.run([sys.executable, "-c", "from rne_dynamics import _jit; print(_jit.compiled())"],
-                         env=dict(os.environ, PYTHONPATH=str(tmp_path)), capture_output=True, text=True, timeout=60)
+                         env=dict(os.environ, PYTHONPATH=str(tmp_path)), cwd=tmp_path, capture_output=True, text=True,
+                         timeout=60)
     assert out.stdout.strip() == "False", out.stderr
