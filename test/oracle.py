@@ -347,3 +347,18 @@ def integrate(robot, q, dv):
         else:
             x += d
     return out
+
+
+def central_difference(function, robot, state, name, step=1e-6):
+    """``d function(**state) / d state[name]`` by central differences over the ``nv`` tangent directions, all points
+    in one batch call (``q`` along :func:`integrate`); the direction is the last axis."""
+    x = state[name]
+    steps = step * np.eye(robot.nv)
+    if name == "q":
+        points = np.array([integrate(robot, x, d) for d in np.concatenate([steps, -steps])])
+    else:
+        points = np.concatenate([x + steps, x - steps])
+    args = {key: np.broadcast_to(value, (len(points),) + value.shape) for key, value in state.items()}
+    args[name] = points
+    values = function(**args)
+    return np.moveaxis((values[:robot.nv] - values[robot.nv:]) / (2 * step), 0, -1)

@@ -18,7 +18,6 @@ from rne_dynamics.algorithms.derivatives import forward_dynamics_derivatives, jo
 
 TOLERANCE = 1e-7            # against Pinocchio
 FD_TOLERANCE = 1e-6         # against central differences (step 1e-6: truncation and round-off near 1e-9)
-STEP = 1e-6
 PATHS = oracle.comparable_paths()
 IDS = [oracle.short_name(p) for p in PATHS]
 TILTED_GRAVITY = np.array([1.7, -2.3, -9.1])
@@ -32,14 +31,6 @@ def has_mimic(robot):
 def without_drive_friction(robot):
     """The robot with URDF damping and friction removed (Pinocchio's derivatives leave them out)."""
     return robot.with_drive(damping=np.zeros(robot.dof), friction=np.zeros(robot.dof))
-
-
-def central_difference(function, x, step=STEP):
-    """``d function / d x`` by central differences, all ``2 dof`` points in one batch call; the derivative with
-    respect to ``x[k]`` is the last axis."""
-    E = step * np.eye(len(x))
-    values = function(np.concatenate([x + E, x - E]))
-    return np.moveaxis((values[:len(x)] - values[len(x):]) / (2 * step), 0, -1)
 
 
 def pinocchio_link_wrenches(robot, model, link_wrenches):
@@ -119,13 +110,10 @@ def test_inverse_dynamics_and_joint_wrench_derivatives_match_finite_differences(
     wrenches = joint_wrench_derivatives(robot, q, qd, qdd, gravity=TILTED_GRAVITY)
     state = {"q": q, "qd": qd, "qdd": qdd}
     for k, name in enumerate(state):
-        def inverse_dynamics(x, name=name):
-            args = {key: np.broadcast_to(value, x.shape) for key, value in state.items()}
-            args[name] = x
-            return rd.inverse_dynamics(robot, **args, gravity=TILTED_GRAVITY)
-
-        torque_fd = central_difference(lambda x: inverse_dynamics(x).torques, state[name])
-        wrench_fd = central_difference(lambda x: inverse_dynamics(x).joint_wrenches, state[name])
+        torque_fd = oracle.central_difference(
+            lambda **x: rd.inverse_dynamics(robot, **x, gravity=TILTED_GRAVITY).torques, robot, state, name)
+        wrench_fd = oracle.central_difference(
+            lambda **x: rd.inverse_dynamics(robot, **x, gravity=TILTED_GRAVITY).joint_wrenches, robot, state, name)
         error = oracle.relative_error(torques[k], torque_fd)
         assert error < FD_TOLERANCE, f"dtau_d{name}: relative error {error:.3g}"
         error = oracle.relative_error(wrenches[k], wrench_fd)
@@ -146,13 +134,9 @@ def test_forward_dynamics_derivatives_match_finite_differences(path):
         pytest.skip("a joint drives no mass: forward dynamics is undefined")
     state = {"q": q, "qd": qd, "tau": tau}
     for k, name in enumerate(state):
-        def forward_dynamics(x, name=name):
-            args = {key: np.broadcast_to(value, x.shape) for key, value in state.items()}
-            args[name] = x
-            return rd.forward_dynamics(robot, **args)
-
+        fd = oracle.central_difference(lambda **x: rd.forward_dynamics(robot, **x), robot, state, name, 1e-5)
         scale = max(1.0, np.abs(derivatives[k]).max())
-        error = np.abs(derivatives[k] - central_difference(forward_dynamics, state[name], 1e-5)).max() / scale
+        error = np.abs(derivatives[k] - fd).max() / scale
         assert error < FD_TOLERANCE, f"dqdd_d{name}: relative error {error:.3g}"
     M = rd.inverse_dynamics_derivatives(robot, q, qd, rd.forward_dynamics(robot, q, qd, tau))[2]
     np.testing.assert_allclose(derivatives[2] @ M, np.eye(robot.dof), atol=1e-8)

@@ -18,7 +18,6 @@ from test_derivatives import TILTED_GRAVITY, pinocchio_link_wrenches, symmetric
 
 TOLERANCE = 1e-7            # against Pinocchio
 FD_TOLERANCE = 1e-6         # against central differences
-STEP = 1e-6
 BATCH = 3
 PATHS = oracle.floating_comparable_paths()
 IDS = [oracle.short_name(p) for p in PATHS]
@@ -79,21 +78,6 @@ def test_forward_dynamics_derivatives_match_pinocchio(path):
 
 # ---------------------------------------------------------------- finite differences along integrate
 
-def central_difference(function, robot, state, name):
-    """``d function / d state[name]`` by central differences over the ``nv`` tangent directions in one batch call
-    (``q`` along :func:`oracle.integrate`); the direction is the last axis."""
-    x = state[name]
-    steps = STEP * np.eye(robot.nv)
-    if name == "q":
-        points = np.array([integrate(robot, x, d) for d in np.concatenate([steps, -steps])])
-    else:
-        points = np.concatenate([x + steps, x - steps])
-    args = {key: np.broadcast_to(value, (len(points),) + value.shape) for key, value in state.items()}
-    args[name] = points
-    values = function(**args)
-    return np.moveaxis((values[:robot.nv] - values[robot.nv:]) / (2 * STEP), 0, -1)
-
-
 #: Two revolute links, a planar and a spherical joint, a mimic of the elbow, links fixed to them.
 MULTI_COLUMN_URDF = """<robot name="multi_column">
   <link name="base"><inertial><mass value="2.0"/><origin xyz="0.05 -0.02 0.1"/>
@@ -151,9 +135,9 @@ def test_torque_and_joint_wrench_derivatives_match_finite_differences(name, floa
     state = {"q": q, "qd": qd, "qdd": qdd}
     for k, argument in enumerate(state):
         assert joint_wrenches[k].shape == (len(robot.joint_names), 6, robot.nv)
-        torque_fd = central_difference(lambda **x: rd.inverse_dynamics(robot, **x, **options).torques,
+        torque_fd = oracle.central_difference(lambda **x: rd.inverse_dynamics(robot, **x, **options).torques,
                                        robot, state, argument)
-        wrench_fd = central_difference(lambda **x: rd.inverse_dynamics(robot, **x, **options).joint_wrenches,
+        wrench_fd = oracle.central_difference(lambda **x: rd.inverse_dynamics(robot, **x, **options).joint_wrenches,
                                        robot, state, argument)
         error = oracle.relative_error(torques[k], torque_fd)
         assert error < FD_TOLERANCE, f"dtau_d{argument}: relative error {error:.3g}"
@@ -169,7 +153,7 @@ def test_multi_column_forward_dynamics_derivatives_match_finite_differences(floa
     derivatives = forward_dynamics_derivatives(robot, q, qd, tau)
     state = {"q": q, "qd": qd, "tau": tau}
     for k, name in enumerate(state):
-        fd = central_difference(lambda **x: rd.forward_dynamics(robot, **x), robot, state, name)
+        fd = oracle.central_difference(lambda **x: rd.forward_dynamics(robot, **x), robot, state, name)
         error = oracle.relative_error(derivatives[k], fd)
         assert error < FD_TOLERANCE, f"dqdd_d{name}: relative error {error:.3g}"
 

@@ -27,9 +27,10 @@ import numpy as np
 from .._jit import arithmetic_kernel, carve, helper, layout
 from .crba import composite_rigid_body, crba_workspace
 from ..errors import StateError
+from ..model.drive import drive_torques_add, drive_friction
 from ..model.joints import X_up
 from .driver import OK, SINGULAR, Algorithm
-from .rnea import drive_torques_add, joint_loads, newton_euler, rnea_workspace
+from .rnea import joint_loads, newton_euler, rnea_workspace
 from ..model.spatial import (add_scaled, base_acceleration, cross_force_add, cross_motion_add, dot6, force_shift_add,
                              inertia_shift_add, inertia_times, matrix_times, motion_shift, pose_compose,
                              rigid_inertia_matrix, rotate, rotate6, rotate_inertia, set_at_rest, set_identity)
@@ -116,6 +117,40 @@ def column_scale(IA, s, armature):
 
 
 @helper
+def body_bias(m, w, i, f_ext):
+    """Body ``i``'s inertia about its origin in root axes, ``IA_i = I_i``, and bias force ``pA_i = v_i x* I_i v_i -
+    f_ext_i`` (RBDA Table 7.1; ``f_ext`` in body axes, none when it has no rows)."""
+    h, I, Iv = w.h, w.I, w.Iv
+    h[0], h[1], h[2] = rotate(w.oR[i], m.h[i, 0], m.h[i, 1], m.h[i, 2])
+    rotate_inertia(w.oR[i], m.I[i], I)
+    rigid_inertia_matrix(m.mass[i], h, I, w.IA[i])
+    inertia_times(m.mass[i], h, I, w.v[i], Iv)
+    w.pA[i] = 0.0
+    cross_force_add(w.v[i], Iv, w.pA[i])
+    if f_ext.shape[0] > 0:
+        rotate6(w.oR[i], f_ext[i], Iv)
+        add_scaled(w.pA[i], -1.0, Iv)
+
+
+@helper
+def one_column_articulated(m, w, i, c0):
+    """For body ``i`` of one motion column ``c0`` (most joints), RBDA Table 7.1 with a number for ``D_i``:
+        D_i = S_i^T U_i + armature_i,   y = u_i / D_i,   Ia_i = IA_i - U_i U_i^T / D_i
+    ``False`` when the pivot ``D_i`` is not positive (NaN included), relative to :func:`column_scale`."""
+    U, IA = w.U, w.IA
+    D_i = dot6(w.S[c0], U[c0]) + m.armature[c0]
+    if not D_i > SINGULAR_RATIO * column_scale(IA[i], w.S[c0], m.armature[c0]):
+        return False
+    D_inv_i = 1.0 / D_i  # a local: the stores to Ia could alias D_inv's row for all numba knows
+    w.D_inv[i, 0, 0] = D_inv_i
+    w.y[c0] = w.u[c0] * D_inv_i
+    for r in range(6):
+        for s in range(6):
+            w.Ia[r, s] = IA[i, r, s] - U[c0, r] * U[c0, s] * D_inv_i
+    return True
+
+
+@helper
 def articulated_inertia(w, i, c0, c1):
     """``y = D_i^-1 u_i`` and ``Ia_i = IA_i - U_i D_i^-1 U_i^T`` for body ``i``'s columns ``c0:c1`` (RBDA Table 7.1),
     from ``D_i^-1``; ``D``'s rows are left holding ``U D^-1``."""
@@ -162,7 +197,7 @@ def articulated_body(m, w, q, qd, tau, gravity, f_ext, qdd, f):
         a'_i = X_i a_λ + c_i,   qdd_i = D_i^-1 (u_i - U_i^T a'_i),   a_i = a'_i + S_i qdd_i
     Most joints have one coordinate: their ``D_i`` is a number and they take a branch without the loops over
     columns and the ``LDL^T`` inverse (those cost a quarter more on a fixed-base robot). A body whose parent is the
-    world passes nothing on: its ``Ia_i`` is not formed.
+    world passes nothing on.
     """
     R, p, oR, op, d, S, h, I, v, c, a, IA, pA, U, D, u, y, D_inv, Ia, pa, Iv = w
     nb = m.nb
@@ -175,8 +210,6 @@ def articulated_body(m, w, q, qd, tau, gravity, f_ext, qdd, f):
         pose_compose(oR[λ], op[λ], R, p, oR[i], op[i])
         for r in range(3):
             d[i, r] = op[i, r] - op[λ, r]
-        h[0], h[1], h[2] = rotate(oR[i], m.h[i, 0], m.h[i, 1], m.h[i, 2])
-        rotate_inertia(oR[i], m.I[i], I)
         motion_shift(d[i], v[λ], v[i])
         c[i] = 0.0
         if c1 - c0 == 1:
@@ -189,32 +222,17 @@ def articulated_body(m, w, q, qd, tau, gravity, f_ext, qdd, f):
                 add_scaled(v[i], qd[m.col_v[j]], S[j])
             for j in range(c0, c1):  # v_i x S_i qd_i, a column at a time, once v_i is complete
                 cross_motion_add(v[i], S[j], qd[m.col_v[j]], c[i])
-        rigid_inertia_matrix(m.mass[i], h, I, IA[i])
-        inertia_times(m.mass[i], h, I, v[i], Iv)
-        pA[i] = 0.0
-        cross_force_add(v[i], Iv, pA[i])
-        if f_ext.shape[0] > 0:
-            rotate6(oR[i], f_ext[i], Iv)
-            add_scaled(pA[i], -1.0, Iv)
+        body_bias(m, w, i, f_ext)
     for i in range(nb - 1, -1, -1):  # children have larger indices: IA_i, pA_i are complete here
         λ = m.parent[i]
         c0, c1 = m.col_start[i], m.col_start[i + 1]
         for j in range(c0, c1):
             k = m.col_v[j]
             matrix_times(IA[i], S[j], U[j])
-            u[j] = tau[k] - m.damping[j] * qd[k] - m.friction[j] * np.sign(qd[k]) - dot6(S[j], pA[i])
+            u[j] = tau[k] - drive_friction(m, j, qd[k]) - dot6(S[j], pA[i])
         if c1 - c0 == 1:
-            D_i = dot6(S[c0], U[c0]) + m.armature[c0]
-            if not D_i > SINGULAR_RATIO * column_scale(IA[i], S[c0], m.armature[c0]):  # also catches NaN
+            if not one_column_articulated(m, w, i, c0):
                 return SINGULAR + m.col_v[c0]
-            D_inv_i = 1.0 / D_i  # a local: the stores to Ia could alias D_inv's row for all numba knows
-            D_inv[i, 0, 0] = D_inv_i
-            if λ < 0:
-                continue  # the world takes what the joint transmits: nothing to pass on
-            y[c0] = u[c0] * D_inv_i
-            for r in range(6):
-                for s in range(6):
-                    Ia[r, s] = IA[i, r, s] - U[c0, r] * U[c0, s] * D_inv_i
         else:
             for j in range(c0, c1):
                 y[j] = column_scale(IA[i], S[j], m.armature[j])
@@ -224,10 +242,10 @@ def articulated_body(m, w, q, qd, tau, gravity, f_ext, qdd, f):
             bad = ldl_inverse(D, c1 - c0, y[c0:c1], D_inv[i])
             if bad >= 0:
                 return SINGULAR + m.col_v[c0 + bad]
-            if λ < 0:
-                continue  # (a floating base) nothing to pass on to the world
-            articulated_inertia(w, i, c0, c1)
-        pass_to_parent(w, i, λ, c0, c1)
+            if λ >= 0:  # (else a floating base: nothing to pass on to the world)
+                articulated_inertia(w, i, c0, c1)
+        if λ >= 0:  # the world takes what a root joint transmits
+            pass_to_parent(w, i, λ, c0, c1)
     base_acceleration(gravity, a[-1])
     for i in range(nb):
         c0, c1 = m.col_start[i], m.col_start[i + 1]
@@ -396,7 +414,8 @@ WITH_WRENCHES = Algorithm(forward_step, wrenches_memory, ("q", "qd", "tau"), "th
                           ForwardDynamicsResult, gravity=True, wrenches=True)
 
 
-def forward_dynamics(robot, q, qd, tau, *, gravity=None, external_wrenches=None, joint_wrenches=False, data=None):
+def forward_dynamics(robot, q, qd, tau, *, gravity=None, external_wrenches=None, joint_wrenches=False, data=None,
+                     drive=True):
     """Joint accelerations ``qdd`` for positions ``q``, velocities ``qd`` and joint torques/forces ``tau``.
 
     ``gravity``: 3-vector in the root-link frame, default ``(0, 0, -9.81)``. ``external_wrenches``:
@@ -405,9 +424,11 @@ def forward_dynamics(robot, q, qd, tau, *, gravity=None, external_wrenches=None,
     joint reaction wrenches of that motion. One state (``q`` ``(nq,)``, the others ``(nv,)``) or a batch;
     ``data``: a ``robot.data()`` to compute in. Raises :class:`~rne_dynamics.errors.SingularMassMatrixError` naming a
     joint that drives no mass.
+    ``drive``: with each drive's rotor inertia and friction (:mod:`~rne_dynamics.model.drive`; the default) or,
+    ``False``, rigid-body dynamics only.
     """
     if joint_wrenches is False:
-        return ACCELERATIONS(robot, data, (q, qd, tau), gravity, external_wrenches)
+        return ACCELERATIONS(robot, data, (q, qd, tau), gravity, external_wrenches, drive=drive)
     if joint_wrenches is not True:
         raise StateError(f"joint_wrenches must be True or False, got {joint_wrenches!r}")
-    return WITH_WRENCHES(robot, data, (q, qd, tau), gravity, external_wrenches)
+    return WITH_WRENCHES(robot, data, (q, qd, tau), gravity, external_wrenches, drive=drive)

@@ -133,6 +133,6 @@ CORIOLIS = Algorithm(composite_coriolis, coriolis_memory, ("q", "qd"), "the Cori
 def coriolis_matrix(robot, q, qd, *, data=None):
     """The Coriolis matrix ``C(q, qd)`` ``(…, nv, nv)``: ``C qd = bias_torques(q, qd) - gravity_torques(q)`` and
     ``dM/dt - 2 C`` is skew-symmetric (Pinocchio's ``computeCoriolisMatrix``; for joints of one coordinate the
-    Christoffel-symbol ``C``). One state (``q`` ``(nq,)``, ``qd`` ``(nv,)``) or a batch ``(N, nq)``, ``(N, nv)``;
-    ``data``: a ``robot.data()`` to compute in."""
+    Christoffel-symbol ``C``); rigid-body terms only (no drive friction). One state (``q`` ``(nq,)``, ``qd``
+    ``(nv,)``) or a batch ``(N, nq)``, ``(N, nv)``; ``data``: a ``robot.data()`` to compute in."""
     return CORIOLIS(robot, data, (q, qd))

@@ -16,6 +16,7 @@ from collections import namedtuple
 from .._jit import arithmetic_kernel, carve, helper, layout
 from .driver import Algorithm
 from .kinematics import world_poses
+from ..model.drive import rotor_inertia_add
 from ..model.spatial import inertia_times, motion_to_parent, rigid_inertia_add, rigid_inertia_to_parent
 
 
@@ -96,8 +97,7 @@ def composite_rigid_body(m, w, q, M):
                     j = m.parent[j]
                     if j >= 0:
                         t = m.col_start[j + 1] - 1
-    for c in range(m.ncol):
-        M[m.col_v[c], m.col_v[c]] += m.armature[c]
+    rotor_inertia_add(m, M)
 
 
 @helper
@@ -108,9 +108,11 @@ def mass_matrix_step(m, w, q):
 MASS_MATRIX = Algorithm(mass_matrix_step, mass_matrix_memory, ("q",), "the mass matrix entries")
 
 
-def mass_matrix(robot, q, *, data=None):
+def mass_matrix(robot, q, *, data=None, drive=True):
     """The joint-space inertia matrix ``M(q)`` ``(…, nv, nv)``, symmetric positive definite for a well-posed
     robot, with each drive's rotor inertia (armature) on the diagonal. One state ``q`` ``(nq,)`` or a batch
     ``(N, nq)``; ``data``: a ``robot.data()`` to compute in.
+    ``drive``: with each drive's rotor inertia and friction (:mod:`~rne_dynamics.model.drive`; the default) or,
+    ``False``, rigid-body dynamics only.
     """
-    return MASS_MATRIX(robot, data, (q,))
+    return MASS_MATRIX(robot, data, (q,), drive=drive)

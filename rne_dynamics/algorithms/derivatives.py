@@ -41,7 +41,7 @@ ancestors:
 
 and so on for ``qd`` and ``qdd`` with the brackets of the torques; the floating base has no named joint, hence no
 row. External wrenches are fixed in their bodies, so they only turn with them. The drive terms of
-:func:`~rne_dynamics.algorithms.rnea.drive_torques_add` add ``armature`` to ``dtau/dqdd`` and ``damping`` to
+:func:`~rne_dynamics.model.drive.drive_torques_add` add ``armature`` to ``dtau/dqdd`` and ``damping`` to
 ``dtau/dqd``; Coulomb friction ``sign(qd)`` has zero derivative wherever ``qd != 0`` (undefined at 0, taken as 0).
 """
 from collections import namedtuple
@@ -52,6 +52,7 @@ from .._jit import arithmetic_kernel, carve, helper, layout
 from .aba import forward, forward_workspace
 from .driver import OK, Algorithm
 from .kinematics import world_poses
+from ..model.drive import drive_jacobians_add
 from ..model.spatial import (add_scaled, base_acceleration, cross, cross_force_add, cross_motion_add, dot6,
                              force_to_child, force_to_parent_add, inertia_times, motion_to_parent, rigid_inertia_add,
                              rigid_inertia_to_parent, set_at_rest)
@@ -232,10 +233,7 @@ def newton_euler_derivatives(m, w, q, qd, qdd, gravity, f_ext, dtau_dq, dtau_dqd
             for n in range(3):
                 Bw_c[λ, k, n] += Bw_c[i, k, n]
         add_scaled(F[λ], 1.0, F[i])
-    for c in range(m.ncol):  # zero on the base's and mimic columns
-        k = m.col_v[c]
-        dtau_dqd[k, k] += m.damping[c]
-        dtau_dqdd[k, k] += m.armature[c]
+    drive_jacobians_add(m, dtau_dqd, dtau_dqdd)
     if dw_dq.shape[0] > 0:
         joint_wrench_terms(m, w, dw_dq, dw_dqd, dw_dqdd)
 
@@ -330,7 +328,7 @@ WRENCH_DERIVATIVES = Algorithm(derivatives_step, wrench_derivatives_memory, ("q"
                                lambda *jacobians: jacobians[3:], gravity=True, wrenches=True)
 
 
-def inverse_dynamics_derivatives(robot, q, qd, qdd, *, gravity=None, external_wrenches=None, data=None):
+def inverse_dynamics_derivatives(robot, q, qd, qdd, *, gravity=None, external_wrenches=None, data=None, drive=True):
     """``(dtau_dq, dtau_dqd, dtau_dqdd)`` of :func:`~rne_dynamics.inverse_dynamics`, each ``(…, nv, nv)``, row =
     torque, column = velocity coordinate; ``dtau_dqdd`` is the mass matrix (armature included).
 
@@ -340,8 +338,10 @@ def inverse_dynamics_derivatives(robot, q, qd, qdd, *, gravity=None, external_wr
     drive terms included: ``damping`` on the diagonal of ``dtau_dqd``; Coulomb friction contributes nothing (its
     derivative is 0 for ``qd != 0``). External wrenches, as in ``inverse_dynamics``, are fixed in their links'
     frames. One state (``q`` ``(nq,)``, the others ``(nv,)``) or a batch ``(N, nq)``, ``(N, nv)``.
+    ``drive``: with each drive's rotor inertia and friction (:mod:`~rne_dynamics.model.drive`; the default) or,
+    ``False``, rigid-body dynamics only.
     """
-    return TORQUE_DERIVATIVES(robot, data, (q, qd, qdd), gravity, external_wrenches)
+    return TORQUE_DERIVATIVES(robot, data, (q, qd, qdd), gravity, external_wrenches, drive=drive)
 
 
 def joint_wrench_derivatives(robot, q, qd, qdd, *, gravity=None, external_wrenches=None, data=None):
@@ -430,10 +430,12 @@ FORWARD_DERIVATIVES = Algorithm(forward_derivatives_step, forward_derivatives_me
                                 "the derivatives", lambda *jacobians: jacobians, gravity=True, wrenches=True)
 
 
-def forward_dynamics_derivatives(robot, q, qd, tau, *, gravity=None, external_wrenches=None, data=None):
+def forward_dynamics_derivatives(robot, q, qd, tau, *, gravity=None, external_wrenches=None, data=None, drive=True):
     """``(dqdd_dq, dqdd_dqd, dqdd_dtau)`` of :func:`~rne_dynamics.forward_dynamics`, each ``(…, nv, nv)`` (``q``
     along ``integrate``, as in :func:`inverse_dynamics_derivatives`; ``dqdd_dtau = M^-1``, ``M`` with armature).
     Friction as in :func:`inverse_dynamics_derivatives`. One compiled call: forward dynamics, the torque Jacobians
     at its ``qdd`` and ``M^-1`` (:func:`forward_derivatives_step`). ``data``: a ``robot.data()`` to compute in.
+    ``drive``: with each drive's rotor inertia and friction (:mod:`~rne_dynamics.model.drive`; the default) or,
+    ``False``, rigid-body dynamics only.
     """
-    return FORWARD_DERIVATIVES(robot, data, (q, qd, tau), gravity, external_wrenches)
+    return FORWARD_DERIVATIVES(robot, data, (q, qd, tau), gravity, external_wrenches, drive=drive)

@@ -144,24 +144,26 @@ class Algorithm:
         # the one compiled call is tried first once it has its one signature (else numba would compile another)
         self.ready = not hasattr(self.single, "disable_compile")
 
-    def __call__(self, robot, data, state, gravity=None, external_wrenches=None, extras=()):
-        """Run on one state or a batch (``state``: the arrays named by ``arguments``), in ``data`` if given."""
+    def __call__(self, robot, data, state, gravity=None, external_wrenches=None, extras=(), drive=True):
+        """Run on one state or a batch (``state``: the arrays named by ``arguments``), in ``data`` if given; with the
+        drives' armature and friction, or (``drive=False``) rigid-body dynamics only."""
+        fdata = robot.fdata if drive else robot.rigid_body_fdata
         if self.ready and not external_wrenches:  # one compiled call, unless an argument needs converting or explaining
             try:
                 parameters = self.defaults if gravity is None else self.defaults[:-1] + (gravity_vector(gravity),)
                 if data is None:
                     views, size = robot.workspace_shapes[self][3:]
                     block = np.empty(size)
-                    if self.single(robot.fdata, robot.idata, block, *state, *parameters, *extras) == OK:
+                    if self.single(fdata, robot.idata, block, *state, *parameters, *extras) == OK:
                         return self.result(*[block[a:b] if shape is None else block[a:b].reshape(shape)
                                              for a, b, shape in views])
                 elif data.robot is robot:
                     held = data.held[self]
-                    if self.single(robot.fdata, robot.idata, held[0], *state, *parameters, *extras) == OK:
+                    if self.single(fdata, robot.idata, held[0], *state, *parameters, *extras) == OK:
                         return held[1]
-            except (TypeError, AttributeError, KeyError):  # another type of argument or Data, or a first call
-                pass
-        return self.checked(robot, data, state, gravity, external_wrenches, extras)
+            except (TypeError, AttributeError, KeyError, ValueError, IndexError):
+                pass  # another type of argument or Data, a first call, or (run as plain Python) a bad shape
+        return self.checked(robot, fdata, data, state, gravity, external_wrenches, extras)
 
     def parameters(self, robot, data, gravity, external_wrenches, batch):
         """The checked external body wrenches (``()`` if the step takes none) and gravity (likewise) that the step
@@ -172,20 +174,21 @@ class Algorithm:
             f_ext = (f_ext[0] if not batch else np.broadcast_to(f_ext, (batch,) + f_ext.shape[1:]),)
         return f_ext, (gravity_vector(gravity),) * self.gravity
 
-    def checked(self, robot, data, state, gravity, external_wrenches, extras):
-        """The call with its arguments converted and checked, and every error explained."""
+    def checked(self, robot, fdata, data, state, gravity, external_wrenches, extras):
+        """The call on the model ``(fdata, robot.idata)`` with its arguments converted and checked, and every error
+        explained."""
         state = states(robot, finite=False, **dict(zip(self.arguments, state)))
         batch = len(state[0]) if state[0].ndim == 2 else 0
         f_ext, g = self.parameters(robot, data, gravity, external_wrenches, batch)
         if batch:
             slots, results, size, _, _ = self.slots(robot)
             out = memory(robot, data, (self, "batch"), (batch, results))
-            status, row = self.batch(robot.fdata, robot.idata, size, out, (*state, *f_ext), (*g, *extras))
+            status, row = self.batch(fdata, robot.idata, size, out, (*state, *f_ext), (*g, *extras))
             result = self.result(*_views(out, slots))
         else:
             row = None
             block, result = self.held(robot, data)
-            status = self.single(robot.fdata, robot.idata, block, *state, *f_ext, *g, *extras)
+            status = self.single(fdata, robot.idata, block, *state, *f_ext, *g, *extras)
             if status == OK and not self.ready:
                 self.single.disable_compile()  # its one signature is compiled: other types go through here
                 self.ready = True

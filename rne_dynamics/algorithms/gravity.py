@@ -73,7 +73,8 @@ GRAVITY = Algorithm(static_newton_euler, gravity_memory, ("q",), "the torques", 
 
 
 def gravity_torques(robot, q, *, gravity=None, data=None):
-    """``g(q)``: the joint torques that hold the robot still at ``q`` (``inverse_dynamics(q, 0, 0).torques``).
+    """``g(q)``: the joint torques that hold the robot still at ``q`` (``inverse_dynamics(q, 0, 0).torques``, with
+    or without the drives: at rest they add nothing).
 
     ``gravity``: 3-vector in the world (root-link) frame, default ``(0, 0, -9.81)``. One state or a batch (``q``
     ``(…, nq)``); ``data``: a ``robot.data()`` to compute in.

@@ -19,11 +19,13 @@ import numpy as np
 
 from .._jit import carve, helper, layout
 from ..errors import StateError
+from ..model.drive import drive_friction, drive_torque
 from ..model.joints import X_up
-from ..model.spatial import (add_scaled, base_acceleration, cross_force_add, cross_motion_add, dot6, force_shift_add,
-                             inertia_shift_add, inertia_times, matrix_times, motion_shift, pose_compose,
-                             rigid_inertia_matrix, rotate, rotate6, rotate_inertia, set_at_rest, set_identity)
-from .aba import SINGULAR_RATIO, aba_workspace, articulated_inertia, column_scale, ldl_inverse, pass_to_parent
+from ..model.spatial import (add_scaled, base_acceleration, cross_motion_add, dot6, force_shift_add,
+                             inertia_shift_add, matrix_times, motion_shift, pose_compose,
+                             rotate6, set_at_rest, set_identity)
+from .aba import (aba_workspace, articulated_inertia, body_bias, column_scale, ldl_inverse, one_column_articulated,
+                  pass_to_parent)
 from .crba import mass_matrix
 from .driver import OK, SINGULAR, Algorithm, singular
 from .inputs import states
@@ -80,8 +82,6 @@ def hybrid_articulated_body(m, w, known, q, qd, qdd_given, tau_given, gravity, f
         pose_compose(oR[λ], op[λ], R, p, oR[i], op[i])
         for r in range(3):
             d[i, r] = op[i, r] - op[λ, r]
-        h[0], h[1], h[2] = rotate(oR[i], m.h[i, 0], m.h[i, 1], m.h[i, 2])
-        rotate_inertia(oR[i], m.I[i], I)
         motion_shift(d[i], v[λ], v[i])
         c[i] = 0.0
         for j in range(m.col_start[i], m.col_start[i + 1]):
@@ -91,13 +91,7 @@ def hybrid_articulated_body(m, w, known, q, qd, qdd_given, tau_given, gravity, f
             cross_motion_add(v[i], S[j], m.col_mult[j] * qd[m.col_v[j]], c[i])
             if known[m.col_v[j]]:
                 add_scaled(c[i], m.col_mult[j] * qdd[m.col_v[j]], S[j])
-        rigid_inertia_matrix(m.mass[i], h, I, IA[i])
-        inertia_times(m.mass[i], h, I, v[i], Iv)
-        pA[i] = 0.0
-        cross_force_add(v[i], Iv, pA[i])
-        if f_ext.shape[0] > 0:
-            rotate6(oR[i], f_ext[i], Iv)
-            add_scaled(pA[i], -1.0, Iv)
+        body_bias(m, w, i, f_ext)
     for i in range(nb - 1, -1, -1):  # children have larger indices: IA_i, pA_i are complete here
         λ = m.parent[i]
         c0, c1 = m.col_start[i], m.col_start[i + 1]
@@ -110,7 +104,7 @@ def hybrid_articulated_body(m, w, known, q, qd, qdd_given, tau_given, gravity, f
             else:
                 free += 1
                 matrix_times(IA[i], S[j], U[j])
-                u[j] = tau[k] - m.damping[j] * qd[k] - m.friction[j] * np.sign(qd[k]) - dot6(S[j], pA[i])
+                u[j] = tau[k] - drive_friction(m, j, qd[k]) - dot6(S[j], pA[i])
         if free == 0:  # a composite body (Khalil eqs. 95-96): all of it moves with its parent
             if λ >= 0:
                 matrix_times(IA[i], c[i], pa)
@@ -118,18 +112,9 @@ def hybrid_articulated_body(m, w, known, q, qd, qdd_given, tau_given, gravity, f
                 inertia_shift_add(d[i], IA[i], IA[λ])
                 force_shift_add(d[i], pa, pA[λ])
             continue
-        if c1 - c0 == 1:
-            D_i = dot6(S[c0], U[c0]) + m.armature[c0]
-            if not D_i > SINGULAR_RATIO * column_scale(IA[i], S[c0], m.armature[c0]):  # also catches NaN
+        if c1 - c0 == 1:  # its one column has a known force (else the body is composite)
+            if not one_column_articulated(m, w, i, c0):
                 return SINGULAR + m.col_v[c0]
-            D_inv_i = 1.0 / D_i
-            D_inv[i, 0, 0] = D_inv_i
-            if λ < 0:
-                continue  # the world takes what the joint transmits: nothing to pass on
-            y[c0] = u[c0] * D_inv_i
-            for r in range(6):
-                for s in range(6):
-                    Ia[r, s] = IA[i, r, s] - U[c0, r] * U[c0, s] * D_inv_i
         else:
             for j in range(c0, c1):
                 known_j = known[m.col_v[j]]
@@ -140,10 +125,10 @@ def hybrid_articulated_body(m, w, known, q, qd, qdd_given, tau_given, gravity, f
             bad = ldl_inverse(D, c1 - c0, y[c0:c1], D_inv[i])
             if bad >= 0:
                 return SINGULAR + m.col_v[c0 + bad]
-            if λ < 0:
-                continue
-            articulated_inertia(w, i, c0, c1)
-        pass_to_parent(w, i, λ, c0, c1)
+            if λ >= 0:
+                articulated_inertia(w, i, c0, c1)
+        if λ >= 0:
+            pass_to_parent(w, i, λ, c0, c1)
     base_acceleration(gravity, a[-1])
     for i in range(nb):
         c0, c1 = m.col_start[i], m.col_start[i + 1]
@@ -168,8 +153,7 @@ def hybrid_articulated_body(m, w, known, q, qd, qdd_given, tau_given, gravity, f
         for j in range(m.col_start[i], m.col_start[i + 1]):
             k = m.col_v[j]
             if known[k]:
-                tau[k] += m.col_mult[j] * dot6(S[j], pa) + m.armature[j] * qdd[k] + m.damping[j] * qd[k] \
-                    + m.friction[j] * np.sign(qd[k])
+                tau[k] += m.col_mult[j] * dot6(S[j], pa) + drive_torque(m, j, qd[k], qdd[k])
         rotate6(oR[i].T, pa, f[i])  # to the body's axes
         if m.parent[i] < 0:
             force_shift_add(d[i], pa, f[-1])
@@ -235,7 +219,8 @@ HYBRID = Algorithm(hybrid_step, hybrid_memory, ("q", "qd", "qdd", "tau"), "the a
                    HybridDynamicsResult, gravity=True, wrenches=True, extras=("known",))
 
 
-def hybrid_dynamics(robot, q, qd, qdd, tau, *, known_acceleration, gravity=None, external_wrenches=None, data=None):
+def hybrid_dynamics(robot, q, qd, qdd, tau, *, known_acceleration, gravity=None, external_wrenches=None, data=None,
+                    drive=True):
     """Hybrid dynamics: the accelerations of the coordinates whose force is known and the forces of those whose
     acceleration is known, in one O(n) pass (Featherstone, RBDA Sec. 9.2; Khalil 2010 Sec. 6-7).
 
@@ -246,8 +231,9 @@ def hybrid_dynamics(robot, q, qd, qdd, tau, *, known_acceleration, gravity=None,
     base under a joint trajectory (``known_acceleration=robot.joint_names``, the base's 6 forces 0: see
     :func:`free_floating_inverse_dynamics`), a passive joint (its force 0), an elastic joint (``-K (q - q0)``).
 
-    ``gravity``, ``external_wrenches``, drives (rotor inertia, friction) and the joint wrenches as in
-    :func:`rne_dynamics.inverse_dynamics`: ``tau`` is the drive's torque, so friction is part of the balance.
+    ``gravity``, ``external_wrenches``, drives (rotor inertia, friction; none with ``drive=False``) and the joint
+    wrenches as in :func:`rne_dynamics.inverse_dynamics`: ``tau`` is the drive's torque, so friction is part of the
+    balance.
     One state (``q`` ``(nq,)``, the others ``(nv,)``) or a batch ``(N, …)``, one mask for all; ``data``: a
     ``robot.data()`` to compute in. Returns a :class:`HybridDynamicsResult`. Raises
     :class:`~rne_dynamics.errors.SingularMassMatrixError` when a coordinate of known force drives no mass.
@@ -257,25 +243,26 @@ def hybrid_dynamics(robot, q, qd, qdd, tau, *, known_acceleration, gravity=None,
     """
     known = known_coordinates(robot, known_acceleration)
     if robot.has_mimic and not recursive(robot, known):
-        return partitioned(robot, known, q, qd, qdd, tau, gravity, external_wrenches, data)
-    return HYBRID(robot, data, (q, qd, qdd, tau), gravity, external_wrenches, extras=(known,))
+        return partitioned(robot, known, q, qd, qdd, tau, gravity, external_wrenches, data, drive)
+    return HYBRID(robot, data, (q, qd, qdd, tau), gravity, external_wrenches, extras=(known,), drive=drive)
 
 
-def partitioned(robot, known, q, qd, qdd, tau, gravity, external_wrenches, data):
+def partitioned(robot, known, q, qd, qdd, tau, gravity, external_wrenches, data, drive):
     """:func:`hybrid_dynamics` by the partitioned system (Khalil eq. 83-88) with ``M`` from the CRBA and the rest
     from inverse dynamics: ``h = ID(q, qd, [qdd_K; 0])``, ``M_FF qdd_F = tau_F - h_F``, then ``ID(q, qd, qdd)``."""
     q, qd, qdd, tau = states(robot, q=q, qd=qd, qdd=qdd, tau=tau)
     free = ~known
     accelerations = np.where(known, qdd, 0.0)
-    h = inverse_dynamics(robot, q, qd, accelerations, gravity=gravity, external_wrenches=external_wrenches).torques
-    M = mass_matrix(robot, q)[..., free[:, None] & free[None, :]].reshape(q.shape[:-1] + (free.sum(),) * 2)
+    h = inverse_dynamics(robot, q, qd, accelerations, gravity=gravity, external_wrenches=external_wrenches,
+                         drive=drive).torques
+    M = mass_matrix(robot, q, drive=drive)[..., free[:, None] & free[None, :]].reshape(q.shape[:-1] + (free.sum(),) * 2)
     try:
         accelerations[..., free] = np.linalg.solve(M, (tau[..., free] - h[..., free])[..., None])[..., 0]
     except np.linalg.LinAlgError:  # a coordinate that drives nothing has a zero row: name the first one
         pivots = np.diagonal(M, axis1=-2, axis2=-1).reshape(-1, M.shape[-1]).min(axis=0)
         raise singular(robot, int(np.flatnonzero(free)[np.argmin(pivots)]), "") from None
     result = inverse_dynamics(robot, q, qd, accelerations, gravity=gravity, external_wrenches=external_wrenches,
-                              data=data)
+                              data=data, drive=drive)
     torques = result.torques.copy()
     torques[..., free] = tau[..., free]  # the given forces as given, not as recomputed
     return HybridDynamicsResult(accelerations, torques, result.joint_wrenches, result.base_wrench)

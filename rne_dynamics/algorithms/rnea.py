@@ -12,6 +12,7 @@ import numpy as np
 from .._jit import arithmetic_kernel, carve, helper, layout
 from .driver import Algorithm
 from .inputs import NO_WRENCHES
+from ..model.drive import drive_torques_add
 from ..model.joints import REVOLUTE_UNIT, X_up, X_up_about_axis
 from ..model.robot import S_times_add, S_transpose_times_add
 from ..model.spatial import (add_scaled, base_acceleration, cross_force_add, cross_motion_add, force_to_parent_add,
@@ -56,15 +57,6 @@ def revolute_motion(m, i, k, q, qd, qdd, R, p, v, a):
     a[i, 3 + k2] -= qd_i * v[i, 3 + k1]
 
 
-@arithmetic_kernel
-def drive_torques_add(m, qd, qdd, tau):
-    """Rotor inertia and friction of each drive: ``armature qdd + damping qd + friction sign(qd)`` (zero on the
-    base's and mimic columns)."""
-    for c in range(m.col_start[m.nb]):
-        k = m.col_v[c]
-        tau[k] += m.armature[c] * qdd[k] + m.damping[c] * qd[k] + m.friction[c] * np.sign(qd[k])
-
-
 RneaWorkspace = namedtuple("RneaWorkspace", "R p v a f Iv vJ")
 
 
@@ -85,7 +77,7 @@ def rnea_workspace(block, o, m):
 @arithmetic_kernel
 def newton_euler(m, w, q, qd, qdd, gravity, f_ext, tau, f):
     """RNEA (RBDA Table 5.1) for one state; writes the rigid-body torques ``tau`` (nv) and ``f`` (nb + 1, 6).
-    Callers that model the drives add :func:`drive_torques_add`.
+    Callers that model the drives add :func:`~rne_dynamics.model.drive.drive_torques_add`.
 
     Row ``-1`` of ``v``, ``a`` and ``f`` is the fixed base, so a parent index of -1 needs no special case:
         v_i = X_i v_λ + S_i qd_i
@@ -187,15 +179,17 @@ INVERSE_DYNAMICS = Algorithm(inverse_dynamics_step, inverse_dynamics_memory, ("q
 BIAS = Algorithm(bias_step, bias_memory, ("q", "qd"), "the torques", gravity=True)
 
 
-def inverse_dynamics(robot, q, qd, qdd, *, gravity=None, external_wrenches=None, data=None):
+def inverse_dynamics(robot, q, qd, qdd, *, gravity=None, external_wrenches=None, data=None, drive=True):
     """Joint torques and joint reaction wrenches for positions ``q``, velocities ``qd``, accelerations ``qdd``.
 
     ``gravity``: 3-vector in the world (root-link) frame, default ``(0, 0, -9.81)``. ``external_wrenches``:
     ``{link: [fx, fy, fz, tx, ty, tz]}`` applied on the link by the environment, link frame, about its origin.
     One state (``q`` ``(nq,)``, the others ``(nv,)``) or a batch ``(N, nq)``, ``(N, nv)``. ``data``: a
     ``robot.data()`` to compute in (the result's arrays are then views of it).
+    ``drive``: with each drive's rotor inertia and friction (:mod:`~rne_dynamics.model.drive`; the default) or,
+    ``False``, rigid-body dynamics only.
     """
-    return INVERSE_DYNAMICS(robot, data, (q, qd, qdd), gravity, external_wrenches)
+    return INVERSE_DYNAMICS(robot, data, (q, qd, qdd), gravity, external_wrenches, drive=drive)
 
 
 def bias_torques(robot, q, qd, *, gravity=None, data=None):

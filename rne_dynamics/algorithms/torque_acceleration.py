@@ -22,17 +22,20 @@ gravity (``a_0 = -g``), ``vd_i``, ``vdd_i`` are the true body acceleration and i
         taudd_i = S_i^T fdd_i,   G = fd_i + vJ x* f_i,   H = fdd_i + vJ x* G + aJ x* f_i + vJ x* fd_i
         fdd_λ += X_i^T H,   fd_λ += X_i^T G,   f_λ += X_i^T f_i
 
-Mimic bodies and a floating base as in the torque rate. Drives add ``armature qdddd + damping qddd``; Coulomb
-friction is constant wherever ``qd != 0`` and adds nothing.
+Mimic bodies and a floating base as in the torque rate; the terms up to ``ad_i``, ``fd_i`` are the torque rate's
+(:func:`~rne_dynamics.algorithms.torque_rate.rate_motion`). Drives add ``armature qdddd + damping qddd``
+(:func:`~rne_dynamics.model.drive.drive_rates_add`); Coulomb friction is constant wherever ``qd != 0`` and adds
+nothing.
 """
 from collections import namedtuple
 
 from .._jit import arithmetic_kernel, carve, layout
-from ..model.joints import X_up
+from ..model.drive import drive_rates_add
 from ..model.robot import S_times_add, S_transpose_times_add
 from ..model.spatial import (add_scaled, base_acceleration, cross_force_add, cross_motion_add, force_to_parent_add,
                              inertia_times, motion_to_child)
 from .driver import Algorithm
+from .torque_rate import rate_forces, rate_motion
 
 AccelerationMemory = namedtuple("AccelerationMemory",
                                 "tau_acceleration R p v vd vdd a ad add f fd fdd vJ aJ jJ Iv Ivd Ivdd A B T G H")
@@ -79,33 +82,14 @@ def newton_euler_acceleration(m, w, q, qd, qdd, qddd, qdddd, gravity):
     base_acceleration(gravity, a[-1])
     for i in range(m.nb):
         λ = m.parent[i]
-        X_up(m, i, q, R[i], p[i])
-        vJ[i] = 0.0
-        S_times_add(m, i, qd, 1.0, vJ[i])
-        aJ[i] = 0.0
-        S_times_add(m, i, qdd, 1.0, aJ[i])
+        rate_motion(m, i, q, qd, qdd, qddd, R[i], p[i], v, vd, a, ad, vJ[i], aJ[i], A, T, B)  # T = V
         jJ[:] = 0.0
         S_times_add(m, i, qddd, 1.0, jJ)
-        motion_to_child(R[i], p[i], v[λ], v[i])
-        add_scaled(v[i], 1.0, vJ[i])
-        motion_to_child(R[i], p[i], vd[λ], T)  # V = X_i vd_λ
-        vd[i] = 0.0  # (rows are copied by adding: a slice copy would need reference counting)
-        add_scaled(vd[i], 1.0, T)
-        cross_motion_add(v[i], vJ[i], 1.0, vd[i])
-        add_scaled(vd[i], 1.0, aJ[i])
         motion_to_child(R[i], p[i], vdd[λ], vdd[i])
         cross_motion_add(T, vJ[i], 1.0, vdd[i])
         cross_motion_add(vd[i], vJ[i], 1.0, vdd[i])
         cross_motion_add(v[i], aJ[i], 1.0, vdd[i])
         add_scaled(vdd[i], 1.0, jJ)
-        motion_to_child(R[i], p[i], a[λ], A)
-        motion_to_child(R[i], p[i], ad[λ], B)
-        ad[i] = 0.0
-        add_scaled(ad[i], 1.0, B)
-        cross_motion_add(A, vJ[i], 1.0, ad[i])
-        add_scaled(ad[i], 1.0, jJ)
-        cross_motion_add(vd[i], vJ[i], 1.0, ad[i])
-        cross_motion_add(v[i], aJ[i], 1.0, ad[i])
         motion_to_child(R[i], p[i], add[λ], add[i])
         cross_motion_add(B, vJ[i], 2.0, add[i])
         T[:] = 0.0
@@ -116,18 +100,8 @@ def newton_euler_acceleration(m, w, q, qd, qdd, qddd, qdddd, gravity):
         cross_motion_add(vdd[i], vJ[i], 1.0, add[i])
         cross_motion_add(vd[i], aJ[i], 2.0, add[i])
         cross_motion_add(v[i], jJ, 1.0, add[i])
-        a[i] = 0.0
-        add_scaled(a[i], 1.0, A)
-        add_scaled(a[i], 1.0, aJ[i])
-        cross_motion_add(v[i], vJ[i], 1.0, a[i])
-        inertia_times(m.mass[i], m.h[i], m.I[i], v[i], Iv)
-        inertia_times(m.mass[i], m.h[i], m.I[i], vd[i], Ivd)
+        rate_forces(m, i, v, vd, a, ad, Iv, Ivd, f, fd)
         inertia_times(m.mass[i], m.h[i], m.I[i], vdd[i], Ivdd)
-        inertia_times(m.mass[i], m.h[i], m.I[i], a[i], f[i])
-        cross_force_add(v[i], Iv, f[i])
-        inertia_times(m.mass[i], m.h[i], m.I[i], ad[i], fd[i])
-        cross_force_add(vd[i], Iv, fd[i])
-        cross_force_add(v[i], Ivd, fd[i])
         inertia_times(m.mass[i], m.h[i], m.I[i], add[i], fdd[i])
         cross_force_add(vdd[i], Iv, fdd[i])
         cross_force_add(vd[i], Ivd, fdd[i])
@@ -148,16 +122,14 @@ def newton_euler_acceleration(m, w, q, qd, qdd, qddd, qdddd, gravity):
         force_to_parent_add(R[i], p[i], H, fdd[λ])
         force_to_parent_add(R[i], p[i], G, fd[λ])
         force_to_parent_add(R[i], p[i], f[i], f[λ])
-    for c in range(m.ncol):  # zero on the base's and mimic columns
-        k = m.col_v[c]
-        taudd[k] += m.armature[c] * qdddd[k] + m.damping[c] * qddd[k]
+    drive_rates_add(m, qddd, qdddd, taudd)
 
 
 TORQUE_ACCELERATION = Algorithm(newton_euler_acceleration, acceleration_memory, ("q", "qd", "qdd", "qddd", "qdddd"),
                                 "the torque accelerations", gravity=True)
 
 
-def torque_acceleration(robot, q, qd, qdd, qddd, qdddd, *, gravity=None, data=None):
+def torque_acceleration(robot, q, qd, qdd, qddd, qdddd, *, gravity=None, data=None, drive=True):
     """``d2 tau / dt2`` ``(…, nv)`` (N·m/s² or N/s²) along a motion through ``(q, qd, qdd, qddd)`` with snap
     ``qdddd``: the second time derivative of :func:`~rne_dynamics.inverse_dynamics`'s torques, drive terms included
     (module docstring). With a floating base, ``qd[:6]`` is the base's twist in its own frame and ``qdd[:6]`` ..
@@ -165,5 +137,7 @@ def torque_acceleration(robot, q, qd, qdd, qddd, qdddd, *, gravity=None, data=No
 
     ``gravity``: 3-vector in the root-link frame, default ``(0, 0, -9.81)``. One state (``q`` ``(nq,)``, the others
     ``(nv,)``) or a batch ``(N, nq)``, ``(N, nv)``. ``data``: a ``robot.data()`` to compute in.
+    ``drive``: with each drive's rotor inertia and friction (:mod:`~rne_dynamics.model.drive`; the default) or,
+    ``False``, rigid-body dynamics only.
     """
-    return TORQUE_ACCELERATION(robot, data, (q, qd, qdd, qddd, qdddd), gravity)
+    return TORQUE_ACCELERATION(robot, data, (q, qd, qdd, qddd, qdddd), gravity, drive=drive)

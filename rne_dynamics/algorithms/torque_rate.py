@@ -19,25 +19,27 @@ acceleration (``a_0 = -g``), so the true body acceleration ``vd_i = dv_i/dt`` is
 
 A mimic body moves at ``q_mult`` times its source's rates and its load reaches the source scaled by ``q_mult``, as
 in :func:`~rne_dynamics.algorithms.rnea.newton_euler` (``S_times_add``, ``S_transpose_times_add``). Drives add
-``armature qddd + damping qdd``; Coulomb friction ``sign(qd)`` is constant wherever ``qd != 0`` and adds nothing.
+``armature qddd + damping qdd`` (:func:`~rne_dynamics.model.drive.drive_rates_add`); Coulomb friction ``sign(qd)``
+is constant wherever ``qd != 0`` and adds nothing.
 """
 from collections import namedtuple
 
-from .._jit import arithmetic_kernel, carve, layout
+from .._jit import arithmetic_kernel, carve, helper, layout
+from ..model.drive import drive_rates_add
 from ..model.joints import X_up
 from ..model.robot import S_times_add, S_transpose_times_add
 from ..model.spatial import (add_scaled, base_acceleration, cross_force_add, cross_motion_add, force_to_parent_add,
                              inertia_times, motion_to_child)
 from .driver import Algorithm
 
-RateMemory = namedtuple("RateMemory", "tau_rate R p v vd a ad f fd vJ aJ Iv Ivd Sf")
+RateMemory = namedtuple("RateMemory", "tau_rate R p v vd a ad f fd vJ aJ Iv Ivd Sf A V B")
 
 
 @layout
 def rate_memory(block, m):
     """``d tau / dt``, then per body the pose ``(R, p)`` and the joint velocity ``vJ``; per body and a base row
     last, ``v, vd, a, ad, f, fd`` (the step sets the base rows: at rest, gravity in ``a``); scratch ``aJ, Iv,
-    Ivd, Sf``."""
+    Ivd, Sf`` and :func:`rate_motion`'s ``A, V, B``."""
     n = m.nb + 1
     tau_rate, results = carve(block, 0, (m.nv,))
     R, o = carve(block, results, (m.nb, 3, 3))
@@ -52,14 +54,62 @@ def rate_memory(block, m):
     aJ, o = carve(block, o, (6,))
     Iv, o = carve(block, o, (6,))
     Ivd, o = carve(block, o, (6,))
-    Sf, end = carve(block, o, (6,))
-    return RateMemory(tau_rate, R, p, v, vd, a, ad, f, fd, vJ, aJ, Iv, Ivd, Sf), results, end
+    Sf, o = carve(block, o, (6,))
+    A, o = carve(block, o, (6,))
+    V, o = carve(block, o, (6,))
+    B, end = carve(block, o, (6,))
+    return RateMemory(tau_rate, R, p, v, vd, a, ad, f, fd, vJ, aJ, Iv, Ivd, Sf, A, V, B), results, end
+
+
+@helper
+def rate_motion(m, i, q, qd, qdd, qddd, R, p, v, vd, a, ad, vJ, aJ, A, V, B):
+    """Body ``i``'s pose ``(R, p)`` in its parent, joint rates ``vJ = S_i qd_i``, ``aJ = S_i qdd_i``, and ``v_i,
+    vd_i, a_i, ad_i`` from its parent's (module docstring); leaves ``A = X_i a_λ``, ``V = X_i vd_λ`` and ``B = X_i
+    ad_λ`` for the next order (:mod:`~rne_dynamics.algorithms.torque_acceleration`)."""
+    λ = m.parent[i]
+    X_up(m, i, q, R, p)
+    vJ[:] = 0.0
+    S_times_add(m, i, qd, 1.0, vJ)
+    aJ[:] = 0.0
+    S_times_add(m, i, qdd, 1.0, aJ)
+    motion_to_child(R, p, v[λ], v[i])
+    add_scaled(v[i], 1.0, vJ)
+    motion_to_child(R, p, vd[λ], V)
+    vd[i] = 0.0  # (rows are copied by adding: a slice copy would need reference counting)
+    add_scaled(vd[i], 1.0, V)
+    cross_motion_add(v[i], vJ, 1.0, vd[i])
+    add_scaled(vd[i], 1.0, aJ)
+    motion_to_child(R, p, a[λ], A)
+    motion_to_child(R, p, ad[λ], B)
+    ad[i] = 0.0
+    add_scaled(ad[i], 1.0, B)
+    cross_motion_add(A, vJ, 1.0, ad[i])
+    S_times_add(m, i, qddd, 1.0, ad[i])
+    cross_motion_add(vd[i], vJ, 1.0, ad[i])
+    cross_motion_add(v[i], aJ, 1.0, ad[i])
+    a[i] = 0.0
+    add_scaled(a[i], 1.0, A)
+    add_scaled(a[i], 1.0, aJ)
+    cross_motion_add(v[i], vJ, 1.0, a[i])
+
+
+@helper
+def rate_forces(m, i, v, vd, a, ad, Iv, Ivd, f, fd):
+    """``f_i = I_i a_i + v_i x* I_i v_i`` and ``fd_i = I_i ad_i + vd_i x* I_i v_i + v_i x* I_i vd_i``, leaving
+    ``Iv = I_i v_i`` and ``Ivd = I_i vd_i``."""
+    inertia_times(m.mass[i], m.h[i], m.I[i], v[i], Iv)
+    inertia_times(m.mass[i], m.h[i], m.I[i], vd[i], Ivd)
+    inertia_times(m.mass[i], m.h[i], m.I[i], a[i], f[i])
+    cross_force_add(v[i], Iv, f[i])
+    inertia_times(m.mass[i], m.h[i], m.I[i], ad[i], fd[i])
+    cross_force_add(vd[i], Iv, fd[i])
+    cross_force_add(v[i], Ivd, fd[i])
 
 
 @arithmetic_kernel
 def newton_euler_rate(m, w, q, qd, qdd, qddd, gravity):
     """``d tau / dt`` for one state (module docstring)."""
-    tau_rate, R, p, v, vd, a, ad, f, fd, vJ, aJ, Iv, Ivd, Sf = w
+    tau_rate, R, p, v, vd, a, ad, f, fd, vJ, aJ, Iv, Ivd, Sf, A, V, B = w
     v[-1] = 0.0
     vd[-1] = 0.0
     a[-1] = 0.0
@@ -68,32 +118,8 @@ def newton_euler_rate(m, w, q, qd, qdd, qddd, gravity):
     fd[-1] = 0.0
     base_acceleration(gravity, a[-1])
     for i in range(m.nb):
-        λ = m.parent[i]
-        X_up(m, i, q, R[i], p[i])
-        vJ[i] = 0.0
-        S_times_add(m, i, qd, 1.0, vJ[i])
-        aJ[:] = 0.0
-        S_times_add(m, i, qdd, 1.0, aJ)
-        motion_to_child(R[i], p[i], v[λ], v[i])
-        add_scaled(v[i], 1.0, vJ[i])
-        motion_to_child(R[i], p[i], vd[λ], vd[i])
-        cross_motion_add(v[i], vJ[i], 1.0, vd[i])
-        add_scaled(vd[i], 1.0, aJ)
-        motion_to_child(R[i], p[i], a[λ], a[i])  # X_i a_λ, completed below once ad_i has used it
-        motion_to_child(R[i], p[i], ad[λ], ad[i])
-        cross_motion_add(a[i], vJ[i], 1.0, ad[i])
-        S_times_add(m, i, qddd, 1.0, ad[i])
-        cross_motion_add(vd[i], vJ[i], 1.0, ad[i])
-        cross_motion_add(v[i], aJ, 1.0, ad[i])
-        add_scaled(a[i], 1.0, aJ)
-        cross_motion_add(v[i], vJ[i], 1.0, a[i])
-        inertia_times(m.mass[i], m.h[i], m.I[i], v[i], Iv)
-        inertia_times(m.mass[i], m.h[i], m.I[i], vd[i], Ivd)
-        inertia_times(m.mass[i], m.h[i], m.I[i], a[i], f[i])
-        cross_force_add(v[i], Iv, f[i])
-        inertia_times(m.mass[i], m.h[i], m.I[i], ad[i], fd[i])
-        cross_force_add(vd[i], Iv, fd[i])
-        cross_force_add(v[i], Ivd, fd[i])
+        rate_motion(m, i, q, qd, qdd, qddd, R[i], p[i], v, vd, a, ad, vJ[i], aJ, A, V, B)
+        rate_forces(m, i, v, vd, a, ad, Iv, Ivd, f, fd)
     tau_rate[:] = 0.0
     for i in range(m.nb - 1, -1, -1):
         λ = m.parent[i]
@@ -103,15 +129,13 @@ def newton_euler_rate(m, w, q, qd, qdd, qddd, gravity):
         add_scaled(fd[i], 1.0, Sf)
         force_to_parent_add(R[i], p[i], fd[i], fd[λ])
         force_to_parent_add(R[i], p[i], f[i], f[λ])
-    for c in range(m.ncol):  # zero on the base's and mimic columns
-        k = m.col_v[c]
-        tau_rate[k] += m.armature[c] * qddd[k] + m.damping[c] * qdd[k]
+    drive_rates_add(m, qdd, qddd, tau_rate)
 
 
 TORQUE_RATE = Algorithm(newton_euler_rate, rate_memory, ("q", "qd", "qdd", "qddd"), "the torque rates", gravity=True)
 
 
-def torque_rate(robot, q, qd, qdd, qddd, *, gravity=None, data=None):
+def torque_rate(robot, q, qd, qdd, qddd, *, gravity=None, data=None, drive=True):
     """``d tau / dt`` ``(…, nv)`` (N·m/s or N/s) along a motion through ``(q, qd, qdd)`` with jerk ``qddd``: the
     time derivative of :func:`~rne_dynamics.inverse_dynamics`'s torques, drive terms included (module docstring).
     With a floating base, ``qd[:6]`` is the base's twist in its own frame and ``qdd[:6]``, ``qddd[:6]`` are the time
@@ -119,5 +143,7 @@ def torque_rate(robot, q, qd, qdd, qddd, *, gravity=None, data=None):
 
     ``gravity``: 3-vector in the root-link frame, default ``(0, 0, -9.81)``. One state (``q`` ``(nq,)``, the others
     ``(nv,)``) or a batch ``(N, nq)``, ``(N, nv)``. ``data``: a ``robot.data()`` to compute in.
+    ``drive``: with each drive's rotor inertia and friction (:mod:`~rne_dynamics.model.drive`; the default) or,
+    ``False``, rigid-body dynamics only.
     """
-    return TORQUE_RATE(robot, data, (q, qd, qdd, qddd), gravity)
+    return TORQUE_RATE(robot, data, (q, qd, qdd, qddd), gravity, drive=drive)

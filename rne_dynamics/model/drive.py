@@ -1,8 +1,10 @@
 """The drive layer: everything between a rigid joint and its actuator, per joint of ``robot.joint_names``.
 
 - ``armature`` (rotor inertia reflected to the joint, kg m^2 or kg), ``damping`` (viscous friction, N m s/rad),
-  ``friction`` (Coulomb, N m): terms of the rigid joint's torque, ``tau = ... + armature qdd + damping qd +
-  friction sign(qd)``, in every algorithm (the kernels read them from the model buffers).
+  ``friction`` (Coulomb, N m): terms of the rigid joint's torque, ``tau = tau_rigid + armature qdd + damping qd +
+  friction sign(qd)``. The algorithms take them from the compiled drive steps below (the rotor inertia also enters
+  the articulated-body pivots); a call with ``drive=False`` runs on the rigid-body model, whose drive terms are zero
+  (:attr:`Robot.rigid_body_fdata <rne_dynamics.model.robot.Robot.rigid_body_fdata>`).
 - ``stiffness`` ``K`` (N m/rad, N/m), ``spring_damping`` ``D`` (N m s/rad), ``rest_offset`` ``q0``: a joint with
   ``K > 0`` is elastic. In Khalil's lumped model (:mod:`~rne_dynamics.algorithms.elastic`) its force is
   ``-K (q - q0) - D qd``; in the motor-link model (:mod:`~rne_dynamics.algorithms.flexible`) the spring sits between
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import yaml
 
+from .._jit import arithmetic_kernel, helper
 from ..errors import ModelError
 
 #: The drive parameters, in the order of :meth:`Robot.with_drive`; the rigid joint's three first.
@@ -28,6 +31,54 @@ ELASTIC = ("stiffness", "spring_damping", "rest_offset", "motor_inertia", "gear_
 PARAMETERS = RIGID + ELASTIC
 #: Values of a joint nobody described: rigid, direct drive.
 DEFAULTS = {"stiffness": 0.0, "spring_damping": 0.0, "rest_offset": 0.0, "motor_inertia": 0.0, "gear_ratio": 1.0}
+
+
+@helper
+def drive_friction(m, c, qd_c):
+    """Viscous and Coulomb friction of motion column ``c`` at velocity ``qd_c``: ``damping qd + friction sign(qd)``."""
+    return m.damping[c] * qd_c + m.friction[c] * np.sign(qd_c)
+
+
+@helper
+def drive_torque(m, c, qd_c, qdd_c):
+    """The torque of column ``c``'s drive beyond the rigid body's: ``armature qdd + damping qd + friction
+    sign(qd)``."""
+    return m.armature[c] * qdd_c + drive_friction(m, c, qd_c)
+
+
+@arithmetic_kernel
+def drive_torques_add(m, qd, qdd, tau):
+    """``tau += armature qdd + damping qd + friction sign(qd)``, :func:`drive_torque` of every column (zero on the
+    base's and mimic columns)."""
+    for c in range(m.ncol):
+        k = m.col_v[c]
+        tau[k] += drive_torque(m, c, qd[k], qdd[k])
+
+
+@arithmetic_kernel
+def drive_rates_add(m, rate, rate_of_rate, out):
+    """A time derivative of the drive torques, ``out += armature d/dt(qdd) + damping d/dt(qd)`` with ``rate`` the
+    derivative of ``qd`` and ``rate_of_rate`` that of ``qdd`` (``qdd, qddd`` for ``d tau / dt``; ``qddd, qdddd``
+    for ``d2 tau / dt2``); Coulomb friction is constant wherever ``qd != 0`` and adds nothing."""
+    for c in range(m.ncol):
+        k = m.col_v[c]
+        out[k] += m.armature[c] * rate_of_rate[k] + m.damping[c] * rate[k]
+
+
+@arithmetic_kernel
+def drive_jacobians_add(m, dtau_dqd, dtau_dqdd):
+    """The drives' share of ``d tau / d qd`` (``damping`` on the diagonal; Coulomb's derivative is zero wherever
+    ``qd != 0``, taken as zero at 0) and of ``d tau / d qdd`` (the rotor inertia: :func:`rotor_inertia_add`)."""
+    for c in range(m.ncol):
+        dtau_dqd[m.col_v[c], m.col_v[c]] += m.damping[c]
+    rotor_inertia_add(m, dtau_dqdd)
+
+
+@arithmetic_kernel
+def rotor_inertia_add(m, M):
+    """``M += diag(armature)``: each rotor's inertia reflected to its joint (zero on the base's and mimic columns)."""
+    for c in range(m.ncol):
+        M[m.col_v[c], m.col_v[c]] += m.armature[c]
 
 
 @dataclass(frozen=True, eq=False)

@@ -174,6 +174,16 @@ class Robot:
         object.__setattr__(self, "fdata", fdata)
         object.__setattr__(self, "idata", idata)
 
+    @cached_property
+    def rigid_body_fdata(self):
+        """``fdata`` with no drive terms (armature, damping and friction zero): the model of a ``drive=False`` call,
+        rigid-body dynamics only."""
+        zero = np.zeros(self.nv)
+        fdata = pack(self.bodies, self.joint_bodies, [self.link_frames[name] for name in self.link_names],
+                     zero, zero, zero)[0]
+        fdata.setflags(write=False)
+        return fdata
+
     def _per_coordinate(self, per_joint, base=0.0):
         """A per-joint array of ``joint_names`` spread over the velocity coordinates (``base`` on the base's)."""
         out = np.full(self.nv, base)
