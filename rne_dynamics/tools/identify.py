@@ -27,9 +27,9 @@ YAML_PERIOD = 0.01   # s between the points of excitation.yaml
 
 
 def run_identify(robot_path, motion_path, *, payload=None, friction=False, output="rne_identified",
-                 topic=DEFAULT_TOPIC, window=DEFAULT_WINDOW, xacro_args=None, package_paths=None, print_=print):
+                 topic=DEFAULT_TOPIC, window=DEFAULT_WINDOW, print_=print, **source):
     """The ``identify`` command: read, identify, print, then write the three files."""
-    robot = load_robot(robot_path, xacro_args, package_paths)
+    robot = load_robot(robot_path, **source)
     if payload is None and not friction:
         raise MotionError("nothing to identify: give --payload LINK and/or --friction")
     if payload is not None and payload not in robot.link_names:
@@ -127,9 +127,9 @@ def residual_figure(robot, motion, result):
 
 
 def run_excite(robot_path, *, payload=None, friction=True, period=10.0, harmonics=5, iterations=20, seed=0,
-               sample_period=1e-3, output="rne_excitation", xacro_args=None, package_paths=None, print_=print):
+               sample_period=1e-3, output="rne_excitation", print_=print, **source):
     """The ``excite`` command: the trajectory, its samples, the two files."""
-    robot = load_robot(robot_path, xacro_args, package_paths)
+    robot = load_robot(robot_path, **source)
     if robot.dof == 0:
         raise MotionError(f"{robot_path}: robot '{robot.name}' has no movable joint to excite")
     if payload is not None and payload not in robot.link_names:
