@@ -4,8 +4,8 @@ and the exciting trajectory to record.
 identify: MOTION as ``loads`` reads it (CSV or rosbag2), with a measured effort per joint (``<joint>.effort`` or
 ``<joint>.torque`` columns; a bag's ``JointState.effort``); velocities and accelerations from the recording when
 present, else by the zero-phase local cubic (Savitzky-Golay) fits of ``loads`` over ``--window`` seconds. Writes into
-DIR, only once everything is computed: ``identified.yaml`` (the CONTRACT layout), ``parameters.yaml`` (a ROS 2
-parameter file for the nodes: ``--params-file``) and ``residuals.png``.
+DIR, only once everything is computed: ``identified.yaml`` (estimates and standard deviations), ``parameters.yaml``
+(a ROS 2 parameter file for the nodes: ``--params-file``) and ``residuals.png``.
 
 excite: writes ``excitation.csv`` (``time``, then ``<joint>.position``, ``.velocity``, ``.acceleration``,
 ``.torque``: the ``plan`` layout, readable by ``loads``) sampled every ``--sample-period`` (1 ms), and
