@@ -280,9 +280,11 @@ def lock_joints(robot, positions):
         return X[:3, :3] @ R, X[:3, :3] @ p + X[:3, 3]
 
     kept = [i for i in range(len(bodies)) if i not in held]
-    new_bodies = [replace(bodies[i], parent=new_index[ancestor[i]], **dict(zip(
-        ("R_tree", "p_tree"), to_ancestor(bodies[i].parent, bodies[i].R_tree, bodies[i].p_tree)
-        if bodies[i].parent in held else (bodies[i].R_tree, bodies[i].p_tree)))) for i in kept]
+    new_bodies = []
+    for i in kept:  # a moving body's joint frame, from a locked parent's frame to its new parent's
+        b = bodies[i]
+        R, p = to_ancestor(b.parent, b.R_tree, b.p_tree) if b.parent in held else (b.R_tree, b.p_tree)
+        new_bodies.append(replace(b, parent=new_index[ancestor[i]], R_tree=R, p_tree=p))
     for i in sorted(held):
         b, a = bodies[i], new_index[ancestor[i]]
         if a >= 0:
