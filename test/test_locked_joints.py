@@ -180,6 +180,10 @@ def test_a_five_bar_with_a_motor_locked_is_a_four_bar():
     four_bar = rd.closed_loop_inverse_dynamics(locked, [0.1], [0.5], [-0.3])
     five_bar = rd.closed_loop_inverse_dynamics(robot, [0.0, 0.1], [0.0, 0.5], [0.0, -0.3])
     assert abs(four_bar.torques[0] - five_bar.torques[1]) < 1e-9 * max(1.0, abs(five_bar.torques[1]))
+    every_joint = {name: 0.0 for name in robot.joint_names}  # both sides of the cut on the world: no loop left
+    with pytest.raises(rd.ModelError, match="loop 'tip': link_a 'distal_left' and link_b 'distal_right' become one "
+                                            "rigid body"):
+        robot.with_locked_joints(every_joint)
 
 
 @pytest.mark.parametrize("locked, message", [

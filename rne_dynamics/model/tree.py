@@ -294,6 +294,10 @@ def lock_joints(robot, positions):
             new_bodies[a] = new_bodies[a].with_mass_added(b.mass, p, R @ I_com @ R.T)
     link_frames = {link: (new_index[ancestor[i]], *to_ancestor(i, R, p)) if i in held else (new_index[i], R, p)
                    for link, (i, R, p) in robot.link_frames.items()}
+    for c in robot.loops.closures if robot.loops else ():  # as read_loops refuses them
+        if link_frames[c.link_a][0] == link_frames[c.link_b][0]:
+            raise ModelError(f"locked joints: loop '{c.name}': link_a '{c.link_a}' and link_b '{c.link_b}' become one "
+                             "rigid body; a cut joint joins two bodies")
 
     def fail(message):
         raise ModelError(f"locked joints: {message}")
