@@ -163,6 +163,7 @@ class Robot:
     source: str = "<robot>"
     loops: object = None    # model.loops.Loops: the loop closures and actuated joints of a closed-chain robot
     transmission: object = None  # the elastic drives (rne_dynamics.model.drive.Transmission); None: rigid
+    locked_joints: dict = field(default_factory=dict)  # joint -> its position (a tuple), for joints held fixed
     fdata: np.ndarray = field(init=False, repr=False)
     idata: np.ndarray = field(init=False, repr=False)
 
@@ -359,6 +360,18 @@ class Robot:
                 for label, given in elastic.items()})
         return replace(self, **values)
 
+    def with_locked_joints(self, positions):
+        """A new robot with the joints of ``positions`` ``{joint: position}`` held fixed there (Pinocchio's
+        ``buildReducedModel``): ``q``, ``v`` and ``joint_names`` lose their coordinates, and each locked joint's
+        child links join its parent's body as a fixed joint's do (inertia moved with rotation and the parallel-axis
+        theorem); the other joints keep their drive values. A position is a number, or for a joint of several
+        coordinates a sequence in ``q``'s order (a floating base ``[x, y, z, qx, qy, qz, qw]``: locking it fixes
+        the base there). A mimic joint is locked with its source (naming it too, at the position it follows, is
+        allowed; naming it alone is refused). ``locked_joints`` records every joint held, with its position.
+        :class:`ModelError` names an unknown joint or a bad position."""
+        from .tree import lock_joints  # tree builds robots
+        return lock_joints(self, positions)
+
     @property
     def elastic_joints(self):
         """The joints of ``joint_names`` with an elastic transmission (``stiffness > 0``), in that order."""
@@ -370,9 +383,9 @@ class Robot:
             for name, value in given.items():
                 if name not in self.joint_names:
                     joint = self.joints.get(name)
-                    why = ("" if joint is None else f" ('{name}' is a {joint.type} joint, which has no drive)"
-                           if joint.mimic is None else f" ('{name}' is a mimic joint of '{joint.mimic[0]}', driven "
-                           "through it)")
+                    why = ("" if joint is None else f" ('{name}' is locked)" if name in self.locked_joints
+                           else f" ('{name}' is a {joint.type} joint, which has no drive)" if joint.mimic is None
+                           else f" ('{name}' is a mimic joint of '{joint.mimic[0]}', driven through it)")
                     raise ModelError(f"{label}: robot '{self.name}' has no movable joint '{name}'{why}")
                 out[self.joint_names.index(name)] = value
         else:

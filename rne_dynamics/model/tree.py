@@ -2,16 +2,17 @@
 
 Checks the structure (one root, no cycle, every joint's links defined, mimic joints resolvable), merges links
 joined by fixed joints into one body (inertia lumped with rotation and the parallel-axis theorem), numbers bodies
-in topological order and collects warnings about implausible mass models.
+in topological order and collects warnings about implausible mass models. :func:`lock_joints` merges the bodies of
+joints held at given positions the same way (Pinocchio's ``buildReducedModel``).
 """
 import warnings
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
-from ..errors import ModelWarning
+from ..errors import ModelError, ModelWarning
 from .body import Body, JointInfo, inertia_problem, triangle_problem
-from .joints import FREE_FLYER, NQ, NV, is_revolute, joint_code, motion_subspace
+from .joints import FREE_FLYER, NQ, NV, QUATERNION_START, is_revolute, joint_code, motion_subspace
 from .robot import Robot
 
 #: The name of the free-flyer that ``floating_base=True`` puts between the world and the root link (Pinocchio's).
@@ -27,12 +28,20 @@ class LinkSpec:
     I_com: np.ndarray = field(default_factory=lambda: np.zeros((3, 3)))
 
 
-def build_robot(name, links, joints, origins, *, error, source="<robot>", floating_base=False):
+#: ``check_inertia`` values: refuse a link inertia that no body has, or load it as given with a warning.
+CHECK_INERTIA = ("error", "warn")
+
+
+def build_robot(name, links, joints, origins, *, error, source="<robot>", floating_base=False, check_inertia="error"):
     """Build a Robot. ``links``: LinkSpec list; ``joints``: JointInfo list; ``origins[joint] = (R, p)``, the joint
     frame in its parent link frame; ``error``: the exception class to raise (names the element at fault);
-    ``floating_base``: put a free-flyer between the world and the root link."""
+    ``floating_base``: put a free-flyer between the world and the root link; ``check_inertia="warn"``: a moving
+    link's indefinite (or asymmetric) inertia is kept with a warning instead of refused (a non-finite one never)."""
     def fail(message):
         raise error(f"{source}: {message}")
+
+    if check_inertia not in CHECK_INERTIA:
+        fail(f"check_inertia is one of {', '.join(map(repr, CHECK_INERTIA))}, not {check_inertia!r}")
 
     notes = []
 
@@ -108,10 +117,15 @@ def build_robot(name, links, joints, origins, *, error, source="<robot>", floati
     for link in links:
         body, R, p = frame[link.name]
         problem = inertia_problem(link.I_com)
-        if problem and body >= 0:
-            fail(f"link '{link.name}': inertia is {problem}")
-        if problem:
+        if problem and body < 0:
             notes.append(f"link '{link.name}': inertia is {problem}; ignored, the link is fixed to the world")
+        elif problem and (check_inertia == "error" or not np.isfinite(link.I_com).all()):
+            fail(f"link '{link.name}': inertia is {problem}"
+                 + ("" if not np.isfinite(link.I_com).all() else "; no rigid body has it (check_inertia='warn' "
+                    "loads it as given, with a warning; CLI: --check-inertia warn)"))
+        elif problem:
+            notes.append(f"link '{link.name}': inertia is {problem}; loaded as given (check_inertia='warn'): "
+                         "mass matrices may be indefinite and forward dynamics wrong")
         if link.mass > 0 or np.any(link.I_com):
             if body >= 0:
                 bodies[body] = bodies[body].with_mass_added(link.mass, R @ link.com + p, R @ link.I_com @ R.T)
@@ -198,3 +212,107 @@ def _plausibility_warnings(links, bodies, body_joints):
             messages.append(f"joint '{joint.name}' moves no mass (its whole subtree is massless): the mass matrix "
                             "is singular and forward dynamics undefined unless it gets armature")
     return messages
+
+
+def lock_joints(robot, positions):
+    """``robot`` with the joints of ``positions`` ``{joint: value}`` held at those values (Pinocchio's
+    ``buildReducedModel``): each locked joint's body is merged into its nearest moving ancestor as a fixed joint's
+    child link is (the world's bodies are not counted), so ``q``, ``v`` and ``joint_names`` lose its coordinates.
+    Implements :meth:`Robot.with_locked_joints <rne_dynamics.model.robot.Robot.with_locked_joints>`."""
+    from ..algorithms.configuration import neutral, normalize  # the algorithms import the model
+    from ..algorithms.kinematics import forward_kinematics
+
+    if not hasattr(positions, "items"):
+        raise ModelError(f"locked joints are a mapping {{joint: position}}, not {type(positions).__name__}")
+    bodies, names = robot.bodies, robot.body_joint_names
+    index = {name: i for i, name in enumerate(names)}
+    source = {i: next(k for k, o in enumerate(bodies) if not o.mimic and o.idx_q == b.idx_q)
+              for i, b in enumerate(bodies)}  # the body whose coordinate moves body i (itself, unless a mimic)
+    q = neutral(robot)
+    for name, value in positions.items():
+        i = index.get(name)
+        if i is None:
+            why = (" (it is locked already)" if name in robot.locked_joints else
+                   f" ('{name}' is a fixed joint)" if name in robot.joints else "")
+            raise ModelError(f"locked joint '{name}': robot '{robot.name}' has no movable joint of that name{why}; "
+                             f"its movable joints are {', '.join(names)}")
+        b = bodies[i]
+        try:
+            value = np.array(value, float).reshape(-1)
+        except (TypeError, ValueError):
+            raise ModelError(f"locked joint '{name}': position {value!r} is not a number") from None
+        if value.size != b.nq or not np.isfinite(value).all():
+            order = "" if b.nq == 1 else " (" + " ".join(n.rsplit(".", 1)[1] for n in robot.q_names
+                                                        if n.startswith(name + ".")) + ")"
+            raise ModelError(f"locked joint '{name}': expected {b.nq} finite number(s){order}, got {value.tolist()}")
+        if b.code in QUATERNION_START and abs(np.linalg.norm(value[QUATERNION_START[b.code]:][:4]) - 1) > 1e-6:
+            raise ModelError(f"locked joint '{name}': the quaternion of {value.tolist()} is not of unit norm")
+        if b.mimic and names[source[i]] not in positions:
+            raise ModelError(f"locked joint '{name}': a mimic joint moves with its source '{names[source[i]]}'; lock "
+                             f"'{names[source[i]]}' (its mimic joints are locked with it)")
+        if not b.mimic:
+            q[b.idx_q:b.idx_q + b.nq] = value
+    q = normalize(robot, q)
+    at = {i: q[b.idx_q:b.idx_q + b.nq] if not b.mimic else np.array([b.q_mult * q[b.idx_q] + b.q_offset])
+          for i, b in enumerate(bodies)}
+    for name, value in positions.items():
+        i = index[name]
+        if bodies[i].mimic and abs(float(np.ravel(value)[0]) - at[i][0]) > 1e-9 * max(1.0, abs(at[i][0])):
+            raise ModelError(f"locked joint '{name}': a mimic joint of '{names[source[i]]}', held at {at[i][0]:g} "
+                             f"by it, not {float(np.ravel(value)[0]):g}")
+    held = {i for i in range(len(bodies)) if names[source[i]] in positions}
+
+    # Body poses in the world at q (a body's frame is its joint's child link's); a pose in a locked body is then
+    # carried into its nearest moving ancestor by the composed transform between the two.
+    poses = forward_kinematics(robot, q)
+    world = {i: poses[robot.link_index[robot.joints[b.joint].child if b.joint in robot.joints else robot.root_link]]
+             for i, b in enumerate(bodies)}
+    world[-1] = np.eye(4)
+    ancestor, new_index = {-1: -1}, {-1: -1}
+    for i, b in enumerate(bodies):
+        ancestor[i] = ancestor[b.parent] if b.parent in held else b.parent
+        if i not in held:
+            new_index[i] = len(new_index) - 1
+
+    def to_ancestor(i, R, p):
+        """A pose ``(R, p)`` in body ``i``'s frame, seen from its nearest moving ancestor's."""
+        X = np.linalg.solve(world[ancestor[i]], world[i])
+        return X[:3, :3] @ R, X[:3, :3] @ p + X[:3, 3]
+
+    kept = [i for i in range(len(bodies)) if i not in held]
+    new_bodies = []
+    for i in kept:  # a moving body's joint frame, from a locked parent's frame to its new parent's
+        b = bodies[i]
+        R, p = to_ancestor(b.parent, b.R_tree, b.p_tree) if b.parent in held else (b.R_tree, b.p_tree)
+        new_bodies.append(replace(b, parent=new_index[ancestor[i]], R_tree=R, p_tree=p))
+    for i in sorted(held):
+        b, a = bodies[i], new_index[ancestor[i]]
+        if a >= 0:
+            com = b.h / b.mass if b.mass > 0 else np.zeros(3)
+            R, p = to_ancestor(i, np.eye(3), com)
+            I_com = b.I - b.mass * (com @ com * np.eye(3) - np.outer(com, com))  # RBDA eq. 2.63 reversed
+            new_bodies[a] = new_bodies[a].with_mass_added(b.mass, p, R @ I_com @ R.T)
+    link_frames = {link: (new_index[ancestor[i]], *to_ancestor(i, R, p)) if i in held else (new_index[i], R, p)
+                   for link, (i, R, p) in robot.link_frames.items()}
+    for c in robot.loops.closures if robot.loops else ():  # as read_loops refuses them
+        if link_frames[c.link_a][0] == link_frames[c.link_b][0]:
+            raise ModelError(f"locked joints: loop '{c.name}': link_a '{c.link_a}' and link_b '{c.link_b}' become one "
+                             "rigid body; a cut joint joins two bodies")
+
+    def fail(message):
+        raise ModelError(f"locked joints: {message}")
+
+    base = JointInfo(robot.base_joint, "floating", "world", robot.root_link)
+    new_bodies, joint_names = _resolve_coordinates(new_bodies, [robot.joints.get(names[i], base) for i in kept], fail)
+    keep = [robot.joint_names.index(n) for n in joint_names]
+    body_of = {b.joint: k for k, b in enumerate(new_bodies)}
+    locked = {names[i]: tuple(at[i].tolist()) for i in sorted(held)}
+    transmission = robot.transmission and type(robot.transmission)(
+        *(getattr(robot.transmission, f.name)[keep] for f in fields(robot.transmission)))
+    loops = robot.loops and replace(robot.loops, actuated=tuple(a for a in robot.loops.actuated if a in joint_names))
+    return replace(
+        robot, joint_names=joint_names, bodies=tuple(new_bodies), joint_bodies=tuple(body_of[n] for n in joint_names),
+        link_frames=link_frames, base_joint=None if robot.base_joint in locked else robot.base_joint,
+        armature=robot.armature[keep], damping=robot.damping[keep], friction=robot.friction[keep],
+        transmission=transmission, loops=loops, locked_joints={**robot.locked_joints, **locked},
+        warnings=tuple(w for w in robot.warnings if not any(f"joint '{n}'" in w for n in locked)))

@@ -19,7 +19,8 @@ from .tree import LinkSpec, build_robot
 from .xacro_expand import expand, is_xacro
 
 
-def load_urdf(source, *, floating_base=False, xacro_args=None, package_paths=None, loops=None):
+def load_urdf(source, *, floating_base=False, xacro_args=None, package_paths=None, loops=None, locked_joints=None,
+              check_inertia="error"):
     """Load a robot from a URDF or xacro file path or text. Raises :class:`URDFError` naming the bad element.
 
     ``floating_base=True`` puts a free-flyer joint (``root_joint``) between the world and the root link, as
@@ -36,15 +37,25 @@ def load_urdf(source, *, floating_base=False, xacro_args=None, package_paths=Non
     ``loops``: the loop closures of a closed-chain robot (a loop file path, its YAML text or the same as a dict;
     :mod:`~rne_dynamics.model.loops`), added to the URDF's ``<loop_joint>`` elements; bad closures raise
     :class:`ModelError` naming the closure.
+
+    ``check_inertia``: ``"error"`` (default) refuses a link inertia no rigid body has (indefinite: a negative
+    principal moment) with :class:`URDFError` naming the link and the moment; ``"warn"`` loads it as given, as
+    Pinocchio does, with a :class:`ModelWarning` (also in ``robot.warnings``) naming both: for a model whose tensor is
+    known wrong but whose other numbers are wanted (RNEA then equals Pinocchio's; the mass matrix may be indefinite).
+    A non-finite inertia is always refused.
+
+    ``locked_joints`` ``{joint: position}``: those joints held fixed at those positions, their coordinates gone from
+    ``q`` (:meth:`Robot.with_locked_joints <rne_dynamics.model.robot.Robot.with_locked_joints>`, Pinocchio's
+    ``buildReducedModel``); :class:`ModelError` names an unknown joint or a bad position.
     """
     root, _, where = _description(source, xacro_args, package_paths)
     if root.tag != "robot":
         raise URDFError(f"{where}: the root element is <{root.tag}>, a URDF's is <robot>")
-    robot = _Reader(where).robot(root, floating_base)
+    robot = _Reader(where).robot(root, floating_base, check_inertia)
     urdf_closures = urdf_loop_joints(root, where)
-    if loops is None and not urdf_closures:
-        return robot
-    return replace(robot, loops=read_loops(loops, robot, urdf_closures, where))
+    if loops is not None or urdf_closures:
+        robot = replace(robot, loops=read_loops(loops, robot, urdf_closures, where))
+    return robot if locked_joints is None else robot.with_locked_joints(locked_joints)
 
 
 def expand_xacro(source, *, xacro_args=None, package_paths=None):
@@ -222,7 +233,7 @@ class _Reader:
                          damping, friction, mimic)
         return info, self.origin(element, owner)
 
-    def robot(self, root, floating_base):
+    def robot(self, root, floating_base, check_inertia):
         links, joints, origins = {}, [], {}
         for element in root.findall("link"):
             link = self.link(element)
@@ -236,5 +247,5 @@ class _Reader:
             joints.append(joint)
             origins[joint.name] = origin
         return build_robot(root.get("name") or "robot", list(links.values()), joints, origins, error=URDFError,
-                           source=self.where, floating_base=floating_base)
+                           source=self.where, floating_base=floating_base, check_inertia=check_inertia)
 

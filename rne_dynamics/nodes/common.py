@@ -10,7 +10,12 @@ Per-joint parameters (``armature``, ``viscous_friction``, ``coulomb_friction``; 
 arrays: empty keeps the URDF values (``<dynamics damping friction>``, armature 0; rigid joints, direct drive), one
 value applies to every joint, otherwise one value per
 movable joint in ``robot.joint_names`` order (the movable, non-mimic joints depth-first over the tree, children in
-document order: not the URDF's document order on a branched robot).
+document order: not the URDF's document order on a branched robot; locked joints left out).
+
+``locked_joints`` holds joints fixed (``joint=position`` entries, :meth:`Robot.with_locked_joints`): the model loses
+them, so joint states need not carry them (a gripper published elsewhere). One string array, as
+``external_wrench_topics``: ROS 2 parameters have no map type, and two parallel arrays (names, positions) could not
+be changed together by ``ros2 param set``.
 """
 import array
 import math
@@ -92,6 +97,9 @@ COMMON_PARAMETERS = (
          constraints=PER_JOINT.replace("as the URDF says", "none") + "; >= 0", rebuilds_model=True),
     Spec("gear_ratio", None, DOUBLES, "gear ratio per joint (motor angle / joint angle)",
          constraints=PER_JOINT.replace("as the URDF says", "1") + "; > 0", rebuilds_model=True),
+    Spec("locked_joints", None, STRINGS, "joints held fixed at a position, entries joint=position (rad or m): "
+         "left out of the model, so joint states need not carry them", constraints="joint=position, each a movable "
+         "joint at most once; locking a mimic joint's source locks it too", rebuilds_model=True),
     Spec("diagnostics_rate_hz", 1.0, DOUBLE, "rate of the /diagnostics status (Hz)", 0.1, 100.0),
 )
 #: The node parameters of the elastic drives and the names :meth:`Robot.with_drive` gives them.
@@ -115,10 +123,29 @@ def check_common(name, value):
         finite_values(name, value, 3)
     elif name in ("payload.com", "payload.inertia"):
         finite_values(name, value, 3 if name == "payload.com" else 6)
+    elif name == "locked_joints":
+        locked_positions(value)
     elif name in ("armature", "viscous_friction", "coulomb_friction") or name in ELASTIC_PARAMETERS:
         finite_values(name, value, non_negative=True)
         if name == "gear_ratio" and any(x == 0 for x in value):
             raise ValueError(f"gear_ratio must be > 0, got {list(value)}")
+
+
+def locked_positions(entries):
+    """``{joint: position}`` from the ``joint=position`` entries of ``locked_joints``; ValueError naming a bad one."""
+    out = {}
+    for entry in entries:
+        joint, sep, value = (part.strip() for part in entry.partition("="))
+        try:
+            position = float(value)
+        except ValueError:
+            position = math.nan
+        if not sep or not joint or not math.isfinite(position):
+            raise ValueError(f"locked_joints entry '{entry}' is not joint=position (a finite number)")
+        if joint in out:
+            raise ValueError(f"locked_joints names joint '{joint}' twice")
+        out[joint] = position
+    return out
 
 
 def per_joint(name, values, robot):
@@ -194,6 +221,11 @@ class DynamicsModel:
             robot = replace(robot, loops=read_loops(values["loops_file"], robot))
             if not robot.loops.actuated:
                 raise ModelError(f"loops_file {values['loops_file']}: lists no actuated joint")
+        locked = locked_positions(values["locked_joints"])
+        if locked:
+            robot = robot.with_locked_joints(locked)
+            if robot.dof == 0:
+                raise ModelError(f"locked_joints: every joint of robot '{robot.name}' is locked: nothing to compute")
         link, mass = values["payload.link"], values["payload.mass"]
         if link:
             robot = robot.with_payload(link, mass, values["payload.com"], values["payload.inertia"])

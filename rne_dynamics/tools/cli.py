@@ -39,14 +39,36 @@ def package_path(text):
     return name, directory
 
 
-def robot_options():
-    """The options of every command that reads a ROBOT: xacro arguments and package directories."""
+def locked_joint(text):
+    """An argparse type: ``JOINT=POSITION`` (comma-separated for a joint of several coordinates) as
+    ``(JOINT, value)``."""
+    name, sep, value = text.partition("=")
+    try:
+        numbers = [float(x) for x in value.split(",")]
+    except ValueError:
+        numbers = None
+    if not sep or not name or not numbers:
+        raise argparse.ArgumentTypeError(f"{text!r} is not JOINT=POSITION")
+    return name, numbers[0] if len(numbers) == 1 else numbers
+
+
+def robot_options(model=True):
+    """The options of every command that reads a ROBOT: xacro arguments and package directories; with ``model``,
+    locked joints and the inertia check (``live`` passes the description to the nodes, which have neither)."""
     options = argparse.ArgumentParser(add_help=False)
     options.add_argument("--xacro-arg", metavar="NAME:=VALUE", type=xacro_arg, action="append", default=[],
                          dest="xacro_args", help="an argument of a xacro ROBOT (repeatable)")
     options.add_argument("--package-path", metavar="NAME=DIR", type=package_path, action="append", default=[],
                          dest="package_paths", help="the share directory of a package that $(find NAME) names, "
                          "where the ament index does not have it (repeatable)")
+    if not model:
+        return options
+    options.add_argument("--lock", metavar="JOINT=POSITION", type=locked_joint, action="append", default=[],
+                         dest="locked_joints", help="hold JOINT fixed at POSITION, out of the model (repeatable; "
+                         "comma-separated for a joint of several coordinates)")
+    options.add_argument("--check-inertia", choices=("error", "warn"), default="error",
+                         help="a link inertia no rigid body has (indefinite): refuse it (default), or load it as "
+                         "given with a warning")
     return options
 
 
@@ -63,7 +85,8 @@ def recording_options():
 
 def robot_source(args):
     """``load_urdf``'s keyword arguments for the ROBOT options of ``args``."""
-    return {"xacro_args": dict(args.xacro_args) or None, "package_paths": dict(args.package_paths) or None}
+    return {"xacro_args": dict(args.xacro_args) or None, "package_paths": dict(args.package_paths) or None,
+            "locked_joints": dict(args.locked_joints) or None, "check_inertia": args.check_inertia}
 
 
 def build_parser():
@@ -108,7 +131,7 @@ def build_parser():
     commands.add_parser("benchmark", help="time the library against Pinocchio and print the table",
                         description="Runs benchmarks/bench_dynamics.py of a source checkout; other options are "
                                     "passed to it.")
-    live = commands.add_parser("live", parents=[robot],
+    live = commands.add_parser("live", parents=[robot_options(model=False)],
                                help="the ROS 2 nodes live (pip rclpy is enough): a simulated robot drives "
                                     "the inverse dynamics node; prints torques and joint loads")
     live.add_argument("robot", nargs="?", help="a URDF or xacro path (default: the bundled 6-DOF arm)")
@@ -173,7 +196,7 @@ def run_excite(args):
 
 def run_demo(args):
     from . import demo
-    return demo.run(args.robot, **robot_source(args)) if args.robot else demo.run()
+    return demo.run(*[args.robot] if args.robot else [], **robot_source(args))
 
 
 def run_inspect(args):

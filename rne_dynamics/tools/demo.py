@@ -14,8 +14,9 @@ def sample_motion(robot, duration=2.0, samples=5):
     return t, 0.5 * np.sin(phase), 0.5 * w * np.cos(phase), -0.5 * w * w * np.sin(phase)
 
 
-def run(urdf=DEFAULT_ROBOT, print_=print, xacro_args=None, package_paths=None):
-    robot = load_urdf(urdf, xacro_args=xacro_args, package_paths=package_paths)
+def run(urdf=DEFAULT_ROBOT, print_=print, **source):
+    """``source``: :func:`load_urdf`'s keywords (xacro arguments, package paths, locked joints, check_inertia)."""
+    robot = load_urdf(urdf, **source)
     t, q, qd, qdd = sample_motion(robot)
     loads = inverse_dynamics(robot, q, qd, qdd)
     gravity = inverse_dynamics(robot, q, np.zeros_like(q), np.zeros_like(q)).torques

@@ -4,8 +4,8 @@ and the exciting trajectory to record.
 identify: MOTION as ``loads`` reads it (CSV or rosbag2), with a measured effort per joint (``<joint>.effort`` or
 ``<joint>.torque`` columns; a bag's ``JointState.effort``); velocities and accelerations from the recording when
 present, else by the zero-phase local cubic (Savitzky-Golay) fits of ``loads`` over ``--window`` seconds. Writes into
-DIR, only once everything is computed: ``identified.yaml`` (the CONTRACT layout), ``parameters.yaml`` (a ROS 2
-parameter file for the nodes: ``--params-file``) and ``residuals.png``.
+DIR, only once everything is computed: ``identified.yaml`` (estimates and standard deviations), ``parameters.yaml``
+(a ROS 2 parameter file for the nodes: ``--params-file``) and ``residuals.png``.
 
 excite: writes ``excitation.csv`` (``time``, then ``<joint>.position``, ``.velocity``, ``.acceleration``,
 ``.torque``: the ``plan`` layout, readable by ``loads``) sampled every ``--sample-period`` (1 ms), and
@@ -27,9 +27,9 @@ YAML_PERIOD = 0.01   # s between the points of excitation.yaml
 
 
 def run_identify(robot_path, motion_path, *, payload=None, friction=False, output="rne_identified",
-                 topic=DEFAULT_TOPIC, window=DEFAULT_WINDOW, xacro_args=None, package_paths=None, print_=print):
+                 topic=DEFAULT_TOPIC, window=DEFAULT_WINDOW, print_=print, **source):
     """The ``identify`` command: read, identify, print, then write the three files."""
-    robot = load_robot(robot_path, xacro_args, package_paths)
+    robot = load_robot(robot_path, **source)
     if payload is None and not friction:
         raise MotionError("nothing to identify: give --payload LINK and/or --friction")
     if payload is not None and payload not in robot.link_names:
@@ -127,9 +127,9 @@ def residual_figure(robot, motion, result):
 
 
 def run_excite(robot_path, *, payload=None, friction=True, period=10.0, harmonics=5, iterations=20, seed=0,
-               sample_period=1e-3, output="rne_excitation", xacro_args=None, package_paths=None, print_=print):
+               sample_period=1e-3, output="rne_excitation", print_=print, **source):
     """The ``excite`` command: the trajectory, its samples, the two files."""
-    robot = load_robot(robot_path, xacro_args, package_paths)
+    robot = load_robot(robot_path, **source)
     if robot.dof == 0:
         raise MotionError(f"{robot_path}: robot '{robot.name}' has no movable joint to excite")
     if payload is not None and payload not in robot.link_names:

@@ -14,12 +14,12 @@ from ..model.urdf import load_urdf
 ENVELOPE_SAMPLES = 20_000
 
 
-def load_robot(path, xacro_args=None, package_paths=None, loops=None):
-    """:func:`load_urdf` (a URDF or xacro, with its loop file) without printing the model warnings: the commands
-    report ``robot.warnings`` themselves."""
+def load_robot(path, **source):
+    """:func:`load_urdf` (a URDF or xacro, with its loop file; ``source``: its keywords) without printing the model
+    warnings: the commands report ``robot.warnings`` themselves."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ModelWarning)
-        return load_urdf(path, xacro_args=xacro_args, package_paths=package_paths, loops=loops)
+        return load_urdf(path, **source)
 
 
 def loop_lines(robot):
@@ -102,6 +102,8 @@ def tree_lines(robot):
                                    f", friction {joint.friction:g} {effort_unit(joint.type)}")
             if joint.mimic:
                 details.append(f"mimics {joint.mimic[0]} (x{joint.mimic[1]:g} {joint.mimic[2]:+g})")
+            if joint.name in robot.locked_joints:
+                details.append("locked at " + " ".join(f"{x:g}" for x in robot.locked_joints[joint.name]))
             lines.append(f"{indent}{'`' if last else '|'}-- {joint.name} ({', '.join(details)}) -> {joint.child}")
             visit(joint.child, indent + ("    " if last else "|   "))
 
@@ -189,9 +191,9 @@ def envelope_lines(robot, envelope, samples):
     return lines
 
 
-def run(path, samples=ENVELOPE_SAMPLES, print_=print, xacro_args=None, package_paths=None, loops=None):
+def run(path, samples=ENVELOPE_SAMPLES, print_=print, **source):
     """The ``inspect`` command: print the model summary of the URDF or xacro at ``path`` (with its loop file)."""
-    robot = load_robot(path, xacro_args, package_paths, loops)
+    robot = load_robot(path, **source)
     kinds = [robot.joints[n].type for n in robot.joint_names]
     counts = ", ".join(f"{kinds.count(k)} {k}" for k in sorted(set(kinds)))
     print_(f"robot '{robot.name}' from {path}")

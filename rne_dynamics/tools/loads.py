@@ -402,9 +402,9 @@ def plot_wrenches(path, robot, motion, loads, title):
 
 
 def run(robot_path, motion_path, output="rne_loads", topic=DEFAULT_TOPIC, window=DEFAULT_WINDOW, print_=print,
-        xacro_args=None, package_paths=None):
+        **source):
     """The ``loads`` command: read, compute, write ``loads.csv`` and the two figures, print the summary."""
-    robot = load_robot(robot_path, xacro_args, package_paths)
+    robot = load_robot(robot_path, **source)
     if robot.dof == 0:
         raise MotionError(f"{robot_path}: robot '{robot.name}' has no movable joint, so no joint loads")
     for message in robot.warnings:

@@ -37,9 +37,9 @@ def parse_configuration(text):
 
 
 def run(robot_path, start, goal, *, objective="time", duration=None, sample_period=1e-3, output="rne_plan",
-        print_=print, xacro_args=None, package_paths=None):
+        print_=print, **source):
     """The ``plan`` command: plan, check, write ``trajectory.csv`` and the figures, print the summary."""
-    robot = load_robot(robot_path, xacro_args, package_paths)
+    robot = load_robot(robot_path, **source)
     if robot.nq != robot.nv or robot.nq == 0:
         what = "no movable joint" if robot.nq == 0 else "a joint of several coordinates"
         raise StateError(f"{robot_path}: robot '{robot.name}' has {what}; plan needs one coordinate per joint")
