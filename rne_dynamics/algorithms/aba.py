@@ -117,6 +117,20 @@ def column_scale(IA, s, armature):
 
 
 @helper
+def body_origin_motion(m, w, i, q):
+    """Body ``i``'s pose in root axes ``(oR_i, op_i)`` from its parent's, the offset ``d_i`` of its origin from the
+    parent's and ``v_i = X_i v_λ`` (a translation in root axes: RBDA Table 7.1's first pass before the joint's own
+    motion); ``c_i`` cleared for it."""
+    λ = m.parent[i]
+    X_up(m, i, q, w.R, w.p)
+    pose_compose(w.oR[λ], w.op[λ], w.R, w.p, w.oR[i], w.op[i])
+    for r in range(3):
+        w.d[i, r] = w.op[i, r] - w.op[λ, r]
+    motion_shift(w.d[i], w.v[λ], w.v[i])
+    w.c[i] = 0.0
+
+
+@helper
 def body_bias(m, w, i, f_ext):
     """Body ``i``'s inertia about its origin in root axes, ``IA_i = I_i``, and bias force ``pA_i = v_i x* I_i v_i -
     f_ext_i`` (RBDA Table 7.1; ``f_ext`` in body axes, none when it has no rows)."""
@@ -206,12 +220,7 @@ def articulated_body(m, w, q, qd, tau, gravity, f_ext, qdd, f):
     for i in range(nb):
         λ = m.parent[i]
         c0, c1 = m.col_start[i], m.col_start[i + 1]
-        X_up(m, i, q, R, p)
-        pose_compose(oR[λ], op[λ], R, p, oR[i], op[i])
-        for r in range(3):
-            d[i, r] = op[i, r] - op[λ, r]
-        motion_shift(d[i], v[λ], v[i])
-        c[i] = 0.0
+        body_origin_motion(m, w, i, q)
         if c1 - c0 == 1:
             rotate6(oR[i], m.S[c0], S[c0])
             add_scaled(v[i], qd[m.col_v[c0]], S[c0])

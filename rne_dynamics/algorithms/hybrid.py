@@ -20,12 +20,10 @@ import numpy as np
 from .._jit import carve, helper, layout
 from ..errors import StateError
 from ..model.drive import drive_friction, drive_torque
-from ..model.joints import X_up
 from ..model.spatial import (add_scaled, base_acceleration, cross_motion_add, dot6, force_shift_add,
-                             inertia_shift_add, matrix_times, motion_shift, pose_compose,
-                             rotate6, set_at_rest, set_identity)
-from .aba import (aba_workspace, articulated_inertia, body_bias, column_scale, ldl_inverse, one_column_articulated,
-                  pass_to_parent)
+                             inertia_shift_add, matrix_times, motion_shift, rotate6, set_at_rest, set_identity)
+from .aba import (aba_workspace, articulated_inertia, body_bias, body_origin_motion, column_scale, ldl_inverse,
+                  one_column_articulated, pass_to_parent)
 from .crba import mass_matrix
 from .driver import OK, SINGULAR, Algorithm, singular
 from .inputs import states
@@ -77,13 +75,7 @@ def hybrid_articulated_body(m, w, known, q, qd, qdd_given, tau_given, gravity, f
     set_identity(oR[-1], op[-1])
     set_at_rest(v[-1], a[-1])
     for i in range(nb):
-        λ = m.parent[i]
-        X_up(m, i, q, R, p)
-        pose_compose(oR[λ], op[λ], R, p, oR[i], op[i])
-        for r in range(3):
-            d[i, r] = op[i, r] - op[λ, r]
-        motion_shift(d[i], v[λ], v[i])
-        c[i] = 0.0
+        body_origin_motion(m, w, i, q)
         for j in range(m.col_start[i], m.col_start[i + 1]):
             rotate6(oR[i], m.S[j], S[j])
             add_scaled(v[i], m.col_mult[j] * qd[m.col_v[j]], S[j])
