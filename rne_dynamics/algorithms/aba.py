@@ -218,7 +218,6 @@ def articulated_body(m, w, q, qd, tau, gravity, f_ext, qdd, f):
     set_identity(oR[-1], op[-1])
     set_at_rest(v[-1], a[-1])
     for i in range(nb):
-        λ = m.parent[i]
         c0, c1 = m.col_start[i], m.col_start[i + 1]
         body_origin_motion(m, w, i, q)
         if c1 - c0 == 1:
