@@ -24,10 +24,17 @@ except ImportError:  # the same code, uncompiled: slow but exact
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
+#: Folders whose modules import this one only to ask about the compiled kernels: their edits recompile nothing.
+NO_KERNELS = ("nodes", "tools")
+
+
 def _sources_hash():
-    """Hash of the modules that define kernels (those importing this one)."""
+    """Hash of the modules that define kernels or what kernels read (those importing this one, but for the
+    :data:`NO_KERNELS` folders)."""
     digest = hashlib.sha256()
     for folder, _, names in sorted(os.walk(PACKAGE_DIR)):
+        if os.path.basename(folder) in NO_KERNELS:
+            continue
         for name in sorted(names):
             if name.endswith(".py"):
                 with open(os.path.join(folder, name), "rb") as source:
