@@ -68,6 +68,25 @@ class Harness:
         while time.monotonic() < end:
             self.executor.spin_once(timeout_sec=0.01)
 
+    def set_parameters(self, *parameters):
+        """Set ``parameters`` at once and spin until the model they change is swapped in or refused (the node
+        builds it after answering); the set's result."""
+        result = self.node.set_parameters_atomically(list(parameters))
+        self.settle()
+        return result
+
+    def settle(self):
+        """Spin until the models the node was asked for are swapped in or refused."""
+        assert self.spin_until(lambda: self.node.builds_pending == 0), "the model build did not finish"
+
+    def refused_build(self, name, value, reason):
+        """Set parameter ``name`` to ``value``: it passes the set's own checks, its model is refused for ``reason``
+        (kept in diagnostics), and the parameter and the model stay as they were."""
+        before, model = self.node.get_parameter(name).value, self.node.model
+        assert self.set_parameters(Parameter(name, value=value)).successful
+        assert reason in self.node.refusal, self.node.refusal
+        assert self.node.get_parameter(name).value == before and self.node.model is model
+
     def collect(self, msg_type, topic, qos=10):
         """A list that fills with the messages on ``topic``, once the node's publisher is matched."""
         received = []

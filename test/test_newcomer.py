@@ -12,7 +12,6 @@ import pytest
 from ros_harness import LATCHED, Harness
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
-from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
@@ -44,8 +43,7 @@ def node():
 
 def test_no_movable_joint_and_non_xml_are_refused(node):
     model = node.node.model
-    result = node.node.set_parameters([Parameter("robot_description", value=EMPTY)])[0]
-    assert not result.successful and "robot 'empty' has no movable joint" in result.reason
+    node.refused_build("robot_description", EMPTY, "robot 'empty' has no movable joint")
     node.publish(String, "/robot_description", String(data=EMPTY), qos=LATCHED)
     assert node.wait_for_warning("has no movable joint")
     node.publish(String, "/robot_description", String(data=rd.bundled_robot_path()), qos=LATCHED)

@@ -1,9 +1,12 @@
 """What both dynamics nodes share: the model and its parameters, joint-name matching, services and diagnostics.
 
 The callbacks read one :class:`DynamicsModel` (the robot with payload and drive parameters applied, gravity, name
-maps; never changed once built), replaced by a single assignment. A new description or parameter value first builds
-a complete new model; if anything about it is wrong it is refused with the reason (logged, in diagnostics, and as
-the parameter-set result) and the last good model stays in service.
+maps; never changed once built), replaced by a single assignment. A new description (topic, reload) or a parameter
+set that changes the model is built on one worker thread, in the order the requests came, while the data path goes
+on; the new model is swapped in on the executor's thread between two messages. A parameter set is answered at once
+after the checks that need no new model (types, sizes, signs, link and joint names against the model in service);
+a build that fails afterwards is refused with the reason (logged and in diagnostics), the parameters it set go back
+to the last good values, and the last good model stays in service.
 
 Per-joint parameters (``armature``, ``viscous_friction``, ``coulomb_friction``; the elastic transmissions'
 ``joint_stiffness``, ``joint_damping``, ``motor_inertia``, ``gear_ratio``: :mod:`rne_dynamics.model.drive`) are double
@@ -20,13 +23,16 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 import warnings
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, ParameterType, SetParametersResult
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.event_handler import PublisherEventCallbacks
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from rclpy.task import Future
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Header, String
 from std_srvs.srv import Trigger
@@ -97,6 +103,7 @@ COMMON_PARAMETERS = (
 #: The node parameters of the elastic drives and the names :meth:`Robot.with_drive` gives them.
 ELASTIC_PARAMETERS = {"joint_stiffness": "stiffness", "joint_damping": "spring_damping",
                       "motor_inertia": "motor_inertia", "gear_ratio": "gear_ratio"}
+PER_JOINT_PARAMETERS = ("armature", "viscous_friction", "coulomb_friction", *ELASTIC_PARAMETERS)
 
 
 def finite_values(name, value, count=None, non_negative=False):
@@ -115,10 +122,22 @@ def check_common(name, value):
         finite_values(name, value, 3)
     elif name in ("payload.com", "payload.inertia"):
         finite_values(name, value, 3 if name == "payload.com" else 6)
-    elif name in ("armature", "viscous_friction", "coulomb_friction") or name in ELASTIC_PARAMETERS:
+    elif name in PER_JOINT_PARAMETERS:
         finite_values(name, value, non_negative=True)
         if name == "gear_ratio" and any(x == 0 for x in value):
             raise ValueError(f"gear_ratio must be > 0, got {list(value)}")
+
+
+def check_names(robot, values):
+    """The checks of the common parameter ``values`` against ``robot`` that need no new model: the payload link
+    exists, per-joint arrays have 0, 1 or one value per joint. :class:`ModelError` names what is wrong."""
+    link, mass = values["payload.link"], values["payload.mass"]
+    if link and link not in robot.link_frames:
+        raise ModelError(f"payload.link: robot '{robot.name}' has no link '{link}'")
+    if not link and mass != 0.0:
+        raise ModelError(f"payload.mass is {mass} kg but payload.link is empty: set payload.link first")
+    for name in PER_JOINT_PARAMETERS:
+        per_joint(name, values[name], robot)
 
 
 def per_joint(name, values, robot):
@@ -194,11 +213,9 @@ class DynamicsModel:
             robot = replace(robot, loops=read_loops(values["loops_file"], robot))
             if not robot.loops.actuated:
                 raise ModelError(f"loops_file {values['loops_file']}: lists no actuated joint")
-        link, mass = values["payload.link"], values["payload.mass"]
-        if link:
-            robot = robot.with_payload(link, mass, values["payload.com"], values["payload.inertia"])
-        elif mass != 0.0:
-            raise ModelError(f"payload.mass is {mass} kg but payload.link is empty: set payload.link first")
+        if values["payload.link"]:
+            robot = robot.with_payload(values["payload.link"], values["payload.mass"], values["payload.com"],
+                                       values["payload.inertia"])
         robot = robot.with_drive(armature=per_joint("armature", values["armature"], robot),
                                  damping=per_joint("viscous_friction", values["viscous_friction"], robot),
                                  friction=per_joint("coulomb_friction", values["coulomb_friction"], robot),
@@ -308,8 +325,8 @@ class DynamicsNode(Node):
     """Base of the dynamics nodes: parameters, the robot model, ``/robot_description``, services, diagnostics.
 
     A subclass creates its publishers and subscriptions, then calls :meth:`start`. It may override
-    :meth:`check_parameter` and :meth:`check_model` (raise ValueError with the reason), :meth:`model_changed`,
-    :meth:`parameters_changed`, :meth:`reset` and :meth:`diagnostic_values`.
+    :meth:`check_parameter`, :meth:`check_names` and :meth:`check_model` (raise ValueError with the reason),
+    :meth:`model_changed`, :meth:`parameters_changed`, :meth:`reset` and :meth:`diagnostic_values`.
     """
 
     def __init__(self, name, parameters, **kwargs):
@@ -319,9 +336,13 @@ class DynamicsNode(Node):
         self.refusal = ""  # why the last description or model was refused; cleared by the next good one
         self.stats = Statistics()
         self._specs = {spec.name: spec for spec in COMMON_PARAMETERS + tuple(parameters)}
-        self._pending = None  # (description, model) validated by a parameter set, installed after it
         self._warned = {}
         self._ready = False
+        self._requests = 0  # number of the last accepted parameter set
+        self._setter = {}  # parameter name -> number of the last accepted set that gave it its value
+        self._reverting = False  # putting back the values of a set whose model was refused
+        self._descriptions_queued = 0  # descriptions on the worker: the model in service may be about to change
+        self.builds_pending = 0  # models requested and not yet swapped in or refused
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
         for spec in self._specs.values():
@@ -330,18 +351,22 @@ class DynamicsNode(Node):
             if declared.value is None:  # an empty array (rclpy cannot infer its type from [])
                 self.set_parameters([Parameter(spec.name, Parameter.Type(spec.type), [])])
         self._ready = True
-        # robot descriptions from the topic are parsed, checked and built on this worker (the data path goes on
-        # meanwhile) and swapped in on the executor's thread, between two messages
+        # Models are built on this worker, one request after the other (the data path goes on meanwhile), and
+        # swapped in on the executor's thread, between two messages. The worker's own state: the parameter values
+        # of the last good model (with the sets accepted since, in order) and its description.
+        self._good_values, self._good_description = self.parameter_values(), None
         self._builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"{name}_model")
-        self._built, self._built_lock = [], threading.Lock()
-        self._install_guard = self.create_guard_condition(self._install_built)
+        self._outcomes, self._outcomes_lock = [], threading.Lock()
+        self._install_guard = self.create_guard_condition(self._take_outcomes)
         self.diagnostics_publisher = self.create_output(DiagnosticArray, "/diagnostics")
         self.diagnostics_timer = self.create_timer(1.0 / self.get_parameter("diagnostics_rate_hz").value,
                                                    self.publish_diagnostics)
         # relative, as ros2_control's controller manager: /robot_description without a namespace, and a namespace
         # keeps one robot's description from another's
         self.create_subscription(String, "robot_description", self._on_description_message, DESCRIPTION_QOS)
-        self.create_service(Trigger, "~/reload_robot_description", self._on_reload)
+        # a group of its own: the default group would hold the swap's guard condition while the reload waits for it
+        self.create_service(Trigger, "~/reload_robot_description", self._on_reload,
+                            callback_group=MutuallyExclusiveCallbackGroup())
         self.create_service(Trigger, "~/reset", self._on_reset)
 
     def create_output(self, msg_type, topic):
@@ -351,16 +376,25 @@ class DynamicsNode(Node):
                                      event_callbacks=PublisherEventCallbacks(use_default_callbacks=False))
 
     def start(self):
-        """Load the ``robot_description`` parameter if it is set (else wait for the topic)."""
+        """Load the ``robot_description`` parameter if it is set (else wait for the topic); before the first message,
+        so on the executor's thread."""
         if not compiled():
             self.get_logger().info("the dynamics kernels of this installation are not compiled yet: the first model "
                                    "compiles what it needs (minutes, once); `rne-dynamics compile` does it ahead")
         text = self.get_parameter("robot_description").value
-        if text:
-            self.load_description(text, "parameter robot_description")
-        else:
+        if not text:
             self.get_logger().info("waiting for a robot description on "
                                    f"{self.resolve_topic_name('robot_description')}")
+            return
+        source = "parameter robot_description"
+        try:
+            description = read_description(text, source, self.floating_base(self._good_values))
+            model = self.build_model(description, self._good_values)
+        except ValueError as exc:
+            self.refuse(f"the robot description from {source}", exc)
+            return
+        self._good_description = description
+        self.install(description, model)
 
     # -- model -------------------------------------------------------------------------------------------------
 
@@ -368,40 +402,87 @@ class DynamicsNode(Node):
         return {name: self.get_parameter(name).value for name in self._specs}
 
     def build_model(self, description, values):
+        check_names(description.robot, values)
+        self.check_names(description.robot, values)
         model = DynamicsModel.build(description.robot, values)
         self.check_model(model, values)
         return model
 
-    def load_description(self, text, source):
-        """Load a new description and swap it in, or refuse it and keep the current model. ``(ok, message)``."""
-        try:
-            description = read_description(text, source, self.floating_base(self.parameter_values()))
-            model = self.build_model(description, self.parameter_values())
-        except ValueError as exc:
-            return False, self.refuse(f"the robot description from {source}", exc)
-        self.install(description, model)
-        return True, f"robot '{model.robot.name}' ({model.robot.dof} joints) from {source}"
-
-    def load_description_in_background(self, text, source):
-        """:meth:`load_description`, its parsing, checks and model building away from the executor's thread."""
-        values = self.parameter_values()
+    def request_model(self, changes=None, text=None, source=None, reply=None):
+        """Build a model on the worker, after the requests before it: from the description ``text`` (from
+        ``source``), or from the last good description with the parameter set ``changes`` (number
+        ``self._requests``) applied to the last good values; then swap it in, or refuse it, on the executor's
+        thread. ``reply`` (an rclpy Future) gets ``(success, message)``."""
+        changes, number = changes or {}, self._requests
+        self.builds_pending += 1
+        if text is not None:
+            self._descriptions_queued += 1
 
         def build():
+            values = self._good_values | changes
             try:
-                description = read_description(text, source, self.floating_base(values))
-                built = (self.install, description, self.build_model(description, values))
+                description = self._description_for(values, changes, text, source)
+                model = None if description is None else self.build_model(description, values)
             except ValueError as exc:
-                built = (self.refuse, f"the robot description from {source}", exc)
-            with self._built_lock:
-                self._built.append(built)
+                what = (f"the robot description from {source}" if text is not None
+                        else f"parameters {', '.join(changes)}")
+                outcome = partial(self._refused, what, exc, {n: self._good_values[n] for n in changes}, number,
+                                  text is not None, reply)
+            else:
+                self._good_values, self._good_description = values, description or self._good_description
+                outcome = partial(self._built, description, model, set(changes), text is not None, reply)
+            with self._outcomes_lock:
+                self._outcomes.append(outcome)
             self._install_guard.trigger()
         self._builder.submit(build)
 
-    def _install_built(self):
-        with self._built_lock:
-            built, self._built = self._built, []
-        for action, *arguments in built:
-            action(*arguments)
+    def _description_for(self, values, changes, text, source):
+        """The description a build starts from (on the worker): ``text``; a new ``robot_description`` parameter; or
+        the last good one, read again if the base changes between fixed and floating. None: no robot yet."""
+        floating = self.floating_base(values)
+        if text is not None:
+            return read_description(text, source, floating)
+        if changes.get("robot_description"):
+            return read_description(changes["robot_description"], "parameter robot_description", floating)
+        description = self._good_description
+        if description is not None and description.robot.has_floating_base != floating:
+            return read_description(description.text, description.source, floating)
+        return description
+
+    def _take_outcomes(self):
+        with self._outcomes_lock:
+            outcomes, self._outcomes = self._outcomes, []
+        for outcome in outcomes:
+            outcome()
+
+    def _built(self, description, model, names, from_text, reply):
+        """On the executor's thread: swap a model in, then let the parameters of its set take effect."""
+        self._descriptions_queued -= from_text
+        self.builds_pending -= 1
+        if model is not None:
+            self.install(description, model)
+        if names:
+            self._parameters_take_effect(names)
+        if reply is not None:
+            reply.set_result((True, f"robot '{model.robot.name}' ({model.robot.dof} joints) from "
+                                    f"{description.source}"))
+
+    def _refused(self, what, reason, revert, number, from_text, reply):
+        """On the executor's thread: keep the model in service; the parameters of the refused set (those no later
+        set has changed) go back to the last good values."""
+        self._descriptions_queued -= from_text
+        self.builds_pending -= 1
+        revert = [Parameter(name, Parameter.Type(self._specs[name].type), value) for name, value in revert.items()
+                  if self._setter.get(name) == number]
+        if revert:
+            self._reverting = True
+            try:
+                self.set_parameters(revert)
+            finally:
+                self._reverting = False
+        message = self.refuse(what, reason)
+        if reply is not None:
+            reply.set_result((False, message))
 
     def destroy_node(self):
         self._builder.shutdown(wait=True)
@@ -430,6 +511,9 @@ class DynamicsNode(Node):
     # -- parameters --------------------------------------------------------------------------------------------
 
     def _validate_parameters(self, parameters):
+        """The checks that need no new model; the model itself is built after the set (:meth:`request_model`)."""
+        if self._reverting:
+            return SetParametersResult(successful=True)
         try:
             for p in parameters:
                 if p.type_ == Parameter.Type.NOT_SET:
@@ -438,17 +522,12 @@ class DynamicsNode(Node):
                     continue
                 check_common(p.name, p.value)
                 self.check_parameter(p.name, p.value)
-            self._pending = None
-            if self._ready and any(self._specs[p.name].rebuilds_model for p in parameters if p.name in self._specs):
-                values = self.parameter_values() | {p.name: p.value for p in parameters}
-                description, floating = self.description, self.floating_base(values)
-                if "robot_description" in {p.name for p in parameters} and values["robot_description"]:
-                    description = read_description(values["robot_description"], "parameter robot_description",
-                                                   floating)
-                elif description is not None and description.robot.has_floating_base != floating:
-                    description = read_description(description.text, description.source, floating)
-                if description is not None:
-                    self._pending = (description, self.build_model(description, values))
+            changes = {p.name: p.value for p in parameters}
+            if (self._ready and self.model is not None and not self._descriptions_queued
+                    and "robot_description" not in changes):  # else the names are checked when the model is built
+                values = self.parameter_values() | changes
+                check_names(self.model.robot, values)
+                self.check_names(self.model.robot, values)
         except ValueError as exc:
             names = ", ".join(p.name for p in parameters)
             self.get_logger().warning(f"rejected parameter {names}: {exc}")
@@ -456,12 +535,22 @@ class DynamicsNode(Node):
         return SetParametersResult(successful=True)
 
     def _apply_parameters(self, parameters):
-        if not self._ready:
+        if not self._ready or self._reverting:
             return
-        if self._pending is not None:
-            pending, self._pending = self._pending, None
-            self.install(*pending)
-        names = {p.name for p in parameters}
+        self._requests += 1
+        changes = {p.name: p.value for p in parameters}
+        for name in changes:
+            self._setter[name] = self._requests
+        if any(self._specs[name].rebuilds_model for name in changes):
+            self.request_model(changes)  # the parameters take effect with the model
+        else:  # in effect now; the worker notes the values, in order with the builds
+            self._builder.submit(self._note_values, changes)
+            self._parameters_take_effect(set(changes))
+
+    def _note_values(self, changes):
+        self._good_values = self._good_values | changes
+
+    def _parameters_take_effect(self, names):
         if "diagnostics_rate_hz" in names:
             self.destroy_timer(self.diagnostics_timer)
             self.diagnostics_timer = self.create_timer(1.0 / self.get_parameter("diagnostics_rate_hz").value,
@@ -477,18 +566,21 @@ class DynamicsNode(Node):
             self.refuse(f"the robot description from {source}", f"not URDF XML (it starts {start!r}; a message "
                         "carries the URDF text, not a path)" if start else "the URDF is empty")
             return
-        self.load_description_in_background(msg.data, source)
+        self.request_model(text=msg.data, source=source)
 
-    def _on_reload(self, request, response):
-        """Re-read the ``robot_description`` parameter (text, or the file it names), else the last topic message."""
+    async def _on_reload(self, request, response):
+        """Re-read the ``robot_description`` parameter (text, or the file it names), else the last topic message;
+        built on the worker, answered when it is swapped in or refused."""
         text = self.get_parameter("robot_description").value
         source = "parameter robot_description"
         if not text and self.description is not None:
             text, source = self.description.text, self.description.source
         if not text:
             response.success, response.message = False, "no robot description yet (parameter or topic)"
-        else:
-            response.success, response.message = self.load_description(text, source)
+            return response
+        reply = Future()
+        self.request_model(text=text, source=source, reply=reply)
+        response.success, response.message = await reply
         return response
 
     def _on_reset(self, request, response):
@@ -580,8 +672,13 @@ class DynamicsNode(Node):
         base."""
         return False
 
+    def check_names(self, robot, values):
+        """Raise ValueError if the parameter ``values`` do not fit ``robot``'s names, sizes or limits: checks cheap
+        enough for the set-parameters callback, which runs them against the robot in service."""
+
     def check_model(self, model, values):
-        """Raise ValueError if the parameter ``values`` do not fit ``model``."""
+        """Raise ValueError if the parameter ``values`` do not fit the newly built ``model`` (on the worker thread:
+        compile or load the kernels the callbacks will use here)."""
 
     def model_changed(self, model, previous):
         """Prepare the node's outputs for ``model`` (called before it replaces ``previous``, which may be None)."""

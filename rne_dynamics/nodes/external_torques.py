@@ -46,11 +46,11 @@ def check_parameter(name, value):
             raise ValueError(f"observer_effort_topic: {' '.join(str(exc).split())}") from None
 
 
-def check_model(model, values):
-    per_joint("observer_thresholds", values["observer_thresholds"], model.robot)
+def check_names(robot, values):
+    per_joint("observer_thresholds", values["observer_thresholds"], robot)
     link = values["observer_wrench_link"]
-    if link and link not in model.robot.link_names:
-        raise ModelError(f"observer_wrench_link: robot '{model.robot.name}' has no link '{link}'")
+    if link and link not in robot.link_names:
+        raise ModelError(f"observer_wrench_link: robot '{robot.name}' has no link '{link}'")
 
 
 class ExternalTorques:

@@ -66,20 +66,24 @@ def joints_part(model, x):
     return x[len(x) - len(model.joint_names):]
 
 
-def initial_positions(model, values):
-    """The simulation's start positions for ``model``; :class:`ModelError` if the parameter does not fit it."""
-    limits = model.robot.position_limits[model.robot.nq - len(model.joint_names):]  # a base's 7 first
+def initial_positions(robot, values):
+    """The simulation's start positions for ``robot``; :class:`ModelError` if the parameter does not fit it."""
+    names = robot.joint_names
+    limits = robot.position_limits[robot.nq - len(names):]  # a base's 7 first
     given = values["initial_positions"]
     if len(given) == 0:
         return np.clip(0.0, limits[:, 0], limits[:, 1])
     q0 = np.asarray(given, float)
-    if q0.shape != (len(model.joint_names),):
-        raise ModelError(f"initial_positions has {len(given)} values; robot '{model.robot.name}' has "
-                         f"{len(model.joint_names)} joints ({', '.join(model.joint_names)})")
+    if q0.shape != (len(names),):
+        raise ModelError(f"initial_positions has {len(given)} values; robot '{robot.name}' has "
+                         f"{len(names)} joints ({', '.join(names)})")
+    if not np.isfinite(q0).all():
+        k = np.flatnonzero(~np.isfinite(q0))[0]
+        raise ModelError(f"initial_positions: {names[k]} = {q0[k]} is not finite")
     outside = np.flatnonzero((q0 < limits[:, 0]) | (q0 > limits[:, 1]))
     if outside.size:
         k = outside[0]
-        raise ModelError(f"initial_positions: {model.joint_names[k]} = {q0[k]} is outside its limits "
+        raise ModelError(f"initial_positions: {names[k]} = {q0[k]} is outside its limits "
                          f"[{limits[k, 0]}, {limits[k, 1]}]")
     return q0
 
@@ -212,7 +216,7 @@ class ForwardDynamicsNode(DynamicsNode):
                                                                       self.on_joint_states, 10)
 
     def initial_state(self, model):
-        self.state = full_state(model, initial_positions(model, model.settings))
+        self.state = full_state(model, initial_positions(model.robot, model.settings))
         self.command = model.zeros.copy()
         self.motors = None
         if model.robot.elastic_joints:  # motors where the springs are relaxed, at rest
@@ -224,7 +228,7 @@ class ForwardDynamicsNode(DynamicsNode):
     def check_model(self, model, values):
         """The start positions must fit, and the forward dynamics be defined (a massless joint makes it singular);
         the call also compiles or loads the kernels before the first message."""
-        q0, v0 = full_state(model, initial_positions(model, values))
+        q0, v0 = full_state(model, initial_positions(model.robot, values))
         rd.forward_dynamics(model.robot, q0, v0, v0, gravity=model.gravity)
         elastic = model.robot.elastic_joints
         if elastic and model.robot.has_floating_base:
@@ -233,6 +237,9 @@ class ForwardDynamicsNode(DynamicsNode):
             rd.flexible_forward_dynamics(model.robot, q0, v0, q0[model.elastic], v0[model.elastic], v0,
                                          gravity=model.gravity)
         simulation_step(model.robot, q0, v0, v0, 1e-3, gravity=model.gravity)
+
+    def check_names(self, robot, values):
+        initial_positions(robot, values)
 
     def check_parameter(self, name, value):
         if name == "base" and value not in BASE_MODES:

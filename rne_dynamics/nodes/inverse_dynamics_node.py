@@ -431,16 +431,19 @@ class InverseDynamicsNode(DynamicsNode):
     def floating_base(self, values):
         return values["base"] != "fixed"
 
-    def check_model(self, model, values):
-        unknown = [j for j in values["command_joints"] if j not in model.joint_names]
+    def check_names(self, robot, values):
+        unknown = [j for j in values["command_joints"] if j not in robot.joint_names]
         if unknown:
-            raise ModelError(f"command_joints: robot '{model.robot.name}' has no movable joint "
-                             f"{', '.join(repr(j) for j in unknown)} (its joints: {', '.join(model.joint_names)})")
-        wrench_inputs.check_links(model.robot, values["external_wrench_topics"])
-        external_torques.check_model(model, values)
+            raise ModelError(f"command_joints: robot '{robot.name}' has no movable joint "
+                             f"{', '.join(repr(j) for j in unknown)} (its joints: {', '.join(robot.joint_names)})")
+        wrench_inputs.check_links(robot, values["external_wrench_topics"])
+        external_torques.check_names(robot, values)
         if values["base"] != "fixed" and values["observer_gain"] > 0:
             raise ModelError("observer_gain: the momentum observer takes a fixed base (its state has no base "
                              f"motion); set observer_gain to 0 or base to fixed (base is '{values['base']}')")
+
+    def check_model(self, model, values):
+        self.warm_up(model)
 
     def model_changed(self, model, previous):
         self.sync_wrench_publishers(model)
@@ -450,7 +453,6 @@ class InverseDynamicsNode(DynamicsNode):
         self.outputs = Outputs(model, self.wrench_publishers)
         if previous is None or previous.joint_names != model.joint_names:
             self.reset_derivative(model)
-        self.warm_up(model)
         self.external.configure(model)
 
     def sync_loop_publishers(self, model):
@@ -478,8 +480,10 @@ class InverseDynamicsNode(DynamicsNode):
             return
         rd.inverse_dynamics(robot, zeros, zeros, zeros, gravity=model.gravity)
         rd.gravity_torques(robot, zeros, gravity=model.gravity)
-        batch = np.zeros((1, robot.dof))
+        batch = np.zeros((2, robot.dof))
         rd.inverse_dynamics(robot, batch, batch, batch, gravity=model.gravity)
+        if robot.elastic_joints:  # ~/trajectory's exact feedforward
+            rd.flexible_feedforward(robot, batch, batch, batch, batch, batch, gravity=model.gravity, dt=1e-3)
 
     def sync_wrench_publishers(self, model):
         """One publisher per joint of ``model`` while ``publish_wrenches`` is on, none otherwise."""
