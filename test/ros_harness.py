@@ -12,6 +12,7 @@ from rclpy.context import Context  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
+from std_msgs.msg import String  # noqa: E402
 
 TIMEOUT = 10.0  # s; a passing test waits for events, never this long
 
@@ -31,7 +32,7 @@ LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, relia
 class Harness:
     """``node_class(**parameters)`` plus a probe that publishes inputs, collects outputs and the node's log."""
 
-    def __init__(self, node_class, init_args=None, node_args=None, **parameters):
+    def __init__(self, node_class, init_args=None, node_args=None, topic_description=None, **parameters):
         self.context = Context()
         rclpy.init(context=self.context, args=init_args)
         overrides = [Parameter(name, value=value) for name, value in parameters.items()]
@@ -43,6 +44,9 @@ class Harness:
         self.publishers = {}
         self.log = []
         self.probe.create_subscription(Log, "/rosout", self._on_log, 100)
+        if topic_description is not None:  # the robot from the robot_description topic (no parameter)
+            self.publish(String, "/robot_description", String(data=topic_description), qos=LATCHED)
+            assert self.spin_until(lambda: self.node.model is not None), "no model from the topic"
 
     def _on_log(self, msg):
         if msg.name == self.node.get_name():

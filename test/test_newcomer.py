@@ -12,6 +12,7 @@ import pytest
 from ros_harness import LATCHED, Harness
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
@@ -42,8 +43,9 @@ def node():
 
 
 def test_no_movable_joint_and_non_xml_are_refused(node):
-    model = node.node.model
     node.refused_build("robot_description", EMPTY, "robot 'empty' has no movable joint")
+    assert node.set_parameters(Parameter("robot_description", value="")).successful  # follow the topic
+    model = node.node.model
     node.publish(String, "/robot_description", String(data=EMPTY), qos=LATCHED)
     assert node.wait_for_warning("has no movable joint")
     node.publish(String, "/robot_description", String(data=rd.bundled_robot_path()), qos=LATCHED)

@@ -39,6 +39,11 @@ SETTINGS = dict(robot_description=DEFAULT_ROBOT, gravity=GRAVITY, viscous_fricti
                 **{f"payload.{key}": value for key, value in PAYLOAD.items()})
 
 
+# The same with the robot from the robot_description topic (an explicit parameter would win over its messages).
+TOPIC_SETTINGS = {key: value for key, value in SETTINGS.items() if key != "robot_description"} | dict(
+    topic_description=ARM_TEXT)
+
+
 def set_up(robot):
     """``robot`` as a node with SETTINGS models it."""
     return robot.with_payload(**PAYLOAD).with_drive(damping=np.full(robot.dof, FRICTION))
@@ -324,7 +329,7 @@ BAD_DESCRIPTIONS = {  # text, extra node parameters, what the refusal says
 @pytest.mark.parametrize("case", BAD_DESCRIPTIONS)
 def test_bad_description_keeps_the_old_model(factory, case):
     text, extra, reason = BAD_DESCRIPTIONS[case]
-    node = factory(**SETTINGS | extra)
+    node = factory(**TOPIC_SETTINGS | extra)
     model = node.node.model
     node.h.publish(String, "/robot_description", String(data=text), qos=LATCHED)
     assert node.h.wait_for_warning(reason), node.h.warnings()
@@ -333,7 +338,7 @@ def test_bad_description_keeps_the_old_model(factory, case):
 
 
 def test_bad_description_after_a_swap_keeps_the_current_robot_not_the_first(factory):
-    node = factory(**SETTINGS)
+    node = factory(**TOPIC_SETTINGS)
     arm5 = set_up(rd.load_urdf(ARM5_TEXT))
     node.h.publish(String, "/robot_description", String(data=ARM5_TEXT), qos=LATCHED)
     assert node.h.spin_until(lambda: node.node.model.robot.dof == 5)
@@ -494,7 +499,7 @@ def test_diagnostics_warn_while_joint_states_are_bad_and_recover(factory):
 
 
 def test_diagnostics_warn_after_a_refused_description_until_a_good_one(factory):
-    node = factory(**SETTINGS, diagnostics_rate_hz=20.0)
+    node = factory(**TOPIC_SETTINGS, diagnostics_rate_hz=20.0)
     diagnostics = node.h.collect(DiagnosticArray, "/diagnostics")
 
     def description(text):

@@ -143,7 +143,7 @@ def test_bad_messages_warn_and_publish_nothing(harness_factory):
 
 
 def test_a_bad_description_keeps_the_model_and_a_good_one_replaces_it(harness_factory, tmp_path):
-    h = harness_factory(robot_description=DEFAULT_ROBOT)
+    h = harness_factory(topic_description=open(DEFAULT_ROBOT).read())
     arm_model = h.node.model
     negative_mass = PENDULUM.replace('<mass value="2.0"/>', '<mass value="-2.0"/>')
     for text, reason in (("<robot name='broken'><link name='a'>", "not well-formed XML"),
@@ -153,7 +153,7 @@ def test_a_bad_description_keeps_the_model_and_a_good_one_replaces_it(harness_fa
         assert h.node.model is arm_model
         assert "keeping robot 'rne_arm6'" in h.warnings(reason)[-1]
     h.refused_build("robot_description", "<robot name='x'><joint/></robot>", "joint")
-    assert h.node.model is arm_model and h.node.get_parameter("robot_description").value == DEFAULT_ROBOT
+    assert h.node.model is arm_model and h.node.get_parameter("robot_description").value == ""
 
     torques = h.collect(JointState, "/inverse_dynamics/torques")
     h.publish(String, "/robot_description", String(data=PENDULUM), qos=LATCHED)
@@ -309,7 +309,7 @@ def test_model_swaps_lose_no_joint_state(harness_factory):
     q, qd = random_state(11)
     expected = {name: rd.inverse_dynamics(rd.load_urdf(text), q, qd, np.zeros(ARM.dof)).torques
                 for name, text in (("light", light), ("heavy", heavy))}
-    h = harness_factory(robot_description=DEFAULT_ROBOT)
+    h = harness_factory(topic_description=light)
     received = h.collect(JointState, "/inverse_dynamics/torques", qos=1000)
     sent = 0
     for description in (None, heavy, light):
@@ -383,3 +383,29 @@ def test_parameter_sets_build_off_the_data_path_and_lose_no_joint_state(harness_
     assert "positive semi-definite" in h.node.refusal
     assert list(h.node.get_parameter("payload.inertia").value) == inertia
     assert h.node.get_parameter("payload.mass").value == 3.0 and h.node.model.settings["payload.mass"] == 3.0
+
+
+def test_an_explicit_robot_description_parameter_wins_over_the_topic(harness_factory):
+    """Started with the parameter: topic messages are ignored (said once at INFO, with the reason) and the reload
+    re-reads the parameter; the parameter set to '' hands over to the topic's last message; set again, it wins."""
+    h = harness_factory(robot_description=DEFAULT_ROBOT)
+    model = h.node.model
+    for _ in range(2):
+        h.publish(String, "/robot_description", String(data=PENDULUM), qos=LATCHED)
+        h.spin_for(0.3)
+    assert h.node.model is model and h.node.builds_pending == 0
+    ignored = [m for m in h.log if "messages on /robot_description topic are ignored" in m.msg]
+    assert len(ignored) == 1 and ignored[0].level == 20 and "parameter robot_description is set" in ignored[0].msg
+    response = h.call(Trigger, "/inverse_dynamics/reload_robot_description")
+    assert response.success and "from parameter robot_description" in response.message
+    assert h.node.model.robot.name == "rne_arm6"
+
+    assert h.set_parameters(Parameter("robot_description", value="")).successful
+    assert h.node.model.robot.name == "pendulum" and h.node.description.source == "/robot_description topic"
+    assert any("comes from /robot_description topic" in m.msg for m in h.log if m.level == 20) or h.spin_until(
+        lambda: any("comes from /robot_description topic" in m.msg for m in h.log))
+    assert h.set_parameters(Parameter("robot_description", value=DEFAULT_ROBOT)).successful
+    assert h.node.model.robot.name == "rne_arm6"
+    h.publish(String, "/robot_description", String(data=PENDULUM), qos=LATCHED)
+    h.spin_for(0.3)
+    assert h.node.model.robot.name == "rne_arm6"

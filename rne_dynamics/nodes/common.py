@@ -74,7 +74,8 @@ DOUBLES, STRINGS = ParameterType.PARAMETER_DOUBLE_ARRAY, ParameterType.PARAMETER
 PER_JOINT = "empty: as the URDF says; one value: every joint; else one value per joint in joint_names order"
 
 COMMON_PARAMETERS = (
-    Spec("robot_description", "", STRING, "URDF XML text or a URDF file path; empty: wait for /robot_description",
+    Spec("robot_description", "", STRING, "URDF XML text or a URDF file path; when set it wins: messages on the "
+         "relative robot_description topic are then ignored; empty: the robot from the robot_description topic",
          rebuilds_model=True),
     Spec("gravity", [0.0, 0.0, -9.81], DOUBLES, "gravitational acceleration in the root-link frame (m/s^2)",
          constraints="3 finite values", rebuilds_model=True),
@@ -343,6 +344,8 @@ class DynamicsNode(Node):
         self._reverting = False  # putting back the values of a set whose model was refused
         self._descriptions_queued = 0  # descriptions on the worker: the model in service may be about to change
         self.builds_pending = 0  # models requested and not yet swapped in or refused
+        self._topic_text = None  # the last robot_description message: used once the parameter is emptied
+        self._source_logged = None  # the description source last explained in the log
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
         for spec in self._specs.values():
@@ -543,6 +546,8 @@ class DynamicsNode(Node):
             self._setter[name] = self._requests
         if any(self._specs[name].rebuilds_model for name in changes):
             self.request_model(changes)  # the parameters take effect with the model
+            if changes.get("robot_description") == "" and self._topic_text is not None:  # back to the topic
+                self._on_description_message(String(data=self._topic_text))
         else:  # in effect now; the worker notes the values, in order with the builds
             self._builder.submit(self._note_values, changes)
             self._parameters_take_effect(set(changes))
@@ -561,12 +566,24 @@ class DynamicsNode(Node):
 
     def _on_description_message(self, msg):
         source = self.resolve_topic_name("robot_description") + " topic"
+        self._topic_text = msg.data
+        if self.get_parameter("robot_description").value:  # an explicit parameter wins (ros2_control's rule)
+            self._log_source(f"parameter robot_description is set: it is the robot description; messages on {source} "
+                             "are ignored (set the parameter to '' to follow the topic)")
+            return
+        self._log_source(f"parameter robot_description is empty: the robot description comes from {source}")
         if not msg.data.lstrip().startswith("<"):  # a message carries the text itself, never a file path
             start = msg.data.strip()[:40]
             self.refuse(f"the robot description from {source}", f"not URDF XML (it starts {start!r}; a message "
                         "carries the URDF text, not a path)" if start else "the URDF is empty")
             return
         self.request_model(text=msg.data, source=source)
+
+    def _log_source(self, explanation):
+        """Say once (per change of source) where the robot description comes from and why."""
+        if explanation != self._source_logged:
+            self._source_logged = explanation
+            self.get_logger().info(explanation)
 
     async def _on_reload(self, request, response):
         """Re-read the ``robot_description`` parameter (text, or the file it names), else the last topic message;
