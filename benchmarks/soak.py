@@ -35,7 +35,7 @@ from node_latency import cpu_seconds, default_robot  # noqa: E402
 NODE_LATENCY = os.path.join(BENCHMARKS, "node_latency.py")
 BUNDLED = os.path.join(ROOT, "rne_dynamics", "data", "rne_arm6.urdf")
 TOPIC = "/inverse_dynamics/torques"
-START_DELAY = 6.0  # s from launching the driver to the measurement: process start-up, discovery, warm-up
+START_DELAY = 6.0  # s from launching the driver to the measurement: process start-up, discovery
 # The operator's actions (Operator.act), evenly spaced within each reload period.
 ACTIONS = ("good description", "gravity tilted", "payload set", "bad description", "payload and gravity restored")
 TILTED, STANDARD = [0.5, -0.3, -9.7], [0.0, 0.0, -9.81]
@@ -266,6 +266,8 @@ def main(argv=None):
     samples = []  # (seconds since t0, RSS MB)
     try:
         operator.wait_for_node()
+        while operator.diagnostics.get("robot", "none") == "none":  # the first robot, built from the topic
+            operator.spin(0.1)
         processes.append(subprocess.Popen([sys.executable, NODE_LATENCY, "--role", "receiver", "--topic", TOPIC,
                                            "--out", files["received.npy"]]))
         operator.spin(1.0)
