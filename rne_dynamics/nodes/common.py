@@ -13,7 +13,11 @@ Per-joint parameters (``armature``, ``viscous_friction``, ``coulomb_friction``; 
 arrays: empty keeps the URDF values (``<dynamics damping friction>``, armature 0; rigid joints, direct drive), one
 value applies to every joint, otherwise one value per
 movable joint in ``robot.joint_names`` order (the movable, non-mimic joints depth-first over the tree, children in
-document order: not the URDF's document order on a branched robot).
+document order: not the URDF's document order on a branched robot). Each also takes values by joint name: a map in a
+parameter file (``armature: {elbow_joint: 0.1}``), which ROS flattens to the double parameter ``armature.elbow_joint``;
+the node declares those its start-up overrides name (they can then be set at run time). The drive values come, each
+later one winning for the joints it gives: the URDF, the YAML file of parameter ``drive_file``
+(:func:`rne_dynamics.load_drive`), the arrays, the values by name.
 """
 import array
 import math
@@ -40,6 +44,7 @@ from std_srvs.srv import Trigger
 from .._jit import compiled
 from ..errors import ModelError, ModelWarning, StateError
 from ..algorithms.inputs import gravity_vector
+from ..model.drive import load_drive
 from ..model.loops import read_loops
 from ..model.urdf import load_urdf
 
@@ -60,6 +65,7 @@ class Spec:
     high: float = None
     constraints: str = ""
     rebuilds_model: bool = False
+    per_joint: bool = False  # a per-joint array that also takes ``<name>.<joint>`` values by joint name
 
     def descriptor(self):
         d = ParameterDescriptor(name=self.name, type=self.type, description=self.description,
@@ -71,7 +77,8 @@ class Spec:
 
 STRING, DOUBLE, BOOL = ParameterType.PARAMETER_STRING, ParameterType.PARAMETER_DOUBLE, ParameterType.PARAMETER_BOOL
 DOUBLES, STRINGS = ParameterType.PARAMETER_DOUBLE_ARRAY, ParameterType.PARAMETER_STRING_ARRAY
-PER_JOINT = "empty: as the URDF says; one value: every joint; else one value per joint in joint_names order"
+PER_JOINT = ("empty: as the URDF says; one value: every joint; else one value per joint in joint_names order; or by "
+             "joint name: <name>.<joint> (a map in a parameter file)")
 
 COMMON_PARAMETERS = (
     Spec("robot_description", "", STRING, "URDF XML text or a URDF file path; when set it wins: messages on the "
@@ -86,25 +93,35 @@ COMMON_PARAMETERS = (
     Spec("payload.inertia", [0.0] * 6, DOUBLES, "payload inertia about its COM, link axes (kg m^2)",
          constraints="6 values ixx ixy ixz iyy iyz izz, physically possible", rebuilds_model=True),
     Spec("armature", None, DOUBLES, "rotor inertia reflected to each joint (kg m^2 or kg)",
-         constraints=PER_JOINT + "; >= 0", rebuilds_model=True),
+         constraints=PER_JOINT + "; >= 0", rebuilds_model=True, per_joint=True),
     Spec("viscous_friction", None, DOUBLES, "viscous friction coefficient per joint (N m s/rad or N s/m)",
-         constraints=PER_JOINT + "; >= 0", rebuilds_model=True),
+         constraints=PER_JOINT + "; >= 0", rebuilds_model=True, per_joint=True),
     Spec("coulomb_friction", None, DOUBLES, "Coulomb friction per joint (N m or N)",
-         constraints=PER_JOINT + "; >= 0", rebuilds_model=True),
+         constraints=PER_JOINT + "; >= 0", rebuilds_model=True, per_joint=True),
     Spec("joint_stiffness", None, DOUBLES, "elastic transmission stiffness K per joint (N m/rad); 0: rigid",
-         constraints=PER_JOINT.replace("as the URDF says", "rigid") + "; >= 0", rebuilds_model=True),
+         constraints=PER_JOINT.replace("as the URDF says", "rigid") + "; >= 0", rebuilds_model=True,
+         per_joint=True),
     Spec("joint_damping", None, DOUBLES, "damping D of the elastic transmission per joint (N m s/rad)",
-         constraints=PER_JOINT.replace("as the URDF says", "none") + "; >= 0", rebuilds_model=True),
+         constraints=PER_JOINT.replace("as the URDF says", "none") + "; >= 0", rebuilds_model=True,
+         per_joint=True),
     Spec("motor_inertia", None, DOUBLES, "motor rotor inertia per joint, motor side (kg m^2)",
-         constraints=PER_JOINT.replace("as the URDF says", "none") + "; >= 0", rebuilds_model=True),
+         constraints=PER_JOINT.replace("as the URDF says", "none") + "; >= 0", rebuilds_model=True,
+         per_joint=True),
     Spec("gear_ratio", None, DOUBLES, "gear ratio per joint (motor angle / joint angle)",
-         constraints=PER_JOINT.replace("as the URDF says", "1") + "; > 0", rebuilds_model=True),
+         constraints=PER_JOINT.replace("as the URDF says", "1") + "; > 0", rebuilds_model=True, per_joint=True),
+    Spec("drive_file", "", STRING, "YAML file of drive parameters per joint, {joint: {parameter: value}} "
+         "(rne_dynamics.load_drive: armature, damping, friction, stiffness, spring_damping, rest_offset, "
+         "motor_inertia, gear_ratio); the per-joint parameters given here override its values; empty: none",
+         rebuilds_model=True),
     Spec("diagnostics_rate_hz", 1.0, DOUBLE, "rate of the /diagnostics status (Hz)", 0.1, 100.0),
 )
 #: The node parameters of the elastic drives and the names :meth:`Robot.with_drive` gives them.
 ELASTIC_PARAMETERS = {"joint_stiffness": "stiffness", "joint_damping": "spring_damping",
                       "motor_inertia": "motor_inertia", "gear_ratio": "gear_ratio"}
-PER_JOINT_PARAMETERS = ("armature", "viscous_friction", "coulomb_friction", *ELASTIC_PARAMETERS)
+#: The per-joint drive parameters and the names :meth:`Robot.with_drive` gives them.
+DRIVE_PARAMETERS = {"armature": "armature", "viscous_friction": "damping", "coulomb_friction": "friction",
+                    **ELASTIC_PARAMETERS}
+PER_JOINT_PARAMETERS = tuple(DRIVE_PARAMETERS)
 
 
 def finite_values(name, value, count=None, non_negative=False):
@@ -129,9 +146,10 @@ def check_common(name, value):
             raise ValueError(f"gear_ratio must be > 0, got {list(value)}")
 
 
-def check_names(robot, values):
+def check_names(robot, values, specs):
     """The checks of the common parameter ``values`` against ``robot`` that need no new model: the payload link
-    exists, per-joint arrays have 0, 1 or one value per joint. :class:`ModelError` names what is wrong."""
+    exists, per-joint arrays have 0, 1 or one value per joint, values by joint name name a joint of the robot, the
+    drive file reads. :class:`ModelError` names what is wrong."""
     link, mass = values["payload.link"], values["payload.mass"]
     if link and link not in robot.link_frames:
         raise ModelError(f"payload.link: robot '{robot.name}' has no link '{link}'")
@@ -139,6 +157,31 @@ def check_names(robot, values):
         raise ModelError(f"payload.mass is {mass} kg but payload.link is empty: set payload.link first")
     for name in PER_JOINT_PARAMETERS:
         per_joint(name, values[name], robot)
+    for name in values:
+        field, _, joint = name.partition(".")
+        if joint and field in specs and specs[field].per_joint and joint not in robot.joint_names:
+            raise ModelError(f"{name}: robot '{robot.name}' has no movable joint '{joint}' (its joints: "
+                             f"{', '.join(robot.joint_names)})")
+    if values["drive_file"]:
+        load_drive(robot, values["drive_file"])
+
+
+def by_joint(name, values):
+    """The values by joint name of per-joint parameter ``name`` (parameters ``<name>.<joint>``): ``{joint: value}``."""
+    prefix = name + "."
+    return {key[len(prefix):]: value for key, value in values.items() if key.startswith(prefix)}
+
+
+def joint_array(name, values, robot, default):
+    """Per-joint parameter ``name`` in ``robot.joint_names`` order, its values by joint name applied over its array
+    (``default``, a number or one per joint, for the joints neither gives); None if neither gives any."""
+    array, named = per_joint(name, values[name], robot), by_joint(name, values)
+    if array is None and not named:
+        return None
+    array = np.array(np.broadcast_to(default, len(robot.joint_names)), float) if array is None else array.copy()
+    for joint, value in named.items():
+        array[list(robot.joint_names).index(joint)] = value
+    return array
 
 
 def per_joint(name, values, robot):
@@ -217,11 +260,12 @@ class DynamicsModel:
         if values["payload.link"]:
             robot = robot.with_payload(values["payload.link"], values["payload.mass"], values["payload.com"],
                                        values["payload.inertia"])
-        robot = robot.with_drive(armature=per_joint("armature", values["armature"], robot),
-                                 damping=per_joint("viscous_friction", values["viscous_friction"], robot),
-                                 friction=per_joint("coulomb_friction", values["coulomb_friction"], robot),
-                                 **{label: per_joint(name, values[name], robot)
-                                    for name, label in ELASTIC_PARAMETERS.items()})
+        if values["drive_file"]:
+            robot = load_drive(robot, values["drive_file"])
+        robot = robot.with_drive(**{label: per_joint(name, values[name], robot)
+                                    for name, label in DRIVE_PARAMETERS.items()})
+        named = {label: by_joint(name, values) for name, label in DRIVE_PARAMETERS.items()}
+        robot = robot.with_drive(**{label: given for label, given in named.items() if given})
         return cls(robot, gravity_vector(values["gravity"]), dict(values))
 
     def order(self, names):
@@ -269,6 +313,11 @@ class DynamicsModel:
     def joint_unit(self, k):
         """``N m`` for a revolute joint, ``N`` for a prismatic one."""
         return "N" if self.robot.joints[self.joint_names[k]].type == "prismatic" else "N m"
+
+
+def one_line(reason):
+    """A reason on one line (a YAML parser's message spans several)."""
+    return " ".join(str(reason).split())
 
 
 def stamp_seconds(stamp):
@@ -353,6 +402,7 @@ class DynamicsNode(Node):
                                               else spec.default, spec.descriptor())
             if declared.value is None:  # an empty array (rclpy cannot infer its type from [])
                 self.set_parameters([Parameter(spec.name, Parameter.Type(spec.type), [])])
+        self.declare_values_by_joint()
         self._ready = True
         # Models are built on this worker, one request after the other (the data path goes on meanwhile), and
         # swapped in on the executor's thread, between two messages. The worker's own state: the parameter values
@@ -371,6 +421,18 @@ class DynamicsNode(Node):
         self.create_service(Trigger, "~/reload_robot_description", self._on_reload,
                             callback_group=MutuallyExclusiveCallbackGroup())
         self.create_service(Trigger, "~/reset", self._on_reset)
+
+    def declare_values_by_joint(self):
+        """Declare the values by joint name (``armature.elbow_joint``) that the start-up overrides give: a map in a
+        parameter file, ``armature: {elbow_joint: 0.1}``, arrives flattened so (rclpy keeps the overrides in
+        ``_parameter_overrides``; no public accessor)."""
+        for name in sorted(self._parameter_overrides):
+            field, _, joint = name.partition(".")
+            if joint and field in self._specs and self._specs[field].per_joint and name not in self._specs:
+                spec = self._specs[field]
+                self._specs[name] = Spec(name, 0.0, DOUBLE, f"{field} of joint '{joint}' (wins over {field}'s array "
+                                         "and drive_file)", rebuilds_model=spec.rebuilds_model)
+                self.declare_parameter(name, 0.0, self._specs[name].descriptor())
 
     def create_output(self, msg_type, topic):
         """A publisher without rclpy's default QoS-event handlers: each is a waitable that the executor visits on
@@ -405,7 +467,7 @@ class DynamicsNode(Node):
         return {name: self.get_parameter(name).value for name in self._specs}
 
     def build_model(self, description, values):
-        check_names(description.robot, values)
+        check_names(description.robot, values, self._specs)
         self.check_names(description.robot, values)
         model = DynamicsModel.build(description.robot, values)
         self.check_model(model, values)
@@ -493,6 +555,7 @@ class DynamicsNode(Node):
 
     def refuse(self, what, reason):
         kept = f"keeping robot '{self.model.robot.name}'" if self.model else "no model yet"
+        reason = one_line(reason)
         self.refusal = f"{what}: {reason}"
         message = f"refused {what}: {reason}; {kept}"
         self.get_logger().error(message)
@@ -523,18 +586,22 @@ class DynamicsNode(Node):
                     if self._ready:
                         raise ValueError(f"{p.name} cannot be unset")
                     continue
-                check_common(p.name, p.value)
-                self.check_parameter(p.name, p.value)
+                name, value = p.name, p.value
+                field, _, joint = name.partition(".")
+                if joint and field in self._specs and self._specs[field].per_joint:  # a value by joint name
+                    name, value = field, [value]
+                check_common(name, value)
+                self.check_parameter(name, value)
             changes = {p.name: p.value for p in parameters}
             if (self._ready and self.model is not None and not self._descriptions_queued
                     and "robot_description" not in changes):  # else the names are checked when the model is built
                 values = self.parameter_values() | changes
-                check_names(self.model.robot, values)
+                check_names(self.model.robot, values, self._specs)
                 self.check_names(self.model.robot, values)
         except ValueError as exc:
-            names = ", ".join(p.name for p in parameters)
-            self.get_logger().warning(f"rejected parameter {names}: {exc}")
-            return SetParametersResult(successful=False, reason=str(exc))
+            names, reason = ", ".join(p.name for p in parameters), one_line(exc)
+            self.get_logger().warning(f"rejected parameter {names}: {reason}")
+            return SetParametersResult(successful=False, reason=reason)
         return SetParametersResult(successful=True)
 
     def _apply_parameters(self, parameters):

@@ -29,7 +29,7 @@ import rne_dynamics as rd
 
 from ..errors import ModelError, StateError
 from ..algorithms.simulate import step as simulation_step
-from .common import BOOL, DOUBLE, DOUBLES, STRING, DynamicsNode, Spec, doubles, spin
+from .common import BOOL, DOUBLE, DOUBLES, STRING, DynamicsNode, Spec, doubles, joint_array, spin
 
 BASE_MODES = ("fixed", "free_floating")
 
@@ -40,7 +40,8 @@ PARAMETERS = (
          1.0, 1.0e4),
     Spec("initial_positions", None, DOUBLES, "where the simulation starts and ~/reset returns to (rad or m)",
          constraints="empty: zero, clipped into the joint limits; else one value per joint in joint_names order, "
-         "within the limits", rebuilds_model=True),
+         "within the limits; or by joint name: initial_positions.<joint> (a map in a parameter file)",
+         rebuilds_model=True, per_joint=True),
     Spec("base", "fixed", STRING, "fixed (the root link is the world's) or free_floating (a floating base that "
          "nothing holds, moved by the joints)", constraints="fixed | free_floating", rebuilds_model=True),
 )
@@ -67,16 +68,18 @@ def joints_part(model, x):
 
 
 def initial_positions(robot, values):
-    """The simulation's start positions for ``robot``; :class:`ModelError` if the parameter does not fit it."""
+    """The simulation's start positions for ``robot`` (the joints the parameter leaves out: zero, clipped into their
+    limits); :class:`ModelError` if the parameter does not fit it."""
     names = robot.joint_names
     limits = robot.position_limits[robot.nq - len(names):]  # a base's 7 first
     given = values["initial_positions"]
-    if len(given) == 0:
-        return np.clip(0.0, limits[:, 0], limits[:, 1])
-    q0 = np.asarray(given, float)
-    if q0.shape != (len(names),):
+    if len(given) not in (0, len(names)):
         raise ModelError(f"initial_positions has {len(given)} values; robot '{robot.name}' has "
                          f"{len(names)} joints ({', '.join(names)})")
+    rest = np.clip(0.0, limits[:, 0], limits[:, 1])
+    q0 = joint_array("initial_positions", values, robot, rest)
+    if q0 is None:
+        return rest
     if not np.isfinite(q0).all():
         k = np.flatnonzero(~np.isfinite(q0))[0]
         raise ModelError(f"initial_positions: {names[k]} = {q0[k]} is not finite")
