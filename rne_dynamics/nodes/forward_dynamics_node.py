@@ -16,7 +16,10 @@ With elastic joints (parameter ``joint_stiffness``, with ``motor_inertia`` and `
 simulation runs the motor-link model (:func:`rne_dynamics.flexible_simulate`, one RK4 step per period): the effort
 command is then the motor torques at the elastic joints (joint side), ``/joint_states`` carries the links and
 ``~/motor_states`` (JointState: the elastic joints, motor positions and velocities joint side, the motor torques)
-the motors, which start where the springs are relaxed. ``~/accelerations`` stays the rigid robot's.
+the motors, which start where the springs are relaxed; ``~/accelerations`` then carries the link accelerations of
+the motor-link model at the simulated link and motor state (:func:`rne_dynamics.flexible_forward_dynamics`; the
+motors' own accelerations are not published). Not simulating, the node knows no motor state: ``~/accelerations``
+are then the rigid robot's at the measured state under the commanded efforts.
 """
 import time
 
@@ -132,7 +135,10 @@ class ForwardDynamicsNode(DynamicsNode):
         else:
             q, qd = full_state(model, *self.measured)
         try:
-            qdd = rd.forward_dynamics(model.robot, q, qd, with_base_force(model, tau), gravity=model.gravity)
+            if self.simulating and self.motors is not None:  # the motor-link model's link accelerations
+                qdd = rd.flexible_forward_dynamics(model.robot, q, qd, *self.motors, tau, gravity=model.gravity).link
+            else:
+                qdd = rd.forward_dynamics(model.robot, q, qd, with_base_force(model, tau), gravity=model.gravity)
         except ValueError as exc:  # a joint that moves no mass: the accelerations are undefined
             self.reject_input("~/effort_command", exc)
             return
