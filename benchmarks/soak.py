@@ -7,9 +7,12 @@ Processes: the node (``python -m rne_dynamics.nodes.inverse_dynamics_node``), a 
 example-robot-data's panda and the bundled rne_arm6); the driver's messages name the joints of both, so either robot
 finds its joints (extra joints are ignored). Within each period, at fixed fractions of it: gravity tilted, a payload
 set on the current robot's last arm link, a bad description (rne_arm6 with a negative link mass, to be refused), then
-payload and gravity back. Reported per minute: messages sent, received, dropped (sent, never answered), latency
-percentiles (torques receipt minus JointState stamp) and the node's resident memory; at the end the node's own input
-counters, the swaps and refusals in its log, and RSS at start and end (target: growth under 5 MB).
+payload and gravity back. The node starts without the ``robot_description`` parameter (an explicit parameter would
+win over the topic) and takes the first robot from the topic. Reported per minute: messages sent, received, dropped
+(sent, never answered), latency percentiles (torques receipt minus JointState stamp) and the node's resident memory;
+at the end the node's own input counters, the swaps and refusals in its log, RSS at start and end (target: growth
+under 5 MB), the drop rates within 1 s after an action and elsewhere, and how busy the machine was with other work
+(the load average before and after, the CPU time of all processes minus the soak's own, from /proc/stat).
 
     python benchmarks/soak.py [--minutes 10] [--rate 1000] [--reload-period 10]
 """
@@ -32,7 +35,7 @@ from node_latency import cpu_seconds, default_robot  # noqa: E402
 NODE_LATENCY = os.path.join(BENCHMARKS, "node_latency.py")
 BUNDLED = os.path.join(ROOT, "rne_dynamics", "data", "rne_arm6.urdf")
 TOPIC = "/inverse_dynamics/torques"
-START_DELAY = 6.0  # s from launching the driver to the measurement: process start-up, discovery, warm-up
+START_DELAY = 6.0  # s from launching the driver to the measurement: process start-up, discovery
 # The operator's actions (Operator.act), evenly spaced within each reload period.
 ACTIONS = ("good description", "gravity tilted", "payload set", "bad description", "payload and gravity restored")
 TILTED, STANDARD = [0.5, -0.3, -9.7], [0.0, 0.0, -9.81]
@@ -193,6 +196,31 @@ def drops_after_actions(sent, stamps, t0, action_times, seconds):
     return int(((since >= 0) & (since < seconds)).any(axis=1).sum())
 
 
+def drop_rates(sent, stamps, t0, duration_s, action_times, seconds):
+    """Drops per minute of measured time within ``seconds`` after an action and elsewhere: ``(near, elsewhere, near
+    seconds)``."""
+    grid = np.arange(0.0, duration_s, 1e-3)  # the measured time on a 1 ms grid: which instants are near an action
+    since = grid[:, None] - np.array(action_times)[None, :]
+    near_grid = ((since >= 0) & (since < seconds)).any(axis=1)
+    near_seconds = near_grid.mean() * duration_s
+    near = drops_after_actions(sent, stamps, t0, action_times, seconds)
+    dropped = int((~np.isin(sent, stamps)).sum())
+    return (60.0 * near / max(near_seconds, 1e-9), 60.0 * (dropped - near) / max(duration_s - near_seconds, 1e-9),
+            near_seconds)
+
+
+def machine_cpu_seconds():
+    """Busy CPU time of the whole machine so far (all cores, /proc/stat: everything but idle and iowait), in s."""
+    with open("/proc/stat") as stream:
+        fields = [int(x) for x in stream.readline().split()[1:]]
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def soak_cpu_seconds(processes):
+    """CPU time of the soak's processes: those running, this one, and its children that ended (the driver)."""
+    return sum(cpu_seconds(p.pid) for p in processes if p.poll() is None) + sum(os.times()[:4])
+
+
 def swaps(log_text):
     """How often the node's log says it now runs a robot of another name than before."""
     names = [line.split("]: robot '", 1)[1].split("'", 1)[0] for line in log_text.splitlines()
@@ -227,15 +255,19 @@ def main(argv=None):
     files = {name: os.path.join(work, name) for name in ("node.log", "sent.npy", "received.npy")}
     duration_ns = round(args.minutes * 60e9)
 
+    load_before = os.getloadavg()
     operator = Operator(robots, texts, bad_text)
+    operator.publish_description(texts[0])  # latched: the node takes it when it starts
     processes = []
     with open(files["node.log"], "w") as log:
-        node = subprocess.Popen([sys.executable, "-m", "rne_dynamics.nodes.inverse_dynamics_node", "--ros-args",
-                                 "-p", f"robot_description:={args.robots[0]}"], stdout=log, stderr=subprocess.STDOUT)
+        node = subprocess.Popen([sys.executable, "-m", "rne_dynamics.nodes.inverse_dynamics_node"], stdout=log,
+                                stderr=subprocess.STDOUT)
     processes.append(node)
     samples = []  # (seconds since t0, RSS MB)
     try:
         operator.wait_for_node()
+        while operator.diagnostics.get("robot", "none") == "none":  # the first robot, built from the topic
+            operator.spin(0.1)
         processes.append(subprocess.Popen([sys.executable, NODE_LATENCY, "--role", "receiver", "--topic", TOPIC,
                                            "--out", files["received.npy"]]))
         operator.spin(1.0)
@@ -245,6 +277,8 @@ def main(argv=None):
         processes.append(driver)
         operator.spin((t0 - time.time_ns()) / 1e9)
         cpu_start = cpu_seconds(node.pid)
+        ours_start = soak_cpu_seconds(processes)
+        machine_start = machine_cpu_seconds()
         step = args.reload_period / len(ACTIONS)
         actions = [(slot * args.reload_period + phase * step, slot, phase)
                    for slot in range(int(duration_ns / 1e9 / args.reload_period) + 1) for phase in range(len(ACTIONS))]
@@ -260,6 +294,8 @@ def main(argv=None):
             raise SystemExit("the driver failed")
         samples.append(((time.time_ns() - t0) / 1e9, rss_mb(node.pid)))
         cpu = cpu_seconds(node.pid) - cpu_start
+        others = machine_cpu_seconds() - machine_start - (soak_cpu_seconds(processes) - ours_start)
+        load_after = os.getloadavg()
         operator.spin(2.5)  # stragglers, and a /diagnostics after the last input
         counters_end = dict(operator.diagnostics)
     finally:
@@ -297,7 +333,13 @@ def main(argv=None):
         "rss_start_mb": float(rss[0, 1]), "rss_end_mb": float(rss[-1, 1]),
         "rss_after_first_cycle_mb": float(rss[rss[:, 0] >= 2 * args.reload_period][0, 1]),
         "last_diagnostics": counters_end.get("message", ""),
+        "load_average_before": load_before, "load_average_after": load_after,
+        "other_processes_cpu_percent": 100 * others / (duration_ns / 1e9),
     }
+    near, elsewhere, near_seconds = drop_rates(sent, stamps, t0, duration_ns / 1e9,
+                                               [at for at, _, _ in actions if at < duration_ns / 1e9], 1.0)
+    result |= {"drops_per_minute_within_1s_of_an_action": near, "drops_per_minute_elsewhere": elsewhere,
+               "seconds_within_1s_of_an_action": near_seconds}
     print(f"soak: {' <-> '.join(result['robots'])} every {args.reload_period:g} s (a bad description between), "
           f"{args.rate:g} Hz, {args.minutes:g} min")
     print(f"{'minute':>6}{'sent':>8}{'received':>10}{'dropped':>9}{'p50 ms':>8}{'p90 ms':>8}{'p99 ms':>8}"
@@ -308,6 +350,11 @@ def main(argv=None):
     print(f"total: sent {result['sent']}, received {result['received']}, dropped {result['dropped']} "
           f"({result['dropped_within_1s_of_an_action']} of them within 1 s after a reload or parameter set); "
           f"node CPU {result['node_cpu_percent']:.0f}% of a core")
+    print(f"drops per minute within 1 s after an action: {near:.1f} ({near_seconds:.0f} s of the run), elsewhere: "
+          f"{elsewhere:.1f}")
+    print(f"machine: load average {load_before[0]:.2f} before, {load_after[0]:.2f} after (1 min); other processes "
+          f"used {result['other_processes_cpu_percent']:.0f}% of a core during the run (2 cores: "
+          f"{'busy' if result['other_processes_cpu_percent'] > 20 else 'quiet'})")
     run = result["whole_run"]
     print(f"whole run with warm-up: sent {run['sent']}, the node computed {run['node_inputs']} and rejected "
           f"{run['node_rejected']} (lost before it: {run['sent'] - run['node_inputs'] - run['node_rejected']}), "

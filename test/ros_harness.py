@@ -12,6 +12,7 @@ from rclpy.context import Context  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
+from std_msgs.msg import String  # noqa: E402
 
 TIMEOUT = 10.0  # s; a passing test waits for events, never this long
 
@@ -31,7 +32,7 @@ LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, relia
 class Harness:
     """``node_class(**parameters)`` plus a probe that publishes inputs, collects outputs and the node's log."""
 
-    def __init__(self, node_class, init_args=None, node_args=None, **parameters):
+    def __init__(self, node_class, init_args=None, node_args=None, topic_description=None, **parameters):
         self.context = Context()
         rclpy.init(context=self.context, args=init_args)
         overrides = [Parameter(name, value=value) for name, value in parameters.items()]
@@ -43,6 +44,9 @@ class Harness:
         self.publishers = {}
         self.log = []
         self.probe.create_subscription(Log, "/rosout", self._on_log, 100)
+        if topic_description is not None:  # the robot from the robot_description topic (no parameter)
+            self.publish(String, "/robot_description", String(data=topic_description), qos=LATCHED)
+            assert self.spin_until(lambda: self.node.model is not None), "no model from the topic"
 
     def _on_log(self, msg):
         if msg.name == self.node.get_name():
@@ -67,6 +71,25 @@ class Harness:
         end = time.monotonic() + seconds
         while time.monotonic() < end:
             self.executor.spin_once(timeout_sec=0.01)
+
+    def set_parameters(self, *parameters):
+        """Set ``parameters`` at once and spin until the model they change is swapped in or refused (the node
+        builds it after answering); the set's result."""
+        result = self.node.set_parameters_atomically(list(parameters))
+        self.settle()
+        return result
+
+    def settle(self):
+        """Spin until the models the node was asked for are swapped in or refused."""
+        assert self.spin_until(lambda: self.node.builds_pending == 0), "the model build did not finish"
+
+    def refused_build(self, name, value, reason):
+        """Set parameter ``name`` to ``value``: it passes the set's own checks, its model is refused for ``reason``
+        (kept in diagnostics), and the parameter and the model stay as they were."""
+        before, model = self.node.get_parameter(name).value, self.node.model
+        assert self.set_parameters(Parameter(name, value=value)).successful
+        assert reason in self.node.refusal, self.node.refusal
+        assert self.node.get_parameter(name).value == before and self.node.model is model
 
     def collect(self, msg_type, topic, qos=10):
         """A list that fills with the messages on ``topic``, once the node's publisher is matched."""

@@ -43,9 +43,9 @@ def node():
 
 
 def test_no_movable_joint_and_non_xml_are_refused(node):
+    node.refused_build("robot_description", EMPTY, "robot 'empty' has no movable joint")
+    assert node.set_parameters(Parameter("robot_description", value="")).successful  # follow the topic
     model = node.node.model
-    result = node.node.set_parameters([Parameter("robot_description", value=EMPTY)])[0]
-    assert not result.successful and "robot 'empty' has no movable joint" in result.reason
     node.publish(String, "/robot_description", String(data=EMPTY), qos=LATCHED)
     assert node.wait_for_warning("has no movable joint")
     node.publish(String, "/robot_description", String(data=rd.bundled_robot_path()), qos=LATCHED)

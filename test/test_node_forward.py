@@ -202,7 +202,7 @@ def test_gravity_torques_of_the_inverse_node_hold_the_simulated_robot(harness_fa
 
 
 def test_a_robot_without_forward_dynamics_is_refused(harness_factory):
-    h = harness_factory(robot_description=DOUBLE_PENDULUM, simulate=True, rate_hz=50.0)
+    h = harness_factory(topic_description=DOUBLE_PENDULUM, simulate=True, rate_hz=50.0)
     massless = LIMITED_PENDULUM.replace('<mass value="2.0"/>', '<mass value="0.0"/>').replace(
         'ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"', 'ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"')
     h.publish(String, "/robot_description", String(data=massless), qos=LATCHED)

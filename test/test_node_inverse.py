@@ -143,7 +143,7 @@ def test_bad_messages_warn_and_publish_nothing(harness_factory):
 
 
 def test_a_bad_description_keeps_the_model_and_a_good_one_replaces_it(harness_factory, tmp_path):
-    h = harness_factory(robot_description=DEFAULT_ROBOT)
+    h = harness_factory(topic_description=open(DEFAULT_ROBOT).read())
     arm_model = h.node.model
     negative_mass = PENDULUM.replace('<mass value="2.0"/>', '<mass value="-2.0"/>')
     for text, reason in (("<robot name='broken'><link name='a'>", "not well-formed XML"),
@@ -152,9 +152,8 @@ def test_a_bad_description_keeps_the_model_and_a_good_one_replaces_it(harness_fa
         assert h.wait_for_warning(reason), h.warnings()
         assert h.node.model is arm_model
         assert "keeping robot 'rne_arm6'" in h.warnings(reason)[-1]
-    result = h.node.set_parameters([Parameter("robot_description", value="<robot name='x'><joint/></robot>")])[0]
-    assert not result.successful and "joint" in result.reason
-    assert h.node.model is arm_model and h.node.get_parameter("robot_description").value == DEFAULT_ROBOT
+    h.refused_build("robot_description", "<robot name='x'><joint/></robot>", "joint")
+    assert h.node.model is arm_model and h.node.get_parameter("robot_description").value == ""
 
     torques = h.collect(JointState, "/inverse_dynamics/torques")
     h.publish(String, "/robot_description", String(data=PENDULUM), qos=LATCHED)
@@ -195,8 +194,9 @@ def test_invalid_parameter_sets_are_refused_with_a_reason(harness_factory):
     not_positive = [0.01, 0.1, 0.0, 0.01, 0.0, 0.01]  # ixy too large: a negative principal moment
     payload = [Parameter("payload.link", value="forearm_link"), Parameter("payload.mass", value=1.0),
                Parameter("payload.inertia", value=not_positive)]
-    result = h.node.set_parameters_atomically(payload)
-    assert not result.successful and "positive semi-definite" in result.reason and h.node.model is model
+    assert h.set_parameters(*payload).successful  # names and sizes fit: the model build refuses the inertia
+    assert "positive semi-definite" in h.node.refusal and h.node.model is model
+    assert h.node.get_parameter("payload.link").value == "" and h.node.get_parameter("payload.mass").value == 0.0
 
     # the same through the ROS parameter service, as `ros2 param set` does it; then a valid payload is applied
     request = SetParameters.Request(parameters=[Parameter("payload.link", value="wrist_9_link").to_parameter_msg()])
@@ -205,6 +205,7 @@ def test_invalid_parameter_sets_are_refused_with_a_reason(harness_factory):
     payload[2] = Parameter("payload.inertia", value=[0.01, 0.0, 0.0, 0.01, 0.0, 0.01])
     request = SetParameters.Request(parameters=[p.to_parameter_msg() for p in payload])
     assert all(r.successful for r in h.call(SetParameters, "/inverse_dynamics/set_parameters", request).results)
+    h.settle()
     torques = h.collect(JointState, "/inverse_dynamics/torques")
     q, qd = random_state(3)
     h.publish(JointState, "/joint_states", joint_state(NAMES, q, qd, sec=3))
@@ -308,7 +309,7 @@ def test_model_swaps_lose_no_joint_state(harness_factory):
     q, qd = random_state(11)
     expected = {name: rd.inverse_dynamics(rd.load_urdf(text), q, qd, np.zeros(ARM.dof)).torques
                 for name, text in (("light", light), ("heavy", heavy))}
-    h = harness_factory(robot_description=DEFAULT_ROBOT)
+    h = harness_factory(topic_description=light)
     received = h.collect(JointState, "/inverse_dynamics/torques", qos=1000)
     sent = 0
     for description in (None, heavy, light):
@@ -330,3 +331,81 @@ def test_model_swaps_lose_no_joint_state(harness_factory):
     switches = [k for k in range(1, len(labels)) if labels[k] != labels[k - 1]]
     assert labels[0] == "light" and labels[-1] == "light" and len(switches) == 2
     assert [msg.header.stamp.sec for msg in received] == list(range(1, sent + 1))
+
+
+def test_parameter_sets_build_off_the_data_path_and_lose_no_joint_state(harness_factory):
+    """A parameter set is answered before its model is built (on the worker); joint states streamed across sets all
+    get torques (count in = count out), each torque vector is one model's, the outputs switch at one message per
+    good set, a refused set switches nothing (its values go back), and of two sets in a row the later one wins."""
+    q, qd = random_state(12)
+    inertia = [0.004, 0.0, 0.0, 0.004, 0.0, 0.003]
+    tilted = [0.5, -0.3, -9.7]
+
+    def carrying(mass):
+        return ARM.with_payload("wrist_3_link", mass, (0.0, 0.0, 0.05), inertia)
+    expected = {"bare": rd.inverse_dynamics(ARM, q, qd, np.zeros(6)).torques,
+                "2 kg": rd.inverse_dynamics(carrying(2.0), q, qd, np.zeros(6)).torques,
+                "2.5 kg": rd.inverse_dynamics(carrying(2.5), q, qd, np.zeros(6)).torques,
+                "3 kg": rd.inverse_dynamics(carrying(3.0), q, qd, np.zeros(6)).torques,
+                "3 kg tilted": rd.inverse_dynamics(carrying(3.0), q, qd, np.zeros(6), gravity=tilted).torques}
+    h = harness_factory(robot_description=DEFAULT_ROBOT, publish_wrenches=False, publish_markers=False)
+    received = h.collect(JointState, "/inverse_dynamics/torques", qos=1000)
+    payload = [Parameter("payload.link", value="wrist_3_link"), Parameter("payload.com", value=[0.0, 0.0, 0.05]),
+               Parameter("payload.inertia", value=inertia)]
+    actions = [None,
+               lambda: h.node.set_parameters_atomically(payload + [Parameter("payload.mass", value=2.0)]),
+               lambda: (h.node.set_parameters([Parameter("payload.mass", value=2.5)]),  # overtaken by the next
+                        h.node.set_parameters([Parameter("payload.mass", value=3.0)])),
+               lambda: h.node.set_parameters([Parameter("gravity", value=tilted)]),
+               lambda: h.node.set_parameters([Parameter("payload.inertia", value=[-0.01, 0.0, 0.0, 0.01, 0.0, 0.01])])]
+    sent = 0
+    for action in actions:
+        if action is not None:
+            model = h.node.model
+            action()
+            assert h.node.model is model and h.node.builds_pending >= 1  # answered; the model comes later
+        for _ in range(120):
+            sent += 1
+            h.publish(JointState, "/joint_states", joint_state(NAMES, q, qd, sec=sent), qos=1000)
+            h.spin_for(0.002)
+    assert h.spin_until(lambda: len(received) >= sent)
+    h.spin_for(0.2)
+    assert len(received) == sent and h.node.builds_pending == 0
+    assert [msg.header.stamp.sec for msg in received] == list(range(1, sent + 1))
+    labels = []
+    for msg in received:
+        label = [name for name, torques in expected.items() if np.allclose(msg.effort, torques, rtol=0, atol=1e-9)]
+        assert len(label) == 1, msg.effort
+        labels.append(label[0])
+    runs = [labels[0]] + [b for a, b in zip(labels, labels[1:]) if a != b]
+    assert [r for r in runs if r != "2.5 kg"] == ["bare", "2 kg", "3 kg", "3 kg tilted"], runs
+    assert runs.index("3 kg") - runs.index("2 kg") <= 2  # 2.5 kg, swapped in just before 3 kg, may answer some
+    assert "positive semi-definite" in h.node.refusal
+    assert list(h.node.get_parameter("payload.inertia").value) == inertia
+    assert h.node.get_parameter("payload.mass").value == 3.0 and h.node.model.settings["payload.mass"] == 3.0
+
+
+def test_an_explicit_robot_description_parameter_wins_over_the_topic(harness_factory):
+    """Started with the parameter: topic messages are ignored (said once at INFO, with the reason) and the reload
+    re-reads the parameter; the parameter set to '' hands over to the topic's last message; set again, it wins."""
+    h = harness_factory(robot_description=DEFAULT_ROBOT)
+    model = h.node.model
+    for _ in range(2):
+        h.publish(String, "/robot_description", String(data=PENDULUM), qos=LATCHED)
+        h.spin_for(0.3)
+    assert h.node.model is model and h.node.builds_pending == 0
+    ignored = [m for m in h.log if "messages on /robot_description topic are ignored" in m.msg]
+    assert len(ignored) == 1 and ignored[0].level == 20 and "parameter robot_description is set" in ignored[0].msg
+    response = h.call(Trigger, "/inverse_dynamics/reload_robot_description")
+    assert response.success and "from parameter robot_description" in response.message
+    assert h.node.model.robot.name == "rne_arm6"
+
+    assert h.set_parameters(Parameter("robot_description", value="")).successful
+    assert h.node.model.robot.name == "pendulum" and h.node.description.source == "/robot_description topic"
+    assert any("comes from /robot_description topic" in m.msg for m in h.log if m.level == 20) or h.spin_until(
+        lambda: any("comes from /robot_description topic" in m.msg for m in h.log))
+    assert h.set_parameters(Parameter("robot_description", value=DEFAULT_ROBOT)).successful
+    assert h.node.model.robot.name == "rne_arm6"
+    h.publish(String, "/robot_description", String(data=PENDULUM), qos=LATCHED)
+    h.spin_for(0.3)
+    assert h.node.model.robot.name == "rne_arm6"

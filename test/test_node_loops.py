@@ -82,8 +82,7 @@ def test_closed_chain_outputs_equal_the_library(node):
     bad = tmp_path / "bad.yaml"
     bad.write_text("actuated: [motor_left, motor_right]\nloops:\n  - {name: tip, kind: point, link_a: nowhere, "
                    "link_b: distal_right}\n")
-    result = h.node.set_parameters([Parameter("loops_file", value=str(bad))])[0]
-    assert not result.successful and "loop 'tip': link_a 'nowhere' is not a link" in result.reason
+    h.refused_build("loops_file", str(bad), "loop 'tip': link_a 'nowhere' is not a link")
     assert h.node.model is model
     # a pose the loop cannot reach is rejected; the next good message is computed
     h.publish(JointState, "/joint_states", message(["motor_left", "motor_right"], [1.5, -1.5], [0, 0], sec=8))

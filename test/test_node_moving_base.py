@@ -223,7 +223,9 @@ def test_base_parameter_at_run_time(harness_factory):
 
     def set_parameter(name, value):
         request = SetParameters.Request(parameters=[Parameter(name, value=value).to_parameter_msg()])
-        return h.call(SetParameters, client, request).results[0]
+        result = h.call(SetParameters, client, request).results[0]
+        h.settle()
+        return result
 
     result = set_parameter("base", "wheeled")
     assert not result.successful and "base must be one of fixed, odometry, free_floating" in result.reason
@@ -238,9 +240,10 @@ def test_base_parameter_at_run_time(harness_factory):
     free_joint = ('<robot name="drifter"><link name="world"/><link name="body"><inertial><mass value="1"/><inertia '
                   'ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link><joint name="free" '
                   'type="floating"><parent link="world"/><child link="body"/></joint></robot>')
-    result = set_parameter("robot_description", free_joint)
-    assert not result.successful and "has a floating joint 'free'" in result.reason
-    assert "a floating base only when parameter 'base' says how it moves" in result.reason
+    assert set_parameter("robot_description", free_joint).successful  # refused when built:
+    assert "has a floating joint 'free'" in h.node.refusal
+    assert "a floating base only when parameter 'base' says how it moves" in h.node.refusal
+    assert h.node.get_parameter("robot_description").value == MOBILE
     assert h.node.model.robot.name == "rne_mobile_manipulator"
 
 

@@ -121,7 +121,7 @@ def test_bad_observer_settings_are_refused(harness):
         assert not result.successful and reason in result.reason, (name, result.reason)
     assert h.node.get_parameter("observer_gain").value == GAIN
     assert h.node.external.observer is not None and h.node.external.observer.gain[0] == GAIN
-    assert h.node.set_parameters([Parameter("observer_gain", value=0.0)])[0].successful
+    assert h.set_parameters(Parameter("observer_gain", value=0.0)).successful
     assert h.node.external.observer is None
 
 

@@ -100,7 +100,9 @@ def test_bad_sensor_messages_and_parameters_are_refused(harness):
     def set_topics(value):
         request = SetParameters.Request(parameters=[Parameter("external_wrench_topics", value=value)
                                                     .to_parameter_msg()])
-        return h.call(SetParameters, "/inverse_dynamics/set_parameters", request).results[0]
+        result = h.call(SetParameters, "/inverse_dynamics/set_parameters", request).results[0]
+        h.settle()
+        return result
 
     result = set_topics(["gripper=/ft"])
     assert not result.successful and "robot 'rne_arm6' has no link 'gripper'" in result.reason

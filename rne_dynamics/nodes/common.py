@@ -1,16 +1,23 @@
 """What both dynamics nodes share: the model and its parameters, joint-name matching, services and diagnostics.
 
 The callbacks read one :class:`DynamicsModel` (the robot with payload and drive parameters applied, gravity, name
-maps; never changed once built), replaced by a single assignment. A new description or parameter value first builds
-a complete new model; if anything about it is wrong it is refused with the reason (logged, in diagnostics, and as
-the parameter-set result) and the last good model stays in service.
+maps; never changed once built), replaced by a single assignment. A new description (topic, reload) or a parameter
+set that changes the model is built on one worker thread, in the order the requests came, while the data path goes
+on; the new model is swapped in on the executor's thread between two messages. A parameter set is answered at once
+after the checks that need no new model (types, sizes, signs, link and joint names against the model in service);
+a build that fails afterwards is refused with the reason (logged and in diagnostics), the parameters it set go back
+to the last good values, and the last good model stays in service.
 
 Per-joint parameters (``armature``, ``viscous_friction``, ``coulomb_friction``; the elastic transmissions'
-``joint_stiffness``, ``joint_damping``, ``motor_inertia``, ``gear_ratio``: :mod:`rne_dynamics.model.drive`) are double
-arrays: empty keeps the URDF values (``<dynamics damping friction>``, armature 0; rigid joints, direct drive), one
-value applies to every joint, otherwise one value per
-movable joint in ``robot.joint_names`` order (the movable, non-mimic joints depth-first over the tree, children in
-document order: not the URDF's document order on a branched robot; locked joints left out).
+``joint_stiffness``, ``joint_damping``, ``motor_inertia``, ``gear_ratio``: :mod:`rne_dynamics.model.drive`) are
+double arrays: empty keeps the URDF values (``<dynamics damping friction>``, armature 0; rigid joints, direct
+drive), one value applies to every joint, otherwise one value per movable joint in ``robot.joint_names`` order (the
+movable, non-mimic joints depth-first over the tree, children in document order: not the URDF's document order on a
+branched robot; locked joints left out). Each also takes values by joint name: a map in a parameter file
+(``armature: {elbow_joint: 0.1}``), which ROS flattens to the double parameter ``armature.elbow_joint``; the node
+declares those its start-up overrides name (they can then be set at run time). The drive values come, each later one
+winning for the joints it gives: the URDF, the YAML file of parameter ``drive_file``
+(:func:`rne_dynamics.load_drive`), the arrays, the values by name.
 
 ``locked_joints`` holds joints fixed (``joint=position`` entries, :meth:`Robot.with_locked_joints`): the model loses
 them, so joint states need not carry them (a gripper published elsewhere). One string array, as
@@ -25,13 +32,16 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 import warnings
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, ParameterType, SetParametersResult
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.event_handler import PublisherEventCallbacks
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from rclpy.task import Future
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Header, String
 from std_srvs.srv import Trigger
@@ -39,6 +49,7 @@ from std_srvs.srv import Trigger
 from .._jit import compiled
 from ..errors import ModelError, ModelWarning, StateError
 from ..algorithms.inputs import gravity_vector
+from ..model.drive import load_drive
 from ..model.loops import read_loops
 from ..model.urdf import load_urdf
 
@@ -59,6 +70,7 @@ class Spec:
     high: float = None
     constraints: str = ""
     rebuilds_model: bool = False
+    per_joint: bool = False  # a per-joint array that also takes ``<name>.<joint>`` values by joint name
 
     def descriptor(self):
         d = ParameterDescriptor(name=self.name, type=self.type, description=self.description,
@@ -70,10 +82,12 @@ class Spec:
 
 STRING, DOUBLE, BOOL = ParameterType.PARAMETER_STRING, ParameterType.PARAMETER_DOUBLE, ParameterType.PARAMETER_BOOL
 DOUBLES, STRINGS = ParameterType.PARAMETER_DOUBLE_ARRAY, ParameterType.PARAMETER_STRING_ARRAY
-PER_JOINT = "empty: as the URDF says; one value: every joint; else one value per joint in joint_names order"
+PER_JOINT = ("empty: as the URDF says; one value: every joint; else one value per joint in joint_names order; or by "
+             "joint name: <name>.<joint> (a map in a parameter file)")
 
 COMMON_PARAMETERS = (
-    Spec("robot_description", "", STRING, "URDF XML text or a URDF file path; empty: wait for /robot_description",
+    Spec("robot_description", "", STRING, "URDF XML text or a URDF file path; when set it wins: messages on the "
+         "relative robot_description topic are then ignored; empty: the robot from the robot_description topic",
          rebuilds_model=True),
     Spec("gravity", [0.0, 0.0, -9.81], DOUBLES, "gravitational acceleration in the root-link frame (m/s^2)",
          constraints="3 finite values", rebuilds_model=True),
@@ -84,19 +98,26 @@ COMMON_PARAMETERS = (
     Spec("payload.inertia", [0.0] * 6, DOUBLES, "payload inertia about its COM, link axes (kg m^2)",
          constraints="6 values ixx ixy ixz iyy iyz izz, physically possible", rebuilds_model=True),
     Spec("armature", None, DOUBLES, "rotor inertia reflected to each joint (kg m^2 or kg)",
-         constraints=PER_JOINT + "; >= 0", rebuilds_model=True),
+         constraints=PER_JOINT + "; >= 0", rebuilds_model=True, per_joint=True),
     Spec("viscous_friction", None, DOUBLES, "viscous friction coefficient per joint (N m s/rad or N s/m)",
-         constraints=PER_JOINT + "; >= 0", rebuilds_model=True),
+         constraints=PER_JOINT + "; >= 0", rebuilds_model=True, per_joint=True),
     Spec("coulomb_friction", None, DOUBLES, "Coulomb friction per joint (N m or N)",
-         constraints=PER_JOINT + "; >= 0", rebuilds_model=True),
+         constraints=PER_JOINT + "; >= 0", rebuilds_model=True, per_joint=True),
     Spec("joint_stiffness", None, DOUBLES, "elastic transmission stiffness K per joint (N m/rad); 0: rigid",
-         constraints=PER_JOINT.replace("as the URDF says", "rigid") + "; >= 0", rebuilds_model=True),
+         constraints=PER_JOINT.replace("as the URDF says", "rigid") + "; >= 0", rebuilds_model=True,
+         per_joint=True),
     Spec("joint_damping", None, DOUBLES, "damping D of the elastic transmission per joint (N m s/rad)",
-         constraints=PER_JOINT.replace("as the URDF says", "none") + "; >= 0", rebuilds_model=True),
+         constraints=PER_JOINT.replace("as the URDF says", "none") + "; >= 0", rebuilds_model=True,
+         per_joint=True),
     Spec("motor_inertia", None, DOUBLES, "motor rotor inertia per joint, motor side (kg m^2)",
-         constraints=PER_JOINT.replace("as the URDF says", "none") + "; >= 0", rebuilds_model=True),
+         constraints=PER_JOINT.replace("as the URDF says", "none") + "; >= 0", rebuilds_model=True,
+         per_joint=True),
     Spec("gear_ratio", None, DOUBLES, "gear ratio per joint (motor angle / joint angle)",
-         constraints=PER_JOINT.replace("as the URDF says", "1") + "; > 0", rebuilds_model=True),
+         constraints=PER_JOINT.replace("as the URDF says", "1") + "; > 0", rebuilds_model=True, per_joint=True),
+    Spec("drive_file", "", STRING, "YAML file of drive parameters per joint, {joint: {parameter: value}} "
+         "(rne_dynamics.load_drive: armature, damping, friction, stiffness, spring_damping, rest_offset, "
+         "motor_inertia, gear_ratio); the per-joint parameters given here override its values; empty: none",
+         rebuilds_model=True),
     Spec("locked_joints", None, STRINGS, "joints held fixed at a position, entries joint=position (rad or m): "
          "left out of the model, so joint states need not carry them", constraints="joint=position, each a movable "
          "joint at most once; locking a mimic joint's source locks it too", rebuilds_model=True),
@@ -105,6 +126,10 @@ COMMON_PARAMETERS = (
 #: The node parameters of the elastic drives and the names :meth:`Robot.with_drive` gives them.
 ELASTIC_PARAMETERS = {"joint_stiffness": "stiffness", "joint_damping": "spring_damping",
                       "motor_inertia": "motor_inertia", "gear_ratio": "gear_ratio"}
+#: The per-joint drive parameters and the names :meth:`Robot.with_drive` gives them.
+DRIVE_PARAMETERS = {"armature": "armature", "viscous_friction": "damping", "coulomb_friction": "friction",
+                    **ELASTIC_PARAMETERS}
+PER_JOINT_PARAMETERS = tuple(DRIVE_PARAMETERS)
 
 
 def finite_values(name, value, count=None, non_negative=False):
@@ -125,7 +150,7 @@ def check_common(name, value):
         finite_values(name, value, 3 if name == "payload.com" else 6)
     elif name == "locked_joints":
         locked_positions(value)
-    elif name in ("armature", "viscous_friction", "coulomb_friction") or name in ELASTIC_PARAMETERS:
+    elif name in PER_JOINT_PARAMETERS:
         finite_values(name, value, non_negative=True)
         if name == "gear_ratio" and any(x == 0 for x in value):
             raise ValueError(f"gear_ratio must be > 0, got {list(value)}")
@@ -146,6 +171,44 @@ def locked_positions(entries):
             raise ValueError(f"locked_joints names joint '{joint}' twice")
         out[joint] = position
     return out
+
+
+def check_names(robot, values, specs):
+    """The checks of the common parameter ``values`` against ``robot`` that need no new model: the payload link
+    exists, per-joint arrays have 0, 1 or one value per joint, values by joint name name a joint of the robot, the
+    drive file reads. :class:`ModelError` names what is wrong."""
+    link, mass = values["payload.link"], values["payload.mass"]
+    if link and link not in robot.link_frames:
+        raise ModelError(f"payload.link: robot '{robot.name}' has no link '{link}'")
+    if not link and mass != 0.0:
+        raise ModelError(f"payload.mass is {mass} kg but payload.link is empty: set payload.link first")
+    for name in PER_JOINT_PARAMETERS:
+        per_joint(name, values[name], robot)
+    for name in values:
+        field, _, joint = name.partition(".")
+        if joint and field in specs and specs[field].per_joint and joint not in robot.joint_names:
+            raise ModelError(f"{name}: robot '{robot.name}' has no movable joint '{joint}' (its joints: "
+                             f"{', '.join(robot.joint_names)})")
+    if values["drive_file"]:
+        load_drive(robot, values["drive_file"])
+
+
+def by_joint(name, values):
+    """The values by joint name of per-joint parameter ``name`` (parameters ``<name>.<joint>``): ``{joint: value}``."""
+    prefix = name + "."
+    return {key[len(prefix):]: value for key, value in values.items() if key.startswith(prefix)}
+
+
+def joint_array(name, values, robot, default):
+    """Per-joint parameter ``name`` in ``robot.joint_names`` order, its values by joint name applied over its array
+    (``default``, a number or one per joint, for the joints neither gives); None if neither gives any."""
+    array, named = per_joint(name, values[name], robot), by_joint(name, values)
+    if array is None and not named:
+        return None
+    array = np.array(np.broadcast_to(default, len(robot.joint_names)), float) if array is None else array.copy()
+    for joint, value in named.items():
+        array[list(robot.joint_names).index(joint)] = value
+    return array
 
 
 def per_joint(name, values, robot):
@@ -226,16 +289,15 @@ class DynamicsModel:
             robot = robot.with_locked_joints(locked)
             if robot.dof == 0:
                 raise ModelError(f"locked_joints: every joint of robot '{robot.name}' is locked: nothing to compute")
-        link, mass = values["payload.link"], values["payload.mass"]
-        if link:
-            robot = robot.with_payload(link, mass, values["payload.com"], values["payload.inertia"])
-        elif mass != 0.0:
-            raise ModelError(f"payload.mass is {mass} kg but payload.link is empty: set payload.link first")
-        robot = robot.with_drive(armature=per_joint("armature", values["armature"], robot),
-                                 damping=per_joint("viscous_friction", values["viscous_friction"], robot),
-                                 friction=per_joint("coulomb_friction", values["coulomb_friction"], robot),
-                                 **{label: per_joint(name, values[name], robot)
-                                    for name, label in ELASTIC_PARAMETERS.items()})
+        if values["payload.link"]:
+            robot = robot.with_payload(values["payload.link"], values["payload.mass"], values["payload.com"],
+                                       values["payload.inertia"])
+        if values["drive_file"]:
+            robot = load_drive(robot, values["drive_file"])
+        robot = robot.with_drive(**{label: per_joint(name, values[name], robot)
+                                    for name, label in DRIVE_PARAMETERS.items()})
+        named = {label: by_joint(name, values) for name, label in DRIVE_PARAMETERS.items()}
+        robot = robot.with_drive(**{label: given for label, given in named.items() if given})
         return cls(robot, gravity_vector(values["gravity"]), dict(values))
 
     def order(self, names):
@@ -283,6 +345,11 @@ class DynamicsModel:
     def joint_unit(self, k):
         """``N m`` for a revolute joint, ``N`` for a prismatic one."""
         return "N" if self.robot.joints[self.joint_names[k]].type == "prismatic" else "N m"
+
+
+def one_line(reason):
+    """A reason on one line (a YAML parser's message spans several)."""
+    return " ".join(str(reason).split())
 
 
 def stamp_seconds(stamp):
@@ -340,8 +407,8 @@ class DynamicsNode(Node):
     """Base of the dynamics nodes: parameters, the robot model, ``/robot_description``, services, diagnostics.
 
     A subclass creates its publishers and subscriptions, then calls :meth:`start`. It may override
-    :meth:`check_parameter` and :meth:`check_model` (raise ValueError with the reason), :meth:`model_changed`,
-    :meth:`parameters_changed`, :meth:`reset` and :meth:`diagnostic_values`.
+    :meth:`check_parameter`, :meth:`check_names` and :meth:`check_model` (raise ValueError with the reason),
+    :meth:`model_changed`, :meth:`parameters_changed`, :meth:`reset` and :meth:`diagnostic_values`.
     """
 
     def __init__(self, name, parameters, **kwargs):
@@ -351,9 +418,15 @@ class DynamicsNode(Node):
         self.refusal = ""  # why the last description or model was refused; cleared by the next good one
         self.stats = Statistics()
         self._specs = {spec.name: spec for spec in COMMON_PARAMETERS + tuple(parameters)}
-        self._pending = None  # (description, model) validated by a parameter set, installed after it
         self._warned = {}
         self._ready = False
+        self._requests = 0  # number of the last accepted parameter set
+        self._setter = {}  # parameter name -> number of the last accepted set that gave it its value
+        self._reverting = False  # putting back the values of a set whose model was refused
+        self._descriptions_queued = 0  # descriptions on the worker: the model in service may be about to change
+        self.builds_pending = 0  # models requested and not yet swapped in or refused
+        self._topic_text = None  # the last robot_description message: used once the parameter is emptied
+        self._source_logged = None  # the description source last explained in the log
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
         for spec in self._specs.values():
@@ -361,20 +434,37 @@ class DynamicsNode(Node):
                                               else spec.default, spec.descriptor())
             if declared.value is None:  # an empty array (rclpy cannot infer its type from [])
                 self.set_parameters([Parameter(spec.name, Parameter.Type(spec.type), [])])
+        self.declare_values_by_joint()
         self._ready = True
-        # robot descriptions from the topic are parsed, checked and built on this worker (the data path goes on
-        # meanwhile) and swapped in on the executor's thread, between two messages
+        # Models are built on this worker, one request after the other (the data path goes on meanwhile), and
+        # swapped in on the executor's thread, between two messages. The worker's own state: the parameter values
+        # of the last good model (with the sets accepted since, in order) and its description.
+        self._good_values, self._good_description = self.parameter_values(), None
         self._builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"{name}_model")
-        self._built, self._built_lock = [], threading.Lock()
-        self._install_guard = self.create_guard_condition(self._install_built)
+        self._outcomes, self._outcomes_lock = [], threading.Lock()
+        self._install_guard = self.create_guard_condition(self._take_outcomes)
         self.diagnostics_publisher = self.create_output(DiagnosticArray, "/diagnostics")
         self.diagnostics_timer = self.create_timer(1.0 / self.get_parameter("diagnostics_rate_hz").value,
                                                    self.publish_diagnostics)
         # relative, as ros2_control's controller manager: /robot_description without a namespace, and a namespace
         # keeps one robot's description from another's
         self.create_subscription(String, "robot_description", self._on_description_message, DESCRIPTION_QOS)
-        self.create_service(Trigger, "~/reload_robot_description", self._on_reload)
+        # a group of its own: the default group would hold the swap's guard condition while the reload waits for it
+        self.create_service(Trigger, "~/reload_robot_description", self._on_reload,
+                            callback_group=MutuallyExclusiveCallbackGroup())
         self.create_service(Trigger, "~/reset", self._on_reset)
+
+    def declare_values_by_joint(self):
+        """Declare the values by joint name (``armature.elbow_joint``) that the start-up overrides give: a map in a
+        parameter file, ``armature: {elbow_joint: 0.1}``, arrives flattened so (rclpy keeps the overrides in
+        ``_parameter_overrides``; no public accessor)."""
+        for name in sorted(self._parameter_overrides):
+            field, _, joint = name.partition(".")
+            if joint and field in self._specs and self._specs[field].per_joint and name not in self._specs:
+                spec = self._specs[field]
+                self._specs[name] = Spec(name, 0.0, DOUBLE, f"{field} of joint '{joint}' (wins over {field}'s array "
+                                         "and drive_file)", rebuilds_model=spec.rebuilds_model)
+                self.declare_parameter(name, 0.0, self._specs[name].descriptor())
 
     def create_output(self, msg_type, topic):
         """A publisher without rclpy's default QoS-event handlers: each is a waitable that the executor visits on
@@ -383,16 +473,25 @@ class DynamicsNode(Node):
                                      event_callbacks=PublisherEventCallbacks(use_default_callbacks=False))
 
     def start(self):
-        """Load the ``robot_description`` parameter if it is set (else wait for the topic)."""
+        """Load the ``robot_description`` parameter if it is set (else wait for the topic); before the first message,
+        so on the executor's thread."""
         if not compiled():
             self.get_logger().info("the dynamics kernels of this installation are not compiled yet: the first model "
                                    "compiles what it needs (minutes, once); `rne-dynamics compile` does it ahead")
         text = self.get_parameter("robot_description").value
-        if text:
-            self.load_description(text, "parameter robot_description")
-        else:
+        if not text:
             self.get_logger().info("waiting for a robot description on "
                                    f"{self.resolve_topic_name('robot_description')}")
+            return
+        source = "parameter robot_description"
+        try:
+            description = read_description(text, source, self.floating_base(self._good_values))
+            model = self.build_model(description, self._good_values)
+        except ValueError as exc:
+            self.refuse(f"the robot description from {source}", exc)
+            return
+        self._good_description = description
+        self.install(description, model)
 
     # -- model -------------------------------------------------------------------------------------------------
 
@@ -400,40 +499,87 @@ class DynamicsNode(Node):
         return {name: self.get_parameter(name).value for name in self._specs}
 
     def build_model(self, description, values):
+        check_names(description.robot, values, self._specs)
+        self.check_names(description.robot, values)
         model = DynamicsModel.build(description.robot, values)
         self.check_model(model, values)
         return model
 
-    def load_description(self, text, source):
-        """Load a new description and swap it in, or refuse it and keep the current model. ``(ok, message)``."""
-        try:
-            description = read_description(text, source, self.floating_base(self.parameter_values()))
-            model = self.build_model(description, self.parameter_values())
-        except ValueError as exc:
-            return False, self.refuse(f"the robot description from {source}", exc)
-        self.install(description, model)
-        return True, f"robot '{model.robot.name}' ({model.robot.dof} joints) from {source}"
-
-    def load_description_in_background(self, text, source):
-        """:meth:`load_description`, its parsing, checks and model building away from the executor's thread."""
-        values = self.parameter_values()
+    def request_model(self, changes=None, text=None, source=None, reply=None):
+        """Build a model on the worker, after the requests before it: from the description ``text`` (from
+        ``source``), or from the last good description with the parameter set ``changes`` (number
+        ``self._requests``) applied to the last good values; then swap it in, or refuse it, on the executor's
+        thread. ``reply`` (an rclpy Future) gets ``(success, message)``."""
+        changes, number = changes or {}, self._requests
+        self.builds_pending += 1
+        if text is not None:
+            self._descriptions_queued += 1
 
         def build():
+            values = self._good_values | changes
             try:
-                description = read_description(text, source, self.floating_base(values))
-                built = (self.install, description, self.build_model(description, values))
+                description = self._description_for(values, changes, text, source)
+                model = None if description is None else self.build_model(description, values)
             except ValueError as exc:
-                built = (self.refuse, f"the robot description from {source}", exc)
-            with self._built_lock:
-                self._built.append(built)
+                what = (f"the robot description from {source}" if text is not None
+                        else f"parameters {', '.join(changes)}")
+                outcome = partial(self._refused, what, exc, {n: self._good_values[n] for n in changes}, number,
+                                  text is not None, reply)
+            else:
+                self._good_values, self._good_description = values, description or self._good_description
+                outcome = partial(self._built, description, model, set(changes), text is not None, reply)
+            with self._outcomes_lock:
+                self._outcomes.append(outcome)
             self._install_guard.trigger()
         self._builder.submit(build)
 
-    def _install_built(self):
-        with self._built_lock:
-            built, self._built = self._built, []
-        for action, *arguments in built:
-            action(*arguments)
+    def _description_for(self, values, changes, text, source):
+        """The description a build starts from (on the worker): ``text``; a new ``robot_description`` parameter; or
+        the last good one, read again if the base changes between fixed and floating. None: no robot yet."""
+        floating = self.floating_base(values)
+        if text is not None:
+            return read_description(text, source, floating)
+        if changes.get("robot_description"):
+            return read_description(changes["robot_description"], "parameter robot_description", floating)
+        description = self._good_description
+        if description is not None and description.robot.has_floating_base != floating:
+            return read_description(description.text, description.source, floating)
+        return description
+
+    def _take_outcomes(self):
+        with self._outcomes_lock:
+            outcomes, self._outcomes = self._outcomes, []
+        for outcome in outcomes:
+            outcome()
+
+    def _built(self, description, model, names, from_text, reply):
+        """On the executor's thread: swap a model in, then let the parameters of its set take effect."""
+        self._descriptions_queued -= from_text
+        self.builds_pending -= 1
+        if model is not None:
+            self.install(description, model)
+        if names:
+            self._parameters_take_effect(names)
+        if reply is not None:
+            reply.set_result((True, f"robot '{model.robot.name}' ({model.robot.dof} joints) from "
+                                    f"{description.source}"))
+
+    def _refused(self, what, reason, revert, number, from_text, reply):
+        """On the executor's thread: keep the model in service; the parameters of the refused set (those no later
+        set has changed) go back to the last good values."""
+        self._descriptions_queued -= from_text
+        self.builds_pending -= 1
+        revert = [Parameter(name, Parameter.Type(self._specs[name].type), value) for name, value in revert.items()
+                  if self._setter.get(name) == number]
+        if revert:
+            self._reverting = True
+            try:
+                self.set_parameters(revert)
+            finally:
+                self._reverting = False
+        message = self.refuse(what, reason)
+        if reply is not None:
+            reply.set_result((False, message))
 
     def destroy_node(self):
         self._builder.shutdown(wait=True)
@@ -441,6 +587,7 @@ class DynamicsNode(Node):
 
     def refuse(self, what, reason):
         kept = f"keeping robot '{self.model.robot.name}'" if self.model else "no model yet"
+        reason = one_line(reason)
         self.refusal = f"{what}: {reason}"
         message = f"refused {what}: {reason}; {kept}"
         self.get_logger().error(message)
@@ -462,38 +609,52 @@ class DynamicsNode(Node):
     # -- parameters --------------------------------------------------------------------------------------------
 
     def _validate_parameters(self, parameters):
+        """The checks that need no new model; the model itself is built after the set (:meth:`request_model`)."""
+        if self._reverting:
+            return SetParametersResult(successful=True)
         try:
             for p in parameters:
                 if p.type_ == Parameter.Type.NOT_SET:
                     if self._ready:
                         raise ValueError(f"{p.name} cannot be unset")
                     continue
-                check_common(p.name, p.value)
-                self.check_parameter(p.name, p.value)
-            self._pending = None
-            if self._ready and any(self._specs[p.name].rebuilds_model for p in parameters if p.name in self._specs):
-                values = self.parameter_values() | {p.name: p.value for p in parameters}
-                description, floating = self.description, self.floating_base(values)
-                if "robot_description" in {p.name for p in parameters} and values["robot_description"]:
-                    description = read_description(values["robot_description"], "parameter robot_description",
-                                                   floating)
-                elif description is not None and description.robot.has_floating_base != floating:
-                    description = read_description(description.text, description.source, floating)
-                if description is not None:
-                    self._pending = (description, self.build_model(description, values))
+                name, value = p.name, p.value
+                field, _, joint = name.partition(".")
+                if joint and field in self._specs and self._specs[field].per_joint:  # a value by joint name
+                    name, value = field, [value]
+                check_common(name, value)
+                self.check_parameter(name, value)
+            changes = {p.name: p.value for p in parameters}
+            if (self._ready and self.model is not None and not self._descriptions_queued
+                    and "robot_description" not in changes):  # else the names are checked when the model is built
+                values = self.parameter_values() | changes
+                check_names(self.model.robot, values, self._specs)
+                self.check_names(self.model.robot, values)
         except ValueError as exc:
-            names = ", ".join(p.name for p in parameters)
-            self.get_logger().warning(f"rejected parameter {names}: {exc}")
-            return SetParametersResult(successful=False, reason=str(exc))
+            names, reason = ", ".join(p.name for p in parameters), one_line(exc)
+            self.get_logger().warning(f"rejected parameter {names}: {reason}")
+            return SetParametersResult(successful=False, reason=reason)
         return SetParametersResult(successful=True)
 
     def _apply_parameters(self, parameters):
-        if not self._ready:
+        if not self._ready or self._reverting:
             return
-        if self._pending is not None:
-            pending, self._pending = self._pending, None
-            self.install(*pending)
-        names = {p.name for p in parameters}
+        self._requests += 1
+        changes = {p.name: p.value for p in parameters}
+        for name in changes:
+            self._setter[name] = self._requests
+        if any(self._specs[name].rebuilds_model for name in changes):
+            self.request_model(changes)  # the parameters take effect with the model
+            if changes.get("robot_description") == "" and self._topic_text is not None:  # back to the topic
+                self._on_description_message(String(data=self._topic_text))
+        else:  # in effect now; the worker notes the values, in order with the builds
+            self._builder.submit(self._note_values, changes)
+            self._parameters_take_effect(set(changes))
+
+    def _note_values(self, changes):
+        self._good_values = self._good_values | changes
+
+    def _parameters_take_effect(self, names):
         if "diagnostics_rate_hz" in names:
             self.destroy_timer(self.diagnostics_timer)
             self.diagnostics_timer = self.create_timer(1.0 / self.get_parameter("diagnostics_rate_hz").value,
@@ -504,23 +665,38 @@ class DynamicsNode(Node):
 
     def _on_description_message(self, msg):
         source = self.resolve_topic_name("robot_description") + " topic"
+        self._topic_text = msg.data
+        if self.get_parameter("robot_description").value:  # an explicit parameter wins (ros2_control's rule)
+            self._log_source(f"parameter robot_description is set: it is the robot description; messages on {source} "
+                             "are ignored (set the parameter to '' to follow the topic)")
+            return
+        self._log_source(f"parameter robot_description is empty: the robot description comes from {source}")
         if not msg.data.lstrip().startswith("<"):  # a message carries the text itself, never a file path
             start = msg.data.strip()[:40]
             self.refuse(f"the robot description from {source}", f"not URDF XML (it starts {start!r}; a message "
                         "carries the URDF text, not a path)" if start else "the URDF is empty")
             return
-        self.load_description_in_background(msg.data, source)
+        self.request_model(text=msg.data, source=source)
 
-    def _on_reload(self, request, response):
-        """Re-read the ``robot_description`` parameter (text, or the file it names), else the last topic message."""
+    def _log_source(self, explanation):
+        """Say once (per change of source) where the robot description comes from and why."""
+        if explanation != self._source_logged:
+            self._source_logged = explanation
+            self.get_logger().info(explanation)
+
+    async def _on_reload(self, request, response):
+        """Re-read the ``robot_description`` parameter (text, or the file it names), else the last topic message;
+        built on the worker, answered when it is swapped in or refused."""
         text = self.get_parameter("robot_description").value
         source = "parameter robot_description"
         if not text and self.description is not None:
             text, source = self.description.text, self.description.source
         if not text:
             response.success, response.message = False, "no robot description yet (parameter or topic)"
-        else:
-            response.success, response.message = self.load_description(text, source)
+            return response
+        reply = Future()
+        self.request_model(text=text, source=source, reply=reply)
+        response.success, response.message = await reply
         return response
 
     def _on_reset(self, request, response):
@@ -612,8 +788,13 @@ class DynamicsNode(Node):
         base."""
         return False
 
+    def check_names(self, robot, values):
+        """Raise ValueError if the parameter ``values`` do not fit ``robot``'s names, sizes or limits: checks cheap
+        enough for the set-parameters callback, which runs them against the robot in service."""
+
     def check_model(self, model, values):
-        """Raise ValueError if the parameter ``values`` do not fit ``model``."""
+        """Raise ValueError if the parameter ``values`` do not fit the newly built ``model`` (on the worker thread:
+        compile or load the kernels the callbacks will use here)."""
 
     def model_changed(self, model, previous):
         """Prepare the node's outputs for ``model`` (called before it replaces ``previous``, which may be None)."""

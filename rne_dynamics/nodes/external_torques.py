@@ -20,13 +20,13 @@ from sensor_msgs.msg import JointState
 import rne_dynamics as rd
 
 from ..errors import ModelError, StateError
-from .common import DOUBLE, DOUBLES, PER_JOINT, STRING, Spec, doubles, per_joint, stamp_seconds
+from .common import DOUBLE, DOUBLES, PER_JOINT, STRING, Spec, doubles, joint_array, per_joint, stamp_seconds
 
 PARAMETERS = (
     Spec("observer_gain", 0.0, DOUBLE, "momentum observer gain (1/s): external joint torques from the measured "
          "effort of /joint_states on ~/external_torques; 0: off", 0.0, 1.0e4, rebuilds_model=True),
     Spec("observer_thresholds", None, DOUBLES, "|external torque| per joint above which a collision is reported "
-         "(diagnostics WARN); empty: never", constraints=PER_JOINT + "; >= 0", rebuilds_model=True),
+         "(diagnostics WARN); empty: never", constraints=PER_JOINT + "; >= 0", rebuilds_model=True, per_joint=True),
     Spec("observer_wrench_link", "", STRING, "link whose contact wrench is estimated on ~/estimated_wrench; "
          "empty: none", rebuilds_model=True),
     Spec("observer_effort_topic", "", STRING, "JointState topic whose latest efforts are the observer's joint "
@@ -46,11 +46,11 @@ def check_parameter(name, value):
             raise ValueError(f"observer_effort_topic: {' '.join(str(exc).split())}") from None
 
 
-def check_model(model, values):
-    per_joint("observer_thresholds", values["observer_thresholds"], model.robot)
+def check_names(robot, values):
+    per_joint("observer_thresholds", values["observer_thresholds"], robot)
     link = values["observer_wrench_link"]
-    if link and link not in model.robot.link_names:
-        raise ModelError(f"observer_wrench_link: robot '{model.robot.name}' has no link '{link}'")
+    if link and link not in robot.link_names:
+        raise ModelError(f"observer_wrench_link: robot '{robot.name}' has no link '{link}'")
 
 
 class ExternalTorques:
@@ -72,7 +72,7 @@ class ExternalTorques:
         self.observer = None
         self.problem = ""
         if settings["observer_gain"] > 0.0:
-            thresholds = per_joint("observer_thresholds", settings["observer_thresholds"], model.robot)
+            thresholds = joint_array("observer_thresholds", settings, model.robot, math.inf)
             self.observer = rd.MomentumObserver(model.robot, settings["observer_gain"], thresholds=thresholds,
                                                 gravity=model.gravity)
             self.observer.update(model.zeros, model.zeros, model.zeros, 0.0)  # compile before the first message

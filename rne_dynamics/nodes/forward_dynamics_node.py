@@ -16,7 +16,10 @@ With elastic joints (parameter ``joint_stiffness``, with ``motor_inertia`` and `
 simulation runs the motor-link model (:func:`rne_dynamics.flexible_simulate`, one RK4 step per period): the effort
 command is then the motor torques at the elastic joints (joint side), ``/joint_states`` carries the links and
 ``~/motor_states`` (JointState: the elastic joints, motor positions and velocities joint side, the motor torques)
-the motors, which start where the springs are relaxed. ``~/accelerations`` stays the rigid robot's.
+the motors, which start where the springs are relaxed; ``~/accelerations`` then carries the link accelerations of
+the motor-link model at the simulated link and motor state (:func:`rne_dynamics.flexible_forward_dynamics`; the
+motors' own accelerations are not published). Not simulating, the node knows no motor state: ``~/accelerations``
+are then the rigid robot's at the measured state under the commanded efforts.
 """
 import time
 
@@ -29,7 +32,7 @@ import rne_dynamics as rd
 
 from ..errors import ModelError, StateError
 from ..algorithms.simulate import step as simulation_step
-from .common import BOOL, DOUBLE, DOUBLES, STRING, DynamicsNode, Spec, doubles, spin
+from .common import BOOL, DOUBLE, DOUBLES, STRING, DynamicsNode, Spec, doubles, joint_array, spin
 
 BASE_MODES = ("fixed", "free_floating")
 
@@ -40,7 +43,8 @@ PARAMETERS = (
          1.0, 1.0e4),
     Spec("initial_positions", None, DOUBLES, "where the simulation starts and ~/reset returns to (rad or m)",
          constraints="empty: zero, clipped into the joint limits; else one value per joint in joint_names order, "
-         "within the limits", rebuilds_model=True),
+         "within the limits; or by joint name: initial_positions.<joint> (a map in a parameter file)",
+         rebuilds_model=True, per_joint=True),
     Spec("base", "fixed", STRING, "fixed (the root link is the world's) or free_floating (a floating base that "
          "nothing holds, moved by the joints)", constraints="fixed | free_floating", rebuilds_model=True),
 )
@@ -66,20 +70,26 @@ def joints_part(model, x):
     return x[len(x) - len(model.joint_names):]
 
 
-def initial_positions(model, values):
-    """The simulation's start positions for ``model``; :class:`ModelError` if the parameter does not fit it."""
-    limits = model.robot.position_limits[model.robot.nq - len(model.joint_names):]  # a base's 7 first
+def initial_positions(robot, values):
+    """The simulation's start positions for ``robot`` (the joints the parameter leaves out: zero, clipped into their
+    limits); :class:`ModelError` if the parameter does not fit it."""
+    names = robot.joint_names
+    limits = robot.position_limits[robot.nq - len(names):]  # a base's 7 first
     given = values["initial_positions"]
-    if len(given) == 0:
-        return np.clip(0.0, limits[:, 0], limits[:, 1])
-    q0 = np.asarray(given, float)
-    if q0.shape != (len(model.joint_names),):
-        raise ModelError(f"initial_positions has {len(given)} values; robot '{model.robot.name}' has "
-                         f"{len(model.joint_names)} joints ({', '.join(model.joint_names)})")
+    if len(given) not in (0, len(names)):
+        raise ModelError(f"initial_positions has {len(given)} values; robot '{robot.name}' has "
+                         f"{len(names)} joints ({', '.join(names)})")
+    rest = np.clip(0.0, limits[:, 0], limits[:, 1])
+    q0 = joint_array("initial_positions", values, robot, rest)
+    if q0 is None:
+        return rest
+    if not np.isfinite(q0).all():
+        k = np.flatnonzero(~np.isfinite(q0))[0]
+        raise ModelError(f"initial_positions: {names[k]} = {q0[k]} is not finite")
     outside = np.flatnonzero((q0 < limits[:, 0]) | (q0 > limits[:, 1]))
     if outside.size:
         k = outside[0]
-        raise ModelError(f"initial_positions: {model.joint_names[k]} = {q0[k]} is outside its limits "
+        raise ModelError(f"initial_positions: {names[k]} = {q0[k]} is outside its limits "
                          f"[{limits[k, 0]}, {limits[k, 1]}]")
     return q0
 
@@ -125,7 +135,10 @@ class ForwardDynamicsNode(DynamicsNode):
         else:
             q, qd = full_state(model, *self.measured)
         try:
-            qdd = rd.forward_dynamics(model.robot, q, qd, with_base_force(model, tau), gravity=model.gravity)
+            if self.simulating and self.motors is not None:  # the motor-link model's link accelerations
+                qdd = rd.flexible_forward_dynamics(model.robot, q, qd, *self.motors, tau, gravity=model.gravity).link
+            else:
+                qdd = rd.forward_dynamics(model.robot, q, qd, with_base_force(model, tau), gravity=model.gravity)
         except ValueError as exc:  # a joint that moves no mass: the accelerations are undefined
             self.reject_input("~/effort_command", exc)
             return
@@ -212,7 +225,7 @@ class ForwardDynamicsNode(DynamicsNode):
                                                                       self.on_joint_states, 10)
 
     def initial_state(self, model):
-        self.state = full_state(model, initial_positions(model, model.settings))
+        self.state = full_state(model, initial_positions(model.robot, model.settings))
         self.command = model.zeros.copy()
         self.motors = None
         if model.robot.elastic_joints:  # motors where the springs are relaxed, at rest
@@ -224,7 +237,7 @@ class ForwardDynamicsNode(DynamicsNode):
     def check_model(self, model, values):
         """The start positions must fit, and the forward dynamics be defined (a massless joint makes it singular);
         the call also compiles or loads the kernels before the first message."""
-        q0, v0 = full_state(model, initial_positions(model, values))
+        q0, v0 = full_state(model, initial_positions(model.robot, values))
         rd.forward_dynamics(model.robot, q0, v0, v0, gravity=model.gravity)
         elastic = model.robot.elastic_joints
         if elastic and model.robot.has_floating_base:
@@ -233,6 +246,9 @@ class ForwardDynamicsNode(DynamicsNode):
             rd.flexible_forward_dynamics(model.robot, q0, v0, q0[model.elastic], v0[model.elastic], v0,
                                          gravity=model.gravity)
         simulation_step(model.robot, q0, v0, v0, 1e-3, gravity=model.gravity)
+
+    def check_names(self, robot, values):
+        initial_positions(robot, values)
 
     def check_parameter(self, name, value):
         if name == "base" and value not in BASE_MODES:

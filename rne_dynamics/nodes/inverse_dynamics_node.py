@@ -70,10 +70,15 @@ def flexible_efforts(model, points, q):
     """The motor torques of the exact flexible feedforward (:func:`rne_dynamics.flexible_feedforward`) at the
     trajectory's points: the positions are interpolated by the quintic B-spline through them (not-a-knot ends; its
     4th derivative is continuous), whose derivatives are the velocities up to the snap (the points' own velocities
-    and accelerations are not used). Raises ValueError for times that do not increase or fewer than 6 points."""
+    and accelerations are not used). Raises ValueError for times that do not increase or fewer than 6 points.
+
+    With spring damping ``D > 0`` the spring-damper equation is solved along the whole trajectory, which the library
+    takes sampled uniformly: the spline is resampled every :func:`damped_sample_step` seconds, on a grid through
+    every point, and the motor torques are those of the grid's samples at the points."""
     from scipy.interpolate import make_interp_spline
 
-    t = np.array([p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in points])
+    nanoseconds = np.array([p.time_from_start.sec * 1_000_000_000 + p.time_from_start.nanosec for p in points])
+    t = 1e-9 * nanoseconds
     if len(t) < 6:
         raise StateError(f"with elastic joints a trajectory needs at least 6 points (a quintic spline through them "
                          f"gives the link snap), got {len(t)}")
@@ -81,8 +86,43 @@ def flexible_efforts(model, points, q):
         k = int(np.flatnonzero(np.diff(t) <= 0)[0]) + 1
         raise StateError(f"time_from_start must increase: point {k} is at {t[k]} s, point {k - 1} at {t[k - 1]} s")
     spline = make_interp_spline(t, q, k=5)
-    derivatives = [spline(t, nu=n) for n in range(1, 5)]
-    return rd.flexible_feedforward(model.robot, q, *derivatives, gravity=model.gravity).motor_torques
+    transmission = model.robot.transmission
+    if not ((transmission.spring_damping > 0) & (transmission.stiffness > 0)).any():
+        derivatives = [spline(t, nu=n) for n in range(1, 5)]
+        return rd.flexible_feedforward(model.robot, q, *derivatives, gravity=model.gravity).motor_torques
+    step, at_points = damped_sample_step(nanoseconds, transmission)
+    grid = t[0] + step * np.arange(at_points[-1] + 1)
+    grid[at_points] = t  # the points themselves, not their rounded multiples of the step
+    samples = [spline(grid, nu=n) for n in range(5)]
+    return rd.flexible_feedforward(model.robot, *samples, gravity=model.gravity, dt=step).motor_torques[at_points]
+
+
+MAX_DAMPED_SAMPLES = 200_000  # a trajectory resampled finer than this is refused (memory, time on the executor)
+
+
+def damped_sample_step(nanoseconds, transmission):
+    """The uniform step (s) at which :func:`flexible_efforts` resamples a trajectory for damped springs, and the
+    indices of the points (``time_from_start`` in integer nanoseconds) on that grid.
+
+    The grid must pass through every point: its step divides the greatest common divisor ``g`` of the points' times
+    since the first. It is ``g / m`` with the smallest ``m`` that makes it at most ``min(1 ms, 0.1 min(D / K))``:
+    a tenth of the fastest spring-damper time constant ``D / K``. The spring's deflection is solved exactly for the
+    torque's cubic Hermite pieces between samples (:func:`rne_dynamics.flexible_feedforward`); the motor
+    acceleration carries its error times ``(K / D)^2``, which that step keeps below a hundredth of the error of one
+    sample per time constant. Raises StateError when the grid would need more than :data:`MAX_DAMPED_SAMPLES`."""
+    damped = (transmission.spring_damping > 0) & (transmission.stiffness > 0)
+    time_constant = float(np.min(transmission.spring_damping[damped] / transmission.stiffness[damped]))
+    largest = min(1e-3, 0.1 * time_constant)
+    since = nanoseconds - nanoseconds[0]
+    common = int(np.gcd.reduce(since[1:]))
+    subdivisions = math.ceil(1e-9 * common / largest)
+    samples = since[-1] // common * subdivisions + 1
+    if samples > MAX_DAMPED_SAMPLES:
+        raise StateError(f"with spring damping the trajectory is resampled on a uniform grid through its points, at "
+                         f"most {largest:.3g} s apart: its points' times (common step {1e-9 * common:.9g} s) would "
+                         f"need {samples} samples, more than {MAX_DAMPED_SAMPLES}; give the points on a coarser "
+                         "common time grid")
+    return 1e-9 * common / subdivisions, since // common * subdivisions
 
 
 def topic_token(name):
@@ -431,16 +471,19 @@ class InverseDynamicsNode(DynamicsNode):
     def floating_base(self, values):
         return values["base"] != "fixed"
 
-    def check_model(self, model, values):
-        unknown = [j for j in values["command_joints"] if j not in model.joint_names]
+    def check_names(self, robot, values):
+        unknown = [j for j in values["command_joints"] if j not in robot.joint_names]
         if unknown:
-            raise ModelError(f"command_joints: robot '{model.robot.name}' has no movable joint "
-                             f"{', '.join(repr(j) for j in unknown)} (its joints: {', '.join(model.joint_names)})")
-        wrench_inputs.check_links(model.robot, values["external_wrench_topics"])
-        external_torques.check_model(model, values)
+            raise ModelError(f"command_joints: robot '{robot.name}' has no movable joint "
+                             f"{', '.join(repr(j) for j in unknown)} (its joints: {', '.join(robot.joint_names)})")
+        wrench_inputs.check_links(robot, values["external_wrench_topics"])
+        external_torques.check_names(robot, values)
         if values["base"] != "fixed" and values["observer_gain"] > 0:
             raise ModelError("observer_gain: the momentum observer takes a fixed base (its state has no base "
                              f"motion); set observer_gain to 0 or base to fixed (base is '{values['base']}')")
+
+    def check_model(self, model, values):
+        self.warm_up(model)
 
     def model_changed(self, model, previous):
         self.sync_wrench_publishers(model)
@@ -450,7 +493,6 @@ class InverseDynamicsNode(DynamicsNode):
         self.outputs = Outputs(model, self.wrench_publishers)
         if previous is None or previous.joint_names != model.joint_names:
             self.reset_derivative(model)
-        self.warm_up(model)
         self.external.configure(model)
 
     def sync_loop_publishers(self, model):
@@ -478,8 +520,10 @@ class InverseDynamicsNode(DynamicsNode):
             return
         rd.inverse_dynamics(robot, zeros, zeros, zeros, gravity=model.gravity)
         rd.gravity_torques(robot, zeros, gravity=model.gravity)
-        batch = np.zeros((1, robot.dof))
+        batch = np.zeros((2, robot.dof))
         rd.inverse_dynamics(robot, batch, batch, batch, gravity=model.gravity)
+        if robot.elastic_joints:  # ~/trajectory's exact feedforward
+            rd.flexible_feedforward(robot, batch, batch, batch, batch, batch, gravity=model.gravity, dt=1e-3)
 
     def sync_wrench_publishers(self, model):
         """One publisher per joint of ``model`` while ``publish_wrenches`` is on, none otherwise."""
