@@ -409,3 +409,23 @@ def test_an_explicit_robot_description_parameter_wins_over_the_topic(harness_fac
     h.publish(String, "/robot_description", String(data=PENDULUM), qos=LATCHED)
     h.spin_for(0.3)
     assert h.node.model.robot.name == "rne_arm6"
+
+
+def test_drive_terms_false_gives_rigid_body_torques(harness_factory):
+    """``drive_terms: false``: the torques leave out the drives' rotor inertia and friction (the library's
+    ``drive=False``); set back to true at run time, they carry them again."""
+    friction = dict(armature=[0.3], viscous_friction=[0.8], coulomb_friction=[1.5])
+    h = harness_factory(robot_description=DEFAULT_ROBOT, drive_terms=False, publish_wrenches=False,
+                        publish_markers=False, **friction)
+    robot = ARM.with_drive(armature=np.full(6, 0.3), damping=np.full(6, 0.8), friction=np.full(6, 1.5))
+    torques = h.collect(JointState, "/inverse_dynamics/torques")
+    q, qd = random_state(21)
+    rigid = rd.inverse_dynamics(robot, q, qd, np.zeros(6), drive=False).torques
+    driven = rd.inverse_dynamics(robot, q, qd, np.zeros(6)).torques
+    assert np.abs(driven - rigid).max() > 1.0
+    h.publish(JointState, "/joint_states", joint_state(NAMES, q, qd, sec=1))
+    np.testing.assert_allclose(wait_for_count(h, torques, 1).effort, rigid, **EXACT)
+    assert h.set_parameters(Parameter("drive_terms", value=True)).successful
+    assert h.spin_until(lambda: h.node.model.settings["drive_terms"])
+    h.publish(JointState, "/joint_states", joint_state(NAMES, q, qd, sec=2))
+    np.testing.assert_allclose(wait_for_count(h, torques, 2).effort, driven, **EXACT)

@@ -49,7 +49,7 @@ from std_srvs.srv import Trigger
 from .._jit import compiled
 from ..errors import ModelError, ModelWarning, StateError
 from ..algorithms.inputs import gravity_vector
-from ..model.drive import load_drive
+from ..model.drive import RIGID as RIGID_DRIVE, load_drive
 from ..model.loops import read_loops
 from ..model.urdf import load_urdf
 
@@ -97,6 +97,9 @@ COMMON_PARAMETERS = (
          constraints="3 finite values", rebuilds_model=True),
     Spec("payload.inertia", [0.0] * 6, DOUBLES, "payload inertia about its COM, link axes (kg m^2)",
          constraints="6 values ixx ixy ixz iyy iyz izz, physically possible", rebuilds_model=True),
+    Spec("drive_terms", True, BOOL, "true: torques and accelerations with each drive's rotor inertia and friction "
+         "(URDF <dynamics>, the parameters below); false: rigid-body dynamics only (as Pinocchio's rnea and aba)",
+         rebuilds_model=True),
     Spec("armature", None, DOUBLES, "rotor inertia reflected to each joint (kg m^2 or kg)",
          constraints=PER_JOINT + "; >= 0", rebuilds_model=True, per_joint=True),
     Spec("viscous_friction", None, DOUBLES, "viscous friction coefficient per joint (N m s/rad or N s/m)",
@@ -298,6 +301,8 @@ class DynamicsModel:
                                     for name, label in DRIVE_PARAMETERS.items()})
         named = {label: by_joint(name, values) for name, label in DRIVE_PARAMETERS.items()}
         robot = robot.with_drive(**{label: given for label, given in named.items() if given})
+        if not values["drive_terms"]:
+            robot = robot.with_drive(**{label: np.zeros(len(robot.joint_names)) for label in RIGID_DRIVE})
         return cls(robot, gravity_vector(values["gravity"]), dict(values))
 
     def order(self, names):
