@@ -142,6 +142,24 @@ def test_forward_dynamics_derivatives_match_finite_differences(path):
     np.testing.assert_allclose(derivatives[2] @ M, np.eye(robot.dof), atol=1e-8)
 
 
+@pytest.mark.parametrize("path", PATHS, ids=IDS)
+def test_forward_dynamics_derivatives_equal_the_dense_solution(path):
+    """The tree-sparse factorisation and solves give ``-M^-1 dtau/dq``, ``-M^-1 dtau/dqd`` and ``M^-1`` as numpy's
+    dense inverse does, mimic joints included (their ``M`` need not follow the tree in its coordinates)."""
+    robot = with_armature(oracle.pair(path)[0], seed=8)
+    q, qd, tau = (x[0] for x in random_states(robot, 1, seed=32))
+    try:
+        ours = forward_dynamics_derivatives(robot, q, qd, tau)
+    except rd.SingularMassMatrixError:
+        pytest.skip("a joint drives no mass: forward dynamics is undefined")
+    dtau_dq, dtau_dqd, M = rd.inverse_dynamics_derivatives(robot, q, qd, rd.forward_dynamics(robot, q, qd, tau))
+    M_inv = np.linalg.inv(M)
+    for name, value, dense in zip(("dqdd_dq", "dqdd_dqd", "dqdd_dtau"), ours,
+                                  (-M_inv @ dtau_dq, -M_inv @ dtau_dqd, M_inv)):
+        error = np.abs(value - dense).max() / max(1.0, np.abs(dense).max())
+        assert error < 1e-10, f"{name}: relative error {error:.3g}"
+
+
 # ---------------------------------------------------------------- batches and arguments
 
 @pytest.mark.parametrize("fragment", ["panda_description/urdf/panda.urdf", "talos_data/robots/talos_reduced.urdf"])

@@ -285,11 +285,11 @@ def articulated_body(m, w, q, qd, tau, gravity, f_ext, qdd, f):
 
 
 @arithmetic_kernel
-def cholesky_solve(M, x):
-    """``x = M^-1 x`` in place by ``M = L^T L``, factorised from the last row up (RBDA Table 6.3, ``M``'s lower
-    triangle is overwritten by ``L``): coordinates of a tree in topological order leave no fill-in, so the update of
-    a row ``k`` skips its zeros (the coordinates that are not its ancestors). Returns ``-1``, or the last column
-    whose pivot is not positive (relative to the largest diagonal entry)."""
+def tree_cholesky(M):
+    """``M = L^T L`` in place (``M``'s lower triangle is overwritten by ``L``), factorised from the last row up (RBDA
+    Table 6.3): coordinates of a tree in topological order leave no fill-in, so the update of a row ``k`` skips its
+    zeros (the coordinates that are not its ancestors). Returns ``-1``, or the last column whose pivot is not
+    positive (relative to the largest diagonal entry)."""
     n = M.shape[0]
     scale = 0.0
     for k in range(n):
@@ -305,16 +305,44 @@ def cholesky_solve(M, x):
             if L_ki != 0.0:
                 for j in range(i + 1):
                     M[i, j] -= L_ki * M[k, j]
-    for k in range(n - 1, -1, -1):  # L^T y = x
-        x[k] /= M[k, k]
-        y_k = x[k]
-        for i in range(k):
-            x[i] -= M[k, i] * y_k
-    for k in range(n):  # L x = y
-        for i in range(k):
-            x[k] -= M[k, i] * x[i]
-        x[k] /= M[k, k]
     return -1
+
+
+@arithmetic_kernel
+def tree_solve(L, X):
+    """``X = M^-1 X`` in place for ``M = L^T L`` from :func:`tree_cholesky` (RBDA Table 6.4), ``X`` ``(n, m)``: row
+    operations that skip the zeros of ``L``, each along a contiguous row of ``X`` (several columns per SIMD
+    instruction); a tree's ``L`` has a row's ancestors only, so ``m`` right-hand sides cost ``O(n d m)`` for a tree
+    of depth ``d`` instead of a dense ``O(n^2 m)``."""
+    n, m = X.shape
+    for k in range(n - 1, -1, -1):  # L^T Y = X
+        pivot = L[k, k]
+        for c in range(m):
+            X[k, c] /= pivot
+        for i in range(k):
+            L_ki = L[k, i]
+            if L_ki != 0.0:
+                for c in range(m):
+                    X[i, c] -= L_ki * X[k, c]
+    for k in range(n):  # L X = Y
+        for i in range(k):
+            L_ki = L[k, i]
+            if L_ki != 0.0:
+                for c in range(m):
+                    X[k, c] -= L_ki * X[i, c]
+        pivot = L[k, k]
+        for c in range(m):
+            X[k, c] /= pivot
+
+
+@arithmetic_kernel
+def cholesky_solve(M, x):
+    """``x = M^-1 x`` in place by :func:`tree_cholesky` (``M`` is overwritten) and :func:`tree_solve`. Returns
+    ``-1``, or the last column whose pivot is not positive."""
+    bad = tree_cholesky(M)
+    if bad < 0:
+        tree_solve(M, carve(x, 0, (x.shape[0], 1))[0])
+    return bad
 
 
 SolveWorkspace = namedtuple("SolveWorkspace", "crba rnea M bias zero")

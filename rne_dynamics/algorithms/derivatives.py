@@ -46,11 +46,9 @@ row. External wrenches are fixed in their bodies, so they only turn with them. T
 """
 from collections import namedtuple
 
-import numpy as np
-
 from .._jit import arithmetic_kernel, carve, helper, layout
-from .aba import forward, forward_workspace
-from .driver import OK, Algorithm
+from .aba import forward, forward_workspace, tree_cholesky, tree_solve
+from .driver import OK, SINGULAR, Algorithm
 from .kinematics import world_poses
 from ..model.drive import drive_jacobians_add
 from ..model.spatial import (add_scaled, base_acceleration, cross, cross_force_add, cross_motion_add, dot6,
@@ -354,75 +352,52 @@ def joint_wrench_derivatives(robot, q, qd, qdd, *, gravity=None, external_wrench
 
 
 @helper
-def cholesky_inverse(M, L, M_inv):
-    """``M_inv = M^-1`` for symmetric positive definite ``M`` by ``M = L L^T`` (Cholesky, ``L`` is written);
-    ``M`` is left as it is."""
-    n = M.shape[0]
-    for j in range(n):
-        d = M[j, j]
-        for k in range(j):
-            d -= L[j, k] * L[j, k]
-        L[j, j] = np.sqrt(d)
-        for i in range(j + 1, n):
-            x = M[i, j]
-            for k in range(j):
-                x -= L[i, k] * L[j, k]
-            L[i, j] = x / L[j, j]
-    for c in range(n):  # column c of M^-1: L y = e_c, then L^T x = y
-        for i in range(n):
-            y = 1.0 if i == c else 0.0
-            for k in range(i):
-                y -= L[i, k] * M_inv[k, c]
-            M_inv[i, c] = y / L[i, i]
-        for i in range(n - 1, -1, -1):
-            x = M_inv[i, c]
-            for k in range(i + 1, n):
-                x -= L[k, i] * M_inv[k, c]
-            M_inv[i, c] = x / L[i, i]
-
-
-@helper
-def negative_product(A, B, out):
-    """``out = -A B``, a row of ``B`` at a time (the inner loop runs along contiguous rows: the compiler's SIMD
-    takes several columns per instruction)."""
-    out[:] = 0.0
+def negated(A, out):
+    """``out = -A``."""
     for r in range(A.shape[0]):
-        for k in range(A.shape[1]):
-            a = A[r, k]
-            for c in range(B.shape[1]):
-                out[r, c] -= a * B[k, c]
+        for c in range(A.shape[1]):
+            out[r, c] = -A[r, c]
 
 
-ForwardDerivativesMemory = namedtuple("ForwardDerivativesMemory", "dqdd_dq dqdd_dqd M_inv qdd L no_wrenches forward "
+ForwardDerivativesMemory = namedtuple("ForwardDerivativesMemory", "dqdd_dq dqdd_dqd M_inv qdd no_wrenches forward "
                                                                   "torque")
 
 
 @layout
 def forward_derivatives_memory(block, m):
-    """The three Jacobians of forward dynamics, then ``qdd``, the Cholesky factor of ``M``, and the memories of
-    forward dynamics and of the torque Jacobians."""
+    """The three Jacobians of forward dynamics, then ``qdd`` and the memories of forward dynamics and of the torque
+    Jacobians."""
     dqdd_dq, o = carve(block, 0, (m.nv, m.nv))
     dqdd_dqd, o = carve(block, o, (m.nv, m.nv))
     M_inv, results = carve(block, o, (m.nv, m.nv))
     qdd, o = carve(block, results, (m.nv,))
-    L, o = carve(block, o, (m.nv, m.nv))
     no_wrenches, o = carve(block, o, (0, 6))
     forward_w, o = forward_workspace(block, o, m)
     torque, _, end = derivatives_memory(block, o, m, False)
-    return ForwardDerivativesMemory(dqdd_dq, dqdd_dqd, M_inv, qdd, L, no_wrenches, forward_w, torque), results, end
+    return ForwardDerivativesMemory(dqdd_dq, dqdd_dqd, M_inv, qdd, no_wrenches, forward_w, torque), results, end
 
 
 @helper
 def forward_derivatives_step(m, w, q, qd, tau, f_ext, gravity):
     """``dqdd/dx = -M^-1 dtau/dx`` for ``x`` in ``q, qd`` at ``qdd = FD(q, qd, tau)``, and ``dqdd/dtau = M^-1``
-    (differentiating ``ID(q, qd, FD(q, qd, tau)) = tau``; ``M = dtau/dqdd``, armature included)."""
+    (differentiating ``ID(q, qd, FD(q, qd, tau)) = tau``; ``M = dtau/dqdd``, armature included). ``M = L^T L``
+    factorised along the tree (RBDA Sec. 6.5), so each right-hand side costs what the tree's sparsity needs."""
     status = forward(m, w.forward, q, qd, tau, gravity, f_ext, w.qdd, w.no_wrenches)
     if status != OK:
         return status
     derivatives_step(m, w.torque, q, qd, w.qdd, f_ext, gravity)
-    cholesky_inverse(w.torque.dtau_dqdd, w.L, w.M_inv)
-    negative_product(w.M_inv, w.torque.dtau_dq, w.dqdd_dq)
-    negative_product(w.M_inv, w.torque.dtau_dqd, w.dqdd_dqd)
+    L = w.torque.dtau_dqdd  # M, factorised in place
+    bad = tree_cholesky(L)
+    if bad >= 0:
+        return SINGULAR + bad
+    negated(w.torque.dtau_dq, w.dqdd_dq)
+    tree_solve(L, w.dqdd_dq)
+    negated(w.torque.dtau_dqd, w.dqdd_dqd)
+    tree_solve(L, w.dqdd_dqd)
+    w.M_inv[:] = 0.0
+    for k in range(m.nv):
+        w.M_inv[k, k] = 1.0
+    tree_solve(L, w.M_inv)
     return OK
 
 

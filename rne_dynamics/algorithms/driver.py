@@ -151,16 +151,18 @@ class Algorithm:
         if self.ready and not external_wrenches:  # one compiled call, unless an argument needs converting or explaining
             try:
                 parameters = self.defaults if gravity is None else self.defaults[:-1] + (gravity_vector(gravity),)
-                if data is None:
+                if data is not None:  # the held case first, in the fewest steps: its arguments are kept in data
+                    if data.robot is robot:
+                        held = data.held[self]
+                        model_and_block = held[2] if drive else (fdata, robot.idata, held[0])
+                        if self.single(*model_and_block, *state, *parameters, *extras) == OK:
+                            return held[1]
+                else:
                     views, size = robot.workspace_shapes[self][3:]
                     block = np.empty(size)
                     if self.single(fdata, robot.idata, block, *state, *parameters, *extras) == OK:
                         return self.result(*[block[a:b] if shape is None else block[a:b].reshape(shape)
                                              for a, b, shape in views])
-                elif data.robot is robot:
-                    held = data.held[self]
-                    if self.single(fdata, robot.idata, held[0], *state, *parameters, *extras) == OK:
-                        return held[1]
             except (TypeError, AttributeError, KeyError, ValueError, IndexError):
                 pass  # another type of argument or Data, a first call, or (run as plain Python) a bad shape
         return self.checked(robot, fdata, data, state, gravity, external_wrenches, extras)
@@ -187,7 +189,7 @@ class Algorithm:
             result = self.result(*_views(out, slots))
         else:
             row = None
-            block, result = self.held(robot, data)
+            block, result, _ = self.held(robot, data)
             status = self.single(fdata, robot.idata, block, *state, *f_ext, *g, *extras)
             if status == OK and not self.ready:
                 self.single.disable_compile()  # its one signature is compiled: other types go through here
@@ -197,14 +199,15 @@ class Algorithm:
         return result
 
     def held(self, robot, data):
-        """``(block, result)``: one state's memory and the result made of its views; kept in ``data`` if given."""
+        """``(block, result, arguments)``: one state's memory, the result made of its views and the compiled entry's
+        first arguments (the model and the block); kept in ``data`` if given."""
         if data is not None:
             held = owned(robot, data).held.get(self)
             if held is not None:
                 return held
         slots, _, size, _, _ = self.slots(robot)
         block = np.empty(size)
-        held = (block, self.result(*_views(block, slots)))
+        held = (block, self.result(*_views(block, slots)), (robot.fdata, robot.idata, block))
         if data is not None:
             data.held[self] = held
         return held
