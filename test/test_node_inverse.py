@@ -390,11 +390,14 @@ def test_an_explicit_robot_description_parameter_wins_over_the_topic(harness_fac
     re-reads the parameter; the parameter set to '' hands over to the topic's last message; set again, it wins."""
     h = harness_factory(robot_description=DEFAULT_ROBOT)
     model = h.node.model
-    for _ in range(2):
-        h.publish(String, "/robot_description", String(data=PENDULUM), qos=LATCHED)
-        h.spin_for(0.3)
+    def ignored():
+        return [m for m in h.log if "messages on /robot_description topic are ignored" in m.msg]
+    h.publish(String, "/robot_description", String(data=PENDULUM), qos=LATCHED)
+    assert h.spin_until(ignored)
+    h.publish(String, "/robot_description", String(data=PENDULUM), qos=LATCHED)
+    h.spin_for(0.5)
     assert h.node.model is model and h.node.builds_pending == 0
-    ignored = [m for m in h.log if "messages on /robot_description topic are ignored" in m.msg]
+    ignored = ignored()
     assert len(ignored) == 1 and ignored[0].level == 20 and "parameter robot_description is set" in ignored[0].msg
     response = h.call(Trigger, "/inverse_dynamics/reload_robot_description")
     assert response.success and "from parameter robot_description" in response.message
