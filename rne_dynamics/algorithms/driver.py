@@ -50,10 +50,12 @@ def state_status(m, arguments, tangents):
     return OK
 
 
-#: The one-state entry of every algorithm, made for each with its step, layout and explicit arguments: numba's
-#: ``*arguments`` would cost a fifth of a small robot's call.
-SINGLE = """
-def {name}(fdata, idata, block, {arguments}):
+#: The compiled entries of every algorithm, made for each with its step, layout and explicit arguments: numba's
+#: ``*arguments`` would cost a fifth of a small robot's call, and a closure over the step would miss numba's disk
+#: cache in every new process (its key pickles the closure's cells). ``single`` runs one state; ``chunk`` the
+#: states ``first:last`` of a batch, with one memory block; ``batch`` its chunks in parallel.
+ENTRIES = """
+def single_{name}(fdata, idata, block, {arguments}):
     arguments = ({arguments},)
     m = model_view_inline(fdata, idata)
     status = state_status(m, ({state},), {tangents})
@@ -63,6 +65,38 @@ def {name}(fdata, idata, block, {arguments}):
         if status == OK and not all_finite(block[:results]):
             status = OVERFLOW
     return status
+
+
+def chunk_{name}(fdata, idata, block, first, last, out, per_state, shared, status):
+    m = model_view_inline(fdata, idata)
+    w, results, _ = layout(block, m)
+    for n in range(first, last):
+        state = rows(per_state, n)
+        code = state_status(m, state, {tangents})
+        if code == OK:
+            code = status_of(apply(step, (m, w), state + shared))
+            for k in range(results):  # element by element: a slice copy would need reference counting
+                out[n, k] = block[k]
+            if code == OK and not all_finite(out[n]):
+                code = OVERFLOW
+        if code != OK:
+            status[0], status[1] = code, n
+            return
+
+
+def batch_{name}(fdata, idata, size, out, per_state, shared):
+    count = chunk_count(out.shape[0])
+    status = np.zeros((count, 2), np.int64)
+    if count == 1:  # no threads to wake: numba's pool costs milliseconds to start on a busy machine
+        chunk_{name}(fdata, idata, np.empty(size), 0, out.shape[0], out, per_state, shared, status[0])
+    else:
+        for c in batch_range(count):
+            chunk_{name}(fdata, idata, np.empty(size), c * CHUNK, min(out.shape[0], (c + 1) * CHUNK), out,
+                         per_state, shared, status[c])
+    for c in range(count):  # the first state at fault
+        if status[c, 0] != OK:
+            return status[c, 0], status[c, 1]
+    return OK, 0
 """
 
 
@@ -72,46 +106,17 @@ def entry_points(step, layout, arguments, tangents, per_state):
     state) and ``batch(fdata, idata, size, out, per_state, shared)`` (``per_state``: those arrays, each with a
     leading state axis; ``shared``: the other parameters; ``out`` ``(N, end_of_results)``), returning a status code
     (the batch: the first state's at fault, and that state)."""
-    name = f"single_{step.__name__}_{layout.__name__}"
-    namespace = dict(globals(), step=step, layout=layout)
-    source = SINGLE.format(name=name, arguments=", ".join(arguments), state=", ".join(arguments[:per_state]),
-                           tangents=tangents)
+    name = f"{step.__name__}_{layout.__name__}"
+    # what the entries call, and the module's name (numba's cache rebuilds a parallel kernel's environment from it)
+    namespace = dict(__name__=__name__, np=np, CHUNK=CHUNK, OK=OK, OVERFLOW=OVERFLOW, all_finite=all_finite,
+                     apply=apply, batch_range=batch_range, chunk_count=chunk_count,
+                     model_view_inline=model_view_inline, rows=rows, state_status=state_status, status_of=status_of,
+                     step=step, layout=layout)
+    source = ENTRIES.format(name=name, arguments=", ".join(arguments), state=", ".join(arguments[:per_state]),
+                            tangents=tangents)
     exec(compile(source, __file__, "exec"), namespace)
-    single = arithmetic_kernel(namespace[name])
-
-    @arithmetic_kernel
-    def chunk(fdata, idata, block, first, last, out, per_state, shared, status):
-        m = model_view_inline(fdata, idata)
-        w, results, _ = layout(block, m)
-        for n in range(first, last):
-            state = rows(per_state, n)
-            code = state_status(m, state, tangents)
-            if code == OK:
-                code = status_of(apply(step, (m, w), state + shared))
-                for k in range(results):  # element by element: a slice copy would need reference counting
-                    out[n, k] = block[k]
-                if code == OK and not all_finite(out[n]):
-                    code = OVERFLOW
-            if code != OK:
-                status[0], status[1] = code, n
-                return
-
-    @batch_kernel
-    def batch(fdata, idata, size, out, per_state, shared):
-        count = chunk_count(out.shape[0])
-        status = np.zeros((count, 2), np.int64)
-        if count == 1:  # no threads to wake: numba's pool costs milliseconds to start on a busy machine
-            chunk(fdata, idata, np.empty(size), 0, out.shape[0], out, per_state, shared, status[0])
-        else:
-            for c in batch_range(count):
-                chunk(fdata, idata, np.empty(size), c * CHUNK, min(out.shape[0], (c + 1) * CHUNK), out, per_state,
-                      shared, status[c])
-        for c in range(count):  # the first state at fault
-            if status[c, 0] != OK:
-                return status[c, 0], status[c, 1]
-        return OK, 0
-
-    return single, batch
+    namespace[f"chunk_{name}"] = arithmetic_kernel(namespace[f"chunk_{name}"])
+    return arithmetic_kernel(namespace[f"single_{name}"]), batch_kernel(namespace[f"batch_{name}"])
 
 
 def _views(block, slots):

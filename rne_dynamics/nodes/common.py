@@ -819,6 +819,11 @@ class DynamicsNode(Node):
         return []
 
 
+#: Longest time (s) the model-building worker holds the interpreter before the joint-state callback gets it back
+#: (Python's default, 5 ms, let a swap delay a burst of 1 kHz messages).
+GIL_SWITCH_INTERVAL = 5e-4
+
+
 def spin(node_class, args=None):
     """Run one node until Ctrl-C or shutdown (the body of the executables' ``main``). Arguments rcl cannot parse and
     parameter values the node refuses at start end it with a one-line reason and exit code 2."""
@@ -841,6 +846,7 @@ def spin(node_class, args=None):
     node = None
     try:
         node = node_class()
+        sys.setswitchinterval(GIL_SWITCH_INTERVAL)
         rclpy.spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
