@@ -43,7 +43,9 @@ class Harness:
         self.executor.add_node(self.probe)
         self.publishers = {}
         self.log = []
-        self.probe.create_subscription(Log, "/rosout", self._on_log, 100)
+        # transient local, as rcl's rosout publisher: a log written before the two are matched still arrives
+        self.probe.create_subscription(Log, "/rosout", self._on_log, QoSProfile(
+            depth=1000, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE))
         if topic_description is not None:  # the robot from the robot_description topic (no parameter)
             self.publish(String, "/robot_description", String(data=topic_description), qos=LATCHED)
             assert self.spin_until(lambda: self.node.model is not None), "no model from the topic"

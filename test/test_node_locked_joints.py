@@ -30,19 +30,20 @@ def test_joint_states_without_the_locked_fingers(harness_factory):
     expected = rd.inverse_dynamics(robot, q, qd, np.zeros(7)).torques
     np.testing.assert_allclose(msg.effort, expected, rtol=0.0, atol=1e-12)
 
-    for entries, reason in ((["panda_finger_joint2=0.03"], "a mimic joint moves with its source "
-                                                           "'panda_finger_joint1'; lock 'panda_finger_joint1'"),
-                            (["panda_joint1"], "locked_joints entry 'panda_joint1' is not joint=position"),
-                            (["panda_joint1=0", "panda_joint1=1"], "locked_joints names joint 'panda_joint1' twice"),
-                            (["hand=0.1"], "robot 'panda' has no movable joint of that name")):
+    for entries, reason in ((["panda_joint1"], "locked_joints entry 'panda_joint1' is not joint=position"),
+                            (["panda_joint1=0", "panda_joint1=1"], "locked_joints names joint 'panda_joint1' twice")):
         result = h.node.set_parameters([Parameter("locked_joints", value=entries)])[0]
         assert not result.successful and reason in result.reason, result.reason
+    for entries, reason in ((["panda_finger_joint2=0.03"], "a mimic joint moves with its source "  # when built
+                                                           "'panda_finger_joint1'; lock 'panda_finger_joint1'"),
+                            (["hand=0.1"], "robot 'panda' has no movable joint of that name")):
+        h.refused_build("locked_joints", entries, reason)
     h.publish(JointState, "/joint_states", JointState(name=ARM, position=q.tolist(), velocity=qd.tolist()))
     np.testing.assert_allclose(wait_for_count(h, torques, 2).effort, expected, rtol=0.0, atol=1e-12)
 
     # the whole arm but joint 7 locked too: states with six joints
-    assert h.node.set_parameters([Parameter("locked_joints", value=["panda_finger_joint1=0.03",
-                                                                    "panda_joint7=0.5"])])[0].successful
+    locked = ["panda_finger_joint1=0.03", "panda_joint7=0.5"]
+    assert h.set_parameters(Parameter("locked_joints", value=locked)).successful
     h.publish(JointState, "/joint_states", JointState(name=ARM[:6], position=q[:6].tolist(),
                                                       velocity=qd[:6].tolist()))
     msg = wait_for_count(h, torques, 3)
