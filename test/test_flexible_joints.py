@@ -7,6 +7,7 @@ import pytest
 import oracle
 import rne_dynamics as rd
 from rne_dynamics.tools.cli import main
+from rne_dynamics.tools.flexible_demo import sinusoid
 
 PANDA = "panda_description/urdf/panda.urdf"
 UR5 = "ur_description/urdf/ur5_robot.urdf"
@@ -233,18 +234,6 @@ def test_lumped_elasticity_single_joint_closed_form():
 
 
 # -- the motor-link model -----------------------------------------------------------------------------------------
-
-def sinusoid(q_center, amplitude, omega):
-    """``q(t) = q_c + A sin(omega t + phase)`` per joint and its four derivatives, for a batch of times."""
-    phase = np.linspace(0.0, 1.0, len(q_center))
-
-    def at(t):
-        t = np.asarray(t, float)[..., None]
-        s, c = np.sin(omega * t + phase), np.cos(omega * t + phase)
-        return (q_center + amplitude * s, amplitude * omega * c, -amplitude * omega ** 2 * s,
-                -amplitude * omega ** 3 * c, amplitude * omega ** 4 * s)
-    return at
-
 
 def track(robot, desired, duration, dt, rigid=False):
     """Simulate the motor-link model from the feedforward's consistent initial state under the exact feedforward

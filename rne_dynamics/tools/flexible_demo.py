@@ -23,17 +23,16 @@ def elastic_arm(rd):
                             gear_ratio=dict.fromkeys(elastic, GEAR_RATIO))
 
 
-def sinusoid(robot):
-    """The desired motion: ``at(t)`` gives ``q`` and its four time derivatives for a batch of times."""
-    center = np.mean(np.clip(robot.position_limits, -1.5, 1.5), axis=1)
-    phase = np.linspace(0.0, 1.0, robot.nv)
-    omega = 2 * np.pi * FREQUENCY
+def sinusoid(q_center, amplitude, omega):
+    """``q(t) = q_c + A sin(omega t + phase)`` per joint (phases spread over one radian): ``at(t)`` gives ``q`` and
+    its four time derivatives for a batch of times."""
+    phase = np.linspace(0.0, 1.0, len(q_center))
 
     def at(t):
         t = np.asarray(t, float)[..., None]
         s, c = np.sin(omega * t + phase), np.cos(omega * t + phase)
-        return (center + AMPLITUDE * s, AMPLITUDE * omega * c, -AMPLITUDE * omega ** 2 * s,
-                -AMPLITUDE * omega ** 3 * c, AMPLITUDE * omega ** 4 * s)
+        return (q_center + amplitude * s, amplitude * omega * c, -amplitude * omega ** 2 * s,
+                -amplitude * omega ** 3 * c, amplitude * omega ** 4 * s)
     return at
 
 
@@ -57,7 +56,8 @@ def run(output="rne_flexible.png", out=print):
 
     import rne_dynamics as rd
     robot = elastic_arm(rd)
-    desired = sinusoid(robot)
+    center = np.mean(np.clip(robot.position_limits, -1.5, 1.5), axis=1)
+    desired = sinusoid(center, AMPLITUDE, 2 * np.pi * FREQUENCY)
     figure, axes = pyplot.subplots(figsize=(8, 4.5))
     out(f"bundled arm, elastic {', '.join(robot.elastic_joints)} (K {STIFFNESS:g} N m/rad, B "
         f"{MOTOR_INERTIA * GEAR_RATIO ** 2:g} kg m^2), {FREQUENCY:g} Hz {AMPLITUDE:g} rad sinusoid, {DURATION:g} s, "
