@@ -298,6 +298,35 @@ def test_reload_rereads_the_description_file(harness_factory, tmp_path):
     assert abs(msg.wrench.torque.y - 3.0 * 9.81 * 0.5 * math.sin(0.3)) < 1e-12
 
 
+def stream_across(h, actions, q, qd, per_action):
+    """Run each of ``actions`` (None: nothing) and stream ``per_action`` joint states after it, 2 ms apart; the
+    torque messages received, asserted one per state sent, in order."""
+    received = h.collect(JointState, "/inverse_dynamics/torques", qos=1000)
+    sent = 0
+    for action in actions:
+        if action is not None:
+            action()
+        for _ in range(per_action):
+            sent += 1
+            h.publish(JointState, "/joint_states", joint_state(NAMES, q, qd, sec=sent), qos=1000)
+            h.spin_for(0.002)
+    assert h.spin_until(lambda: len(received) >= sent)
+    h.spin_for(0.2)
+    assert len(received) == sent
+    assert [msg.header.stamp.sec for msg in received] == list(range(1, sent + 1))
+    return received
+
+
+def model_labels(received, expected):
+    """The name of the one model of ``expected`` (``{name: torques}``) whose torques each message carries."""
+    labels = []
+    for msg in received:
+        label = [name for name, torques in expected.items() if np.allclose(msg.effort, torques, rtol=0, atol=1e-9)]
+        assert len(label) == 1, msg.effort
+        labels.append(label[0])
+    return labels
+
+
 def test_model_swaps_lose_no_joint_state(harness_factory):
     """Descriptions on the topic are parsed and built off the data path and swapped in between two messages: joint
     states streamed across two swaps all get torques (count in = count out), each torque vector is one model's, and
@@ -310,27 +339,12 @@ def test_model_swaps_lose_no_joint_state(harness_factory):
     expected = {name: rd.inverse_dynamics(rd.load_urdf(text), q, qd, np.zeros(ARM.dof)).torques
                 for name, text in (("light", light), ("heavy", heavy))}
     h = harness_factory(topic_description=light)
-    received = h.collect(JointState, "/inverse_dynamics/torques", qos=1000)
-    sent = 0
-    for description in (None, heavy, light):
-        if description is not None:
-            h.publish(String, "/robot_description", String(data=description), qos=LATCHED)
-        for _ in range(150):
-            sent += 1
-            h.publish(JointState, "/joint_states", joint_state(NAMES, q, qd, sec=sent), qos=1000)
-            h.spin_for(0.002)
-    assert h.spin_until(lambda: len(received) >= sent)
-    h.spin_for(0.2)
-    assert len(received) == sent
-    labels = []
-    for msg in received:
-        effort = np.array(msg.effort)
-        label = [name for name, torques in expected.items() if np.allclose(effort, torques, rtol=0, atol=1e-9)]
-        assert len(label) == 1, effort
-        labels.append(label[0])
+
+    def describe(text):
+        return lambda: h.publish(String, "/robot_description", String(data=text), qos=LATCHED)
+    labels = model_labels(stream_across(h, [None, describe(heavy), describe(light)], q, qd, 150), expected)
     switches = [k for k in range(1, len(labels)) if labels[k] != labels[k - 1]]
     assert labels[0] == "light" and labels[-1] == "light" and len(switches) == 2
-    assert [msg.header.stamp.sec for msg in received] == list(range(1, sent + 1))
 
 
 def test_parameter_sets_build_off_the_data_path_and_lose_no_joint_state(harness_factory):
@@ -349,7 +363,6 @@ def test_parameter_sets_build_off_the_data_path_and_lose_no_joint_state(harness_
                 "3 kg": rd.inverse_dynamics(carrying(3.0), q, qd, np.zeros(6)).torques,
                 "3 kg tilted": rd.inverse_dynamics(carrying(3.0), q, qd, np.zeros(6), gravity=tilted).torques}
     h = harness_factory(robot_description=DEFAULT_ROBOT, publish_wrenches=False, publish_markers=False)
-    received = h.collect(JointState, "/inverse_dynamics/torques", qos=1000)
     payload = [Parameter("payload.link", value="wrist_3_link"), Parameter("payload.com", value=[0.0, 0.0, 0.05]),
                Parameter("payload.inertia", value=inertia)]
     actions = [None,
@@ -358,25 +371,15 @@ def test_parameter_sets_build_off_the_data_path_and_lose_no_joint_state(harness_
                         h.node.set_parameters([Parameter("payload.mass", value=3.0)])),
                lambda: h.node.set_parameters([Parameter("gravity", value=tilted)]),
                lambda: h.node.set_parameters([Parameter("payload.inertia", value=[-0.01, 0.0, 0.0, 0.01, 0.0, 0.01])])]
-    sent = 0
-    for action in actions:
-        if action is not None:
+
+    def answered_first(parameter_set):
+        def act():
             model = h.node.model
-            action()
+            parameter_set()
             assert h.node.model is model and h.node.builds_pending >= 1  # answered; the model comes later
-        for _ in range(120):
-            sent += 1
-            h.publish(JointState, "/joint_states", joint_state(NAMES, q, qd, sec=sent), qos=1000)
-            h.spin_for(0.002)
-    assert h.spin_until(lambda: len(received) >= sent)
-    h.spin_for(0.2)
-    assert len(received) == sent and h.node.builds_pending == 0
-    assert [msg.header.stamp.sec for msg in received] == list(range(1, sent + 1))
-    labels = []
-    for msg in received:
-        label = [name for name, torques in expected.items() if np.allclose(msg.effort, torques, rtol=0, atol=1e-9)]
-        assert len(label) == 1, msg.effort
-        labels.append(label[0])
+        return act
+    labels = model_labels(stream_across(h, [a and answered_first(a) for a in actions], q, qd, 120), expected)
+    assert h.node.builds_pending == 0
     runs = [labels[0]] + [b for a, b in zip(labels, labels[1:]) if a != b]
     assert [r for r in runs if r != "2.5 kg"] == ["bare", "2 kg", "3 kg", "3 kg tilted"], runs
     assert runs.index("3 kg") - runs.index("2 kg") <= 2  # 2.5 kg, swapped in just before 3 kg, may answer some
