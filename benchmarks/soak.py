@@ -189,21 +189,27 @@ def per_minute(sent, stamps, latencies_ms, t0, minutes):
     return rows
 
 
-def drops_after_actions(sent, stamps, t0, action_times, seconds):
-    """How many of the dropped messages were sent less than ``seconds`` after one of the operator's actions."""
+def drops_after_actions(sent, stamps, t0, actions, seconds):
+    """The dropped messages sent less than ``seconds`` after one of the operator's ``actions`` (``(at, slot,
+    phase)``), by the action last before them: ``{action: [seconds after it, ...]}``."""
     dropped = (sent[~np.isin(sent, stamps)] - t0) / 1e9
-    since = dropped[:, None] - np.array(action_times)[None, :]
-    return int(((since >= 0) & (since < seconds)).any(axis=1).sum())
+    times = np.array([at for at, _, _ in actions])
+    by_action = {name: [] for name in ACTIONS}
+    for t in dropped:
+        last = np.searchsorted(times, t, side="right") - 1
+        if last >= 0 and t - times[last] < seconds:
+            by_action[ACTIONS[actions[last][2]]].append(float(t - times[last]))
+    return by_action
 
 
-def drop_rates(sent, stamps, t0, duration_s, action_times, seconds):
+def drop_rates(sent, stamps, t0, duration_s, actions, seconds):
     """Drops per minute of measured time within ``seconds`` after an action and elsewhere: ``(near, elsewhere, near
     seconds)``."""
     grid = np.arange(0.0, duration_s, 1e-3)  # the measured time on a 1 ms grid: which instants are near an action
-    since = grid[:, None] - np.array(action_times)[None, :]
+    since = grid[:, None] - np.array([at for at, _, _ in actions])[None, :]
     near_grid = ((since >= 0) & (since < seconds)).any(axis=1)
     near_seconds = near_grid.mean() * duration_s
-    near = drops_after_actions(sent, stamps, t0, action_times, seconds)
+    near = sum(map(len, drops_after_actions(sent, stamps, t0, actions, seconds).values()))
     dropped = int((~np.isin(sent, stamps)).sum())
     return (60.0 * near / max(near_seconds, 1e-9), 60.0 * (dropped - near) / max(duration_s - near_seconds, 1e-9),
             near_seconds)
@@ -324,7 +330,7 @@ def main(argv=None):
         "reload_period_s": args.reload_period, "per_minute": rows,
         "sent": int(sent.size), "received": int(np.isin(sent, stamps).sum()),
         "dropped": int(sent.size - np.isin(sent, stamps).sum()),
-        "dropped_within_1s_of_an_action": drops_after_actions(sent, stamps, t0, [at for at, _, _ in actions], 1.0),
+        "dropped_within_1s_by_action": drops_after_actions(sent, stamps, t0, actions, 1.0),
         "whole_run": {"sent": int(sent_all.size), "node_inputs": int(counters_end.get("inputs", -1)),
                       "node_rejected": int(counters_end.get("rejected inputs", -1)), "received": int(stamps_all.size)},
         "swaps_logged": swaps(log_text), "refusals_logged": log_text.count("refused the robot"),
@@ -337,7 +343,8 @@ def main(argv=None):
         "other_processes_cpu_percent": 100 * others / (duration_ns / 1e9),
     }
     near, elsewhere, near_seconds = drop_rates(sent, stamps, t0, duration_ns / 1e9,
-                                               [at for at, _, _ in actions if at < duration_ns / 1e9], 1.0)
+                                               [a for a in actions if a[0] < duration_ns / 1e9], 1.0)
+    by_action = result["dropped_within_1s_by_action"]
     result |= {"drops_per_minute_within_1s_of_an_action": near, "drops_per_minute_elsewhere": elsewhere,
                "seconds_within_1s_of_an_action": near_seconds}
     print(f"soak: {' <-> '.join(result['robots'])} every {args.reload_period:g} s (a bad description between), "
@@ -348,10 +355,13 @@ def main(argv=None):
         print(f"{row['minute']:>6}{row['sent']:>8}{row['received']:>10}{row['dropped']:>9}{row['p50_ms']:>8.2f}"
               f"{row['p90_ms']:>8.2f}{row['p99_ms']:>8.2f}{row['max_ms']:>8.1f}{row['rss_mb']:>8.1f}")
     print(f"total: sent {result['sent']}, received {result['received']}, dropped {result['dropped']} "
-          f"({result['dropped_within_1s_of_an_action']} of them within 1 s after a reload or parameter set); "
+          f"({sum(map(len, by_action.values()))} of them within 1 s after a reload or parameter set); "
           f"node CPU {result['node_cpu_percent']:.0f}% of a core")
     print(f"drops per minute within 1 s after an action: {near:.1f} ({near_seconds:.0f} s of the run), elsewhere: "
           f"{elsewhere:.1f}")
+    print("drops within 1 s after, by action: " + ", ".join(
+        f"{name} {len(after)}" + (f" ({1e3 * min(after):.0f}-{1e3 * max(after):.0f} ms after)" if after else "")
+        for name, after in by_action.items()))
     print(f"machine: load average {load_before[0]:.2f} before, {load_after[0]:.2f} after (1 min); other processes "
           f"used {result['other_processes_cpu_percent']:.0f}% of a core during the run (2 cores: "
           f"{'busy' if result['other_processes_cpu_percent'] > 20 else 'quiet'})")

@@ -25,6 +25,7 @@ them, so joint states need not carry them (a gripper published elsewhere). One s
 be changed together by ``ros2 param set``.
 """
 import array
+import gc
 import math
 import re
 import threading
@@ -606,6 +607,8 @@ class DynamicsNode(Node):
         self.model_changed(model, previous)
         self.model = model
         self.refusal = ""
+        if previous is None:
+            gc.freeze()  # see spin: the first model's objects and the kernels it loaded live as long as the node
         if previous is None or previous.robot is not model.robot:
             robot = model.robot
             self.get_logger().info(f"robot '{robot.name}' from {description.source}: {robot.dof} joints, "
@@ -847,6 +850,9 @@ def spin(node_class, args=None):
     try:
         node = node_class()
         sys.setswitchinterval(GIL_SWITCH_INTERVAL)
+        # Python's full garbage collection walks every object (numba's and rclpy's: 35 ms on this machine), holding
+        # the interpreter; the allocations of a model build trigger it. Frozen objects are never walked again.
+        gc.freeze()
         rclpy.spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
