@@ -202,6 +202,17 @@ def drops_after_actions(sent, stamps, t0, actions, seconds):
     return by_action
 
 
+def drops_after_driver_stalls(sent, stamps, stall_ns=5_000_000):
+    """``(stalls, drops)``: how often the driver itself fell more than ``stall_ns`` behind, and how many of the dropped
+    messages it then sent in its catch-up (one per missed period, back to back, into the node's 10-deep queue)."""
+    dropped, gaps = ~np.isin(sent, stamps), np.diff(sent)
+    catch_up = np.zeros(sent.size, bool)
+    period = np.median(gaps)
+    for k in np.where(gaps > stall_ns)[0]:
+        catch_up[k + 1:k + 1 + int(gaps[k] / period) + 5] = True
+    return int((gaps > stall_ns).sum()), int((dropped & catch_up).sum())
+
+
 def drop_rates(sent, stamps, t0, duration_s, actions, seconds):
     """Drops per minute of measured time within ``seconds`` after an action and elsewhere: ``(near, elsewhere, near
     seconds)``."""
@@ -345,6 +356,7 @@ def main(argv=None):
     near, elsewhere, near_seconds = drop_rates(sent, stamps, t0, duration_ns / 1e9,
                                                [a for a in actions if a[0] < duration_ns / 1e9], 1.0)
     by_action = result["dropped_within_1s_by_action"]
+    result["driver_stalls"], result["dropped_in_driver_catch_up"] = drops_after_driver_stalls(sent, stamps)
     result |= {"drops_per_minute_within_1s_of_an_action": near, "drops_per_minute_elsewhere": elsewhere,
                "seconds_within_1s_of_an_action": near_seconds}
     print(f"soak: {' <-> '.join(result['robots'])} every {args.reload_period:g} s (a bad description between), "
@@ -362,6 +374,8 @@ def main(argv=None):
     print("drops within 1 s after, by action: " + ", ".join(
         f"{name} {len(after)}" + (f" ({1e3 * min(after):.0f}-{1e3 * max(after):.0f} ms after)" if after else "")
         for name, after in by_action.items()))
+    print(f"the driver itself fell more than 5 ms behind {result['driver_stalls']} times; "
+          f"{result['dropped_in_driver_catch_up']} of the drops were messages it then sent back to back")
     print(f"machine: load average {load_before[0]:.2f} before, {load_after[0]:.2f} after (1 min); other processes "
           f"used {result['other_processes_cpu_percent']:.0f}% of a core during the run (2 cores: "
           f"{'busy' if result['other_processes_cpu_percent'] > 20 else 'quiet'})")
