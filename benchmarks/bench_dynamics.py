@@ -76,7 +76,7 @@ def ratio_row(ours, theirs, repeats, inner, clock=time.thread_time):
 
 
 @numba.njit(nogil=True, _nrt=False)
-def no_op(fdata, idata, block, q, qd, qdd, f_ext, gravity):
+def no_op(fdata, idata, block, q, qd, qdd, environment):
     """A compiled call that does nothing, with the arguments of ``rd.inverse_dynamics``'s kernel."""
     return 0
 
@@ -85,8 +85,8 @@ def call_floor(case):
     """The least any numba-compiled inverse dynamics with a held ``data=`` costs from Python: :func:`no_op` called
     with the kernel's arguments; no checks, no arithmetic."""
     r, q, qd, qdd = case.robot, case.q, case.qd, case.qdd
-    block, gravity, f_ext = np.empty(1000), np.array([0.0, 0.0, -9.81]), np.zeros((0, 6))
-    return lambda: no_op(r.fdata, r.idata, block, q, qd, qdd, f_ext, gravity)
+    block, environment = np.empty(1000), np.array([0.0, 0.0, -9.81])
+    return lambda: no_op(r.fdata, r.idata, block, q, qd, qdd, environment)
 
 
 class Case:

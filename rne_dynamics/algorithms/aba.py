@@ -464,7 +464,7 @@ def forward_dynamics(robot, q, qd, tau, *, gravity=None, external_wrenches=None,
     ``False``, rigid-body dynamics only.
     """
     if joint_wrenches is False:
-        return ACCELERATIONS(robot, data, (q, qd, tau), gravity, external_wrenches, drive=drive)
+        return ACCELERATIONS.run(robot, data, (q, qd, tau), gravity, external_wrenches, drive=drive)
     if joint_wrenches is not True:
         raise StateError(f"joint_wrenches must be True or False, got {joint_wrenches!r}")
-    return WITH_WRENCHES(robot, data, (q, qd, tau), gravity, external_wrenches, drive=drive)
+    return WITH_WRENCHES.run(robot, data, (q, qd, tau), gravity, external_wrenches, drive=drive)

@@ -135,4 +135,4 @@ def coriolis_matrix(robot, q, qd, *, data=None):
     ``dM/dt - 2 C`` is skew-symmetric (Pinocchio's ``computeCoriolisMatrix``; for joints of one coordinate the
     Christoffel-symbol ``C``); rigid-body terms only (no drive friction). One state (``q`` ``(nq,)``, ``qd``
     ``(nv,)``) or a batch ``(N, nq)``, ``(N, nv)``; ``data``: a ``robot.data()`` to compute in."""
-    return CORIOLIS(robot, data, (q, qd))
+    return CORIOLIS.run(robot, data, (q, qd))

@@ -115,4 +115,4 @@ def mass_matrix(robot, q, *, data=None, drive=True):
     ``drive``: with each drive's rotor inertia and friction (:mod:`~rne_dynamics.model.drive`; the default) or,
     ``False``, rigid-body dynamics only.
     """
-    return MASS_MATRIX(robot, data, (q,), drive=drive)
+    return MASS_MATRIX.run(robot, data, (q,), drive=drive)

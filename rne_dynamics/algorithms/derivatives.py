@@ -339,7 +339,7 @@ def inverse_dynamics_derivatives(robot, q, qd, qdd, *, gravity=None, external_wr
     ``drive``: with each drive's rotor inertia and friction (:mod:`~rne_dynamics.model.drive`; the default) or,
     ``False``, rigid-body dynamics only.
     """
-    return TORQUE_DERIVATIVES(robot, data, (q, qd, qdd), gravity, external_wrenches, drive=drive)
+    return TORQUE_DERIVATIVES.run(robot, data, (q, qd, qdd), gravity, external_wrenches, drive=drive)
 
 
 def joint_wrench_derivatives(robot, q, qd, qdd, *, gravity=None, external_wrenches=None, data=None):
@@ -348,7 +348,7 @@ def joint_wrench_derivatives(robot, q, qd, qdd, *, gravity=None, external_wrench
     frame, about the joint origin) with respect to velocity coordinate ``k`` (``q`` along ``integrate``, as in
     :func:`inverse_dynamics_derivatives`). Rigid-body loads only, as the joint wrenches are (drive friction and
     armature act inside the drive, not across the joint)."""
-    return WRENCH_DERIVATIVES(robot, data, (q, qd, qdd), gravity, external_wrenches)
+    return WRENCH_DERIVATIVES.run(robot, data, (q, qd, qdd), gravity, external_wrenches)
 
 
 @helper
@@ -413,4 +413,4 @@ def forward_dynamics_derivatives(robot, q, qd, tau, *, gravity=None, external_wr
     ``drive``: with each drive's rotor inertia and friction (:mod:`~rne_dynamics.model.drive`; the default) or,
     ``False``, rigid-body dynamics only.
     """
-    return FORWARD_DERIVATIVES(robot, data, (q, qd, tau), gravity, external_wrenches, drive=drive)
+    return FORWARD_DERIVATIVES.run(robot, data, (q, qd, tau), gravity, external_wrenches, drive=drive)

@@ -11,9 +11,11 @@ An algorithm module declares two things:
   status code (``OK``).
 
 The one-state entry checks sizes, finiteness and unit quaternions inside the compiled call and returns a status
-code; Python builds an error message only when the code says something is wrong. With a held ``data`` the call is
-one compiled call whose results are views of ``data`` (nothing is allocated). A batch runs chunks of states in
-parallel, one memory block per chunk, copying each state's results into its row of the output.
+code; Python builds an error message only when the code says something is wrong. It takes gravity and the external
+wrenches as one *environment* array, ``[gravity; the body wrenches, if any]``: a numba call of eight arguments costs
+a third more than one of seven. With a held ``data`` the call is one compiled call whose results are views of
+``data`` (nothing is allocated). A batch runs chunks of states in parallel, one memory block per chunk, copying each
+state's results into its row of the output.
 """
 import numpy as np
 
@@ -23,13 +25,21 @@ from ..errors import SingularMassMatrixError
 from ..model.data import memory, owned
 from ..model.joints import unit_quaternions
 from ..model.robot import model_view, model_view_inline
-from .inputs import (NO_WRENCHES, QUATERNION_TOLERANCE, _explain, all_finite, body_wrenches,
+from .inputs import (QUATERNION_TOLERANCE, _explain, all_finite, body_wrenches,
                      check_quaternions, gravity_vector, overflow, states)
 
 #: Status codes of a compiled entry; a step may also return ``SINGULAR + k``: velocity coordinate ``k`` drives no
 #: mass (its pivot is not positive).
 OK, BAD_SHAPE, NOT_FINITE, NOT_UNIT, OVERFLOW = range(5)
 SINGULAR = 16
+
+
+@helper
+def environment_parts(environment):
+    """``(f_ext, gravity)`` of an ``environment`` array: gravity ``(3,)``, then the external body wrenches ``(nb, 6)``
+    or nothing (``f_ext`` ``(0, 6)``: none)."""
+    f_ext, _ = carve(environment, 3, ((environment.shape[0] - 3) // 6, 6))
+    return f_ext, environment[:3]
 
 
 @helper
@@ -55,7 +65,8 @@ def state_status(m, arguments, tangents):
 #: cache in every new process (its key pickles the closure's cells). ``single`` runs one state; ``chunk`` the
 #: states ``first:last`` of a batch, with one memory block; ``batch`` its chunks in parallel.
 ENTRIES = """
-def single_{name}(fdata, idata, block, {arguments}):
+def single_{name}(fdata, idata, block, {inputs}):
+    {unpack}
     arguments = ({arguments},)
     m = model_view_inline(fdata, idata)
     status = state_status(m, ({state},), {tangents})
@@ -102,18 +113,23 @@ def batch_{name}(fdata, idata, size, out, per_state, shared):
 
 def entry_points(step, layout, arguments, tangents, per_state):
     """The compiled entries of the algorithm ``step`` with memory ``layout``: ``single(fdata, idata, block,
-    *arguments)`` (``q``, the ``tangents`` vectors, the parameters; the first ``per_state`` of them belong to the
-    state) and ``batch(fdata, idata, size, out, per_state, shared)`` (``per_state``: those arrays, each with a
-    leading state axis; ``shared``: the other parameters; ``out`` ``(N, end_of_results)``), returning a status code
-    (the batch: the first state's at fault, and that state)."""
+    *inputs)`` (``q``, the ``tangents`` vectors, the parameters, with ``f_ext, gravity`` as one ``environment``; the
+    first ``per_state`` arguments belong to the state) and ``batch(fdata, idata, size, out, per_state, shared)``
+    (``per_state``: those arrays, each with a leading state axis; ``shared``: the other parameters; ``out``
+    ``(N, end_of_results)``), returning a status code (the batch: the first state's at fault, and that state)."""
     name = f"{step.__name__}_{layout.__name__}"
+    inputs, unpack, state = arguments, "", arguments[:per_state]
+    if "f_ext" in arguments:
+        at = arguments.index("f_ext")
+        inputs = arguments[:at] + ("environment",) + arguments[at + 2:]
+        unpack, state = "f_ext, gravity = environment_parts(environment)", inputs[:at + 1]
     # what the entries call, and the module's name (numba's cache rebuilds a parallel kernel's environment from it)
     namespace = dict(__name__=__name__, np=np, CHUNK=CHUNK, OK=OK, OVERFLOW=OVERFLOW, all_finite=all_finite,
                      apply=apply, batch_range=batch_range, chunk_count=chunk_count,
                      model_view_inline=model_view_inline, rows=rows, state_status=state_status, status_of=status_of,
-                     step=step, layout=layout)
-    source = ENTRIES.format(name=name, arguments=", ".join(arguments), state=", ".join(arguments[:per_state]),
-                            tangents=tangents)
+                     environment_parts=environment_parts, step=step, layout=layout)
+    source = ENTRIES.format(name=name, inputs=", ".join(inputs), unpack=unpack, arguments=", ".join(arguments),
+                            state=", ".join(state), tangents=tangents)
     exec(compile(source, __file__, "exec"), namespace)
     namespace[f"chunk_{name}"] = arithmetic_kernel(namespace[f"chunk_{name}"])
     return arithmetic_kernel(namespace[f"single_{name}"]), batch_kernel(namespace[f"batch_{name}"])
@@ -142,30 +158,39 @@ class Algorithm:
     def __init__(self, step, layout, arguments, what, result=_first, *, gravity=False, wrenches=False, extras=()):
         self.layout, self.arguments, self.what, self.result = layout, arguments, what, result
         self.gravity, self.wrenches = gravity, wrenches
-        self.defaults = (NO_WRENCHES[0],) * wrenches + (gravity_vector(None),) * gravity
+        self.defaults = (gravity_vector(None),) * gravity  # standard gravity: also the environment without wrenches
         parameters = ("f_ext",) * wrenches + ("gravity",) * gravity + tuple(extras)
         self.single, self.batch = entry_points(step, layout, arguments + parameters, len(arguments) - 1,
                                                len(arguments) + wrenches)
         # the one compiled call is tried first once it has its one signature (else numba would compile another)
         self.ready = not hasattr(self.single, "disable_compile")
 
-    def __call__(self, robot, data, state, gravity=None, external_wrenches=None, extras=(), drive=True):
+    def run(self, robot, data, state, gravity=None, external_wrenches=None, extras=(), drive=True):
         """Run on one state or a batch (``state``: the arrays named by ``arguments``), in ``data`` if given; with the
-        drives' armature and friction, or (``drive=False``) rigid-body dynamics only."""
+        drives' armature and friction, or (``drive=False``) rigid-body dynamics only. (A method, not ``__call__``:
+        calling an instance with keywords costs a tenth of a small robot's call.)"""
+        if data is not None and gravity is None and drive and self.ready and not external_wrenches:
+            try:  # the fewest steps: the held memory and the standard environment
+                held = data.held.get(self)
+                if held is not None and data.robot is robot and self.single(*held[2], *state, *self.defaults,
+                                                                            *extras) == OK:
+                    return held[1]
+            except (TypeError, AttributeError, ValueError, IndexError):
+                pass  # another type of argument or Data, or (run as plain Python) a bad shape
         fdata = robot.fdata if drive else robot.rigid_body_fdata
         if self.ready and not external_wrenches:  # one compiled call, unless an argument needs converting or explaining
             try:
-                parameters = self.defaults if gravity is None else self.defaults[:-1] + (gravity_vector(gravity),)
-                if data is not None:  # the held case first, in the fewest steps: its arguments are kept in data
+                environment = self.defaults if gravity is None else (gravity_vector(gravity),)
+                if data is not None:
                     if data.robot is robot:
                         held = data.held[self]
                         model_and_block = held[2] if drive else (fdata, robot.idata, held[0])
-                        if self.single(*model_and_block, *state, *parameters, *extras) == OK:
+                        if self.single(*model_and_block, *state, *environment, *extras) == OK:
                             return held[1]
                 else:
                     views, size = robot.workspace_shapes[self][3:]
                     block = np.empty(size)
-                    if self.single(fdata, robot.idata, block, *state, *parameters, *extras) == OK:
+                    if self.single(fdata, robot.idata, block, *state, *environment, *extras) == OK:
                         return self.result(*[block[a:b] if shape is None else block[a:b].reshape(shape)
                                              for a, b, shape in views])
             except (TypeError, AttributeError, KeyError, ValueError, IndexError):
@@ -195,7 +220,11 @@ class Algorithm:
         else:
             row = None
             block, result, _ = self.held(robot, data)
-            status = self.single(fdata, robot.idata, block, *state, *f_ext, *g, *extras)
+            environment = g
+            if f_ext and len(f_ext[0]):  # [gravity; the body wrenches]
+                environment = (memory(robot, data, "environment", (3 + f_ext[0].size,)),)
+                environment[0][:3], environment[0][3:] = g[0], f_ext[0].ravel()
+            status = self.single(fdata, robot.idata, block, *state, *environment, *extras)
             if status == OK and not self.ready:
                 self.single.disable_compile()  # its one signature is compiled: other types go through here
                 self.ready = True

@@ -79,4 +79,4 @@ def gravity_torques(robot, q, *, gravity=None, data=None):
     ``gravity``: 3-vector in the world (root-link) frame, default ``(0, 0, -9.81)``. One state or a batch (``q``
     ``(…, nq)``); ``data``: a ``robot.data()`` to compute in.
     """
-    return GRAVITY(robot, data, (q,), gravity)
+    return GRAVITY.run(robot, data, (q,), gravity)

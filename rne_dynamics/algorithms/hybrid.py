@@ -236,7 +236,7 @@ def hybrid_dynamics(robot, q, qd, qdd, tau, *, known_acceleration, gravity=None,
     known = known_coordinates(robot, known_acceleration)
     if robot.has_mimic and not recursive(robot, known):
         return partitioned(robot, known, q, qd, qdd, tau, gravity, external_wrenches, data, drive)
-    return HYBRID(robot, data, (q, qd, qdd, tau), gravity, external_wrenches, extras=(known,), drive=drive)
+    return HYBRID.run(robot, data, (q, qd, qdd, tau), gravity, external_wrenches, extras=(known,), drive=drive)
 
 
 def partitioned(robot, known, q, qd, qdd, tau, gravity, external_wrenches, data, drive):

@@ -421,13 +421,13 @@ def forward_kinematics(robot, q, *, data=None):
     order (``pin.framesForwardKinematics``, ``data.oMf``). The world is the fixed base's frame (the root link's for
     a fixed base); links fixed to it have their constant pose. One state ``q`` ``(nq,)`` or a batch ``(N, nq)``;
     ``data``: a ``robot.data()`` to compute in."""
-    return PLACEMENTS(robot, data, (q,))
+    return PLACEMENTS.run(robot, data, (q,))
 
 
 def frame_placement(robot, q, link, *, data=None):
     """The pose of ``link`` in the world, a homogeneous matrix ``(…, 4, 4)`` (as :func:`forward_kinematics`);
     ``data``: a ``robot.data()`` to compute in."""
-    return PLACEMENT(robot, data, (q,), extras=(_link(robot, link),))
+    return PLACEMENT.run(robot, data, (q,), extras=(_link(robot, link),))
 
 
 def frame_jacobian(robot, q, link, reference="local_world_aligned", *, data=None):
@@ -443,14 +443,14 @@ def frame_jacobian(robot, q, link, reference="local_world_aligned", *, data=None
     base's twist in its own frame). One state ``q`` ``(nq,)`` or a batch ``(N, nq)``; ``data``: a ``robot.data()``
     to compute in.
     """
-    return JACOBIAN(robot, data, (q,), extras=(_link(robot, link), _reference(reference)))
+    return JACOBIAN.run(robot, data, (q,), extras=(_link(robot, link), _reference(reference)))
 
 
 def frame_velocity(robot, q, v, link, reference="local_world_aligned", *, data=None):
     """The velocity of ``link`` ``(…, 6)``, ``[linear; angular]`` in ``reference`` (as :func:`frame_jacobian`;
     ``pin.getFrameVelocity``), for the configuration ``q`` and velocity ``v``; ``data``: a ``robot.data()`` to
     compute in."""
-    return VELOCITY(robot, data, (q, v), extras=(_link(robot, link), _reference(reference)))
+    return VELOCITY.run(robot, data, (q, v), extras=(_link(robot, link), _reference(reference)))
 
 
 def frame_acceleration(robot, q, v, a, link, reference="local_world_aligned", classical=True, *, data=None):
@@ -459,7 +459,7 @@ def frame_acceleration(robot, q, v, a, link, reference="local_world_aligned", cl
     link origin, ``d^2 p / dt^2`` in world (``local_world_aligned``) or link (``local``) axes
     (``pin.getFrameClassicalAcceleration``); ``False``: the spatial acceleration (``pin.getFrameAcceleration``).
     The angular part is the angular acceleration either way. ``data``: a ``robot.data()`` to compute in."""
-    return ACCELERATION(robot, data, (q, v, a), extras=(_link(robot, link), _reference(reference), bool(classical)))
+    return ACCELERATION.run(robot, data, (q, v, a), extras=(_link(robot, link), _reference(reference), bool(classical)))
 
 
 class CenterOfMass(NamedTuple):
@@ -483,10 +483,10 @@ def center_of_mass(robot, q, v=None, a=None, *, data=None):
         raise StateError("center_of_mass: an acceleration a needs the velocity v")
     _with_mass(robot)
     if v is None:
-        return COM_POSITION(robot, data, (q,))
+        return COM_POSITION.run(robot, data, (q,))
     if a is None:
-        return COM_VELOCITY(robot, data, (q, v))
-    return COM_ACCELERATION(robot, data, (q, v, a))
+        return COM_VELOCITY.run(robot, data, (q, v))
+    return COM_ACCELERATION.run(robot, data, (q, v, a))
 
 
 def centroidal_momentum(robot, q, v, *, data=None):
@@ -495,11 +495,11 @@ def centroidal_momentum(robot, q, v, *, data=None):
     and kg m^2/s). One state or a batch of ``q`` ``(nq,)`` and ``v`` ``(nv,)``; ``data``: a ``robot.data()`` to
     compute in."""
     _with_mass(robot)
-    return MOMENTUM(robot, data, (q, v))
+    return MOMENTUM.run(robot, data, (q, v))
 
 
 def centroidal_momentum_matrix(robot, q, *, data=None):
     """The centroidal momentum matrix ``A_G`` ``(…, 6, nv)``: ``A_G v`` is :func:`centroidal_momentum`
     (``pin.computeCentroidalMap``, ``data.Ag`` of ``pin.ccrba``); ``data``: a ``robot.data()`` to compute in."""
     _with_mass(robot)
-    return MOMENTUM_MATRIX(robot, data, (q,))
+    return MOMENTUM_MATRIX.run(robot, data, (q,))

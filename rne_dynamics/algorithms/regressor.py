@@ -110,7 +110,7 @@ def joint_torque_regressor(robot, q, qd, qdd, *, gravity=None, data=None):
     free-flyer), 10 columns each. The columns of Pinocchio's ``computeJointTorqueRegressor``, up to the body order.
     One state (``q`` ``(nq,)``, the others ``(nv,)``) or a batch ``(N, nq)``, ``(N, nv)``; ``data``: a
     ``robot.data()`` to compute in."""
-    return REGRESSOR(robot, data, (q, qd, qdd), gravity)
+    return REGRESSOR.run(robot, data, (q, qd, qdd), gravity)
 
 
 def inertial_parameters(robot):

@@ -189,7 +189,7 @@ def inverse_dynamics(robot, q, qd, qdd, *, gravity=None, external_wrenches=None,
     ``drive``: with each drive's rotor inertia and friction (:mod:`~rne_dynamics.model.drive`; the default) or,
     ``False``, rigid-body dynamics only.
     """
-    return INVERSE_DYNAMICS(robot, data, (q, qd, qdd), gravity, external_wrenches, drive=drive)
+    return INVERSE_DYNAMICS.run(robot, data, (q, qd, qdd), gravity, external_wrenches, drive=drive)
 
 
 def bias_torques(robot, q, qd, *, gravity=None, data=None):
@@ -197,4 +197,4 @@ def bias_torques(robot, q, qd, *, gravity=None, data=None):
     :mod:`~rne_dynamics.algorithms.gravity`). One state or a batch (``q`` ``(…, nq)``, ``qd`` ``(…, nv)``);
     ``data``: a ``robot.data()`` to compute in.
     """
-    return BIAS(robot, data, (q, qd), gravity)
+    return BIAS.run(robot, data, (q, qd), gravity)

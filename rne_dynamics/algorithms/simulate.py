@@ -151,7 +151,7 @@ STEP = Algorithm(integrate, step_memory, ("q", "qd", "tau"), "the next state", l
 
 def advance(robot, q, qd, tau, dt, method, gravity, external_wrenches):
     """One step: ``(q_next, qd_next, qdd)``, ``qdd`` the forward dynamics at ``(q, qd)``."""
-    return STEP(robot, None, (q, qd, tau), gravity, external_wrenches,
+    return STEP.run(robot, None, (q, qd, tau), gravity, external_wrenches,
                 extras=(dt, method == "rk4", np.ascontiguousarray(robot.position_limits.T)))
 
 
@@ -218,7 +218,7 @@ def simulate(robot, q0, qd0, tau, duration, dt, *, method="rk4", gravity=None):
         if k < steps:
             q_next, qd_next, qdd = advance(robot, q, qd, tau_k, dt, method, g, None)
         else:
-            qdd = ACCELERATIONS(robot, None, (q, qd, tau_k), g)
+            qdd = ACCELERATIONS.run(robot, None, (q, qd, tau_k), g)
         out["q"][k], out["qd"][k], out["qdd"][k], out["tau"][k] = q, qd, qdd, tau_k
         if k < steps:
             q, qd = q_next, qd_next

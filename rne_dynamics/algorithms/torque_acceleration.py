@@ -140,4 +140,4 @@ def torque_acceleration(robot, q, qd, qdd, qddd, qdddd, *, gravity=None, data=No
     ``drive``: with each drive's rotor inertia and friction (:mod:`~rne_dynamics.model.drive`; the default) or,
     ``False``, rigid-body dynamics only.
     """
-    return TORQUE_ACCELERATION(robot, data, (q, qd, qdd, qddd, qdddd), gravity, drive=drive)
+    return TORQUE_ACCELERATION.run(robot, data, (q, qd, qdd, qddd, qdddd), gravity, drive=drive)

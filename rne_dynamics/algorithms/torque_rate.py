@@ -146,4 +146,4 @@ def torque_rate(robot, q, qd, qdd, qddd, *, gravity=None, data=None, drive=True)
     ``drive``: with each drive's rotor inertia and friction (:mod:`~rne_dynamics.model.drive`; the default) or,
     ``False``, rigid-body dynamics only.
     """
-    return TORQUE_RATE(robot, data, (q, qd, qdd, qddd), gravity, drive=drive)
+    return TORQUE_RATE.run(robot, data, (q, qd, qdd, qddd), gravity, drive=drive)
