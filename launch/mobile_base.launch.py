@@ -9,26 +9,16 @@ a floating base whose state comes from ``odometry`` (``nav_msgs/Odometry``, chil
 odometry alone. It publishes the joint torques, ``~/base_wrench`` (the load on the mounting, base frame) and
 ``~/center_of_mass``.
 """
-import importlib.util
-import os
-
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 
-
-def load_dynamics_launch():
-    """dynamics.launch.py, next to this file, as a module: its arguments and nodes are reused here."""
-    spec = importlib.util.spec_from_file_location(
-        "rne_dynamics_dynamics_launch", os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamics.launch.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from rne_dynamics.launch_files import sibling_launch_file
 
 
 def generate_launch_description():
-    dynamics = load_dynamics_launch()
+    dynamics = sibling_launch_file(__file__)
     arguments = [a for a in dynamics.arguments() if a.name not in ("robot", "rviz_config")] + [
         DeclareLaunchArgument("robot", default_value=PathJoinSubstitution([dynamics.SHARE, "urdf",
                                                                            "rne_mobile_manipulator.urdf"]),

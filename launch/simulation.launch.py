@@ -9,23 +9,13 @@ its pose; with ``false`` it takes ``/forward_dynamics/effort_command`` and, with
 The simulated drives have some rotor inertia and viscous friction (:data:`SIMULATED_DRIVES`, on top of the
 parameter file), so that the velocity picked up in the first steps, before the first command arrives, dies out.
 """
-import importlib.util
-import os
-
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
 from launch.conditions import IfCondition, UnlessCondition
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
-
-def load_dynamics_launch():
-    """dynamics.launch.py, next to this file, as a module: its arguments and nodes are reused here."""
-    spec = importlib.util.spec_from_file_location(
-        "rne_dynamics_dynamics_launch", os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamics.launch.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from rne_dynamics.launch_files import sibling_launch_file
 
 
 SIMULATED_DRIVES = {"armature": [0.1], "viscous_friction": [2.0]}  # kg m^2 and N m s/rad, every joint
@@ -38,7 +28,7 @@ def simulator(condition, remappings):
 
 
 def generate_launch_description():
-    dynamics = load_dynamics_launch()
+    dynamics = sibling_launch_file(__file__)
     compensate = LaunchConfiguration("gravity_compensation")
     return LaunchDescription(dynamics.arguments() + [
         DeclareLaunchArgument("gravity_compensation", default_value="true",

@@ -23,3 +23,11 @@ class SingularMassMatrixError(ValueError):
 
 class ModelWarning(UserWarning):
     """A model that loads but is probably not what its author meant (CAD inertia, massless subtree)."""
+
+
+def yaml_problem(exc):
+    """A YAML parser's error in one line: where and what (``line 3, column 9: expected ',' or ']', but got ':'``)."""
+    mark, problem = getattr(exc, "problem_mark", None), getattr(exc, "problem", None)
+    if mark is None or problem is None:
+        return " ".join(str(exc).split())
+    return f"line {mark.line + 1}, column {mark.column + 1}: {problem}"

@@ -314,6 +314,14 @@ def test_bad_row_names_row_and_field(changes, field):
     assert "row 1" in message and field in message, message
 
 
+def test_a_file_that_is_not_yaml_is_named_with_the_place(tmp_path):
+    path = tmp_path / "arm.yaml"
+    path.write_text("rows:\n  - [revolute, 0, 0, 0\n  - [revolute: 1]\n")
+    with pytest.raises(rd.DHError) as error:
+        rd.load_dh(str(path))
+    assert str(error.value).startswith(f"{path}: not valid YAML (line 3, column ") and "\n" not in str(error.value)
+
+
 def test_bad_table_shapes():
     with pytest.raises(rd.DHError, match="row 1"):
         rd.load_dh([planar_rows("modified")[0], ["revolute", 0, 0, 0, 0]])

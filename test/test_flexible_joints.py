@@ -178,6 +178,11 @@ def test_with_drive_elastic_parameters_and_yaml(tmp_path):
     (tmp_path / "bad.yaml").write_text(f"{first}: {{stiffnes: 1.0}}\n")
     with pytest.raises(rd.ModelError, match="unknown parameter 'stiffnes'"):
         rd.load_drive(robot, tmp_path / "bad.yaml")
+    (tmp_path / "broken.yaml").write_text(f"{first}: {{stiffness: [1.0\n{second}: {{armature: 0.3}}\n")
+    with pytest.raises(rd.ModelError) as error:  # the parser's reason, in one line with its place
+        rd.load_drive(robot, tmp_path / "broken.yaml")
+    assert str(error.value) == (f"drive file {tmp_path / 'broken.yaml'}: not valid YAML (line 2, column "
+                                f"{len(second) + 1}: expected ',' or ']', but got ':')")
     panda = oracle.load_quietly(oracle.robot_path(PANDA))
     with pytest.raises(rd.ModelError, match="'panda_finger_joint2' is a mimic joint of 'panda_finger_joint1'"):
         panda.with_drive(stiffness={"panda_finger_joint2": 10.0})

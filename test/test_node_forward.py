@@ -127,6 +127,25 @@ def test_simulation_conserves_energy_and_publishes_library_steps(harness_factory
     assert np.abs(energy - e0).max() < 1e-5 * abs(e0), np.abs(energy - e0).max()
 
 
+def test_simulation_publishes_the_locked_joints_at_their_positions(harness_factory):
+    """robot_state_publisher needs every joint for the links' poses: a locked joint is in /joint_states, still."""
+    rate = 200.0
+    h = harness_factory(robot_description=DOUBLE_PENDULUM, simulate=True, rate_hz=rate, initial_positions=[1.2],
+                        locked_joints=["elbow=0.4"])
+    robot = rd.load_urdf(DOUBLE_PENDULUM).with_locked_joints({"elbow": 0.4})
+    states = h.collect(JointState, "/joint_states")
+    wait_for_count(h, states, 20)
+    assert all(m.name == ["shoulder", "elbow"] for m in states)
+    assert all(list(m.position[1:]) == [0.4] and list(m.velocity[1:]) == [0.0] and list(m.effort) == [0.0, 0.0]
+               for m in states)
+    q, qd = np.array([m.position[:1] for m in states]), np.array([m.velocity[:1] for m in states])
+    for k in range(len(states) - 1):  # the shoulder moves as the library's one-joint robot
+        q_next, qd_next = step(robot, q[k], qd[k], np.zeros(1), 1.0 / rate)
+        np.testing.assert_allclose(q[k + 1], q_next, **EXACT)
+        np.testing.assert_allclose(qd[k + 1], qd_next, **EXACT)
+    assert np.ptp(q) > 0.01  # it does swing
+
+
 def test_simulation_stops_at_joint_limits(harness_factory):
     h = harness_factory(robot_description=LIMITED_PENDULUM, simulate=True, rate_hz=200.0, initial_positions=[1.5])
     states = h.collect(JointState, "/joint_states")

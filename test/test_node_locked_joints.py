@@ -51,3 +51,19 @@ def test_joint_states_without_the_locked_fingers(harness_factory):
     expected = rd.inverse_dynamics(robot.with_locked_joints({"panda_joint7": 0.5}), q[:6], qd[:6],
                                           np.zeros(6)).torques
     np.testing.assert_allclose(msg.effort, expected, rtol=0.0, atol=1e-12)
+
+
+def test_per_joint_arrays_count_the_joints_left(harness_factory):
+    """With the fingers locked, a per-joint array has one value per arm joint (7, not 8) and is taken as such."""
+    armature = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
+    h = harness_factory(robot_description=PANDA, locked_joints=["panda_finger_joint1=0.03"], armature=armature)
+    robot = oracle.load_quietly(PANDA).with_locked_joints({"panda_finger_joint1": 0.03}).with_drive(armature=armature)
+    torques = h.collect(JointState, "/inverse_dynamics/torques")
+    q = np.linspace(-1.0, 1.0, 7)
+    h.publish(JointState, "/joint_states", JointState(name=ARM, position=q.tolist(), velocity=[0.0] * 7))
+    h.settle()
+    assert h.node.model is not None and list(h.node.model.robot.armature) == armature
+    assert not h.node.refusal
+    msg = wait_for_count(h, torques, 1)
+    np.testing.assert_allclose(msg.effort, rd.inverse_dynamics(robot, q, np.zeros(7), np.zeros(7)).torques,
+                               rtol=0.0, atol=1e-12)

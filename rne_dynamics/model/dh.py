@@ -12,7 +12,7 @@ import os
 
 import numpy as np
 
-from ..errors import DHError
+from ..errors import DHError, yaml_problem
 from .body import JointInfo
 from .tree import LinkSpec, build_robot
 
@@ -88,7 +88,7 @@ def _read_yaml(path, convention, name):
     except OSError as exc:
         raise DHError(f"{path}: cannot read the DH table ({exc.strerror})") from None
     except yaml.YAMLError as exc:
-        raise DHError(f"{path}: not valid YAML ({exc})") from None
+        raise DHError(f"{path}: not valid YAML ({yaml_problem(exc)})") from None
     if isinstance(content, dict):
         return content.get("rows"), content.get("convention", convention), content.get("name", name)
     return content, convention, name

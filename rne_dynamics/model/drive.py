@@ -23,7 +23,7 @@ import numpy as np
 import yaml
 
 from .._jit import arithmetic_kernel, helper
-from ..errors import ModelError
+from ..errors import ModelError, yaml_problem
 
 #: The drive parameters, in the order of :meth:`Robot.with_drive`; the rigid joint's three first.
 RIGID = ("armature", "damping", "friction")
@@ -150,8 +150,10 @@ def load_drive(robot, path):
     try:
         with open(path) as stream:
             document = yaml.safe_load(stream)
-    except (OSError, yaml.YAMLError) as exc:
-        raise ModelError(f"drive file {path}: {exc}") from None
+    except OSError as exc:
+        raise ModelError(f"drive file {path}: cannot read it ({exc.strerror})") from None
+    except yaml.YAMLError as exc:
+        raise ModelError(f"drive file {path}: not valid YAML ({yaml_problem(exc)})") from None
     if not isinstance(document, dict):
         raise ModelError(f"drive file {path}: expected a mapping joint -> {{parameter: value}}")
     given = {}

@@ -20,7 +20,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..errors import ModelError, URDFError
+from ..errors import ModelError, URDFError, yaml_problem
 
 #: Constraints of each cut-joint kind (rows of the constraint Jacobian).
 CONSTRAINTS = {"point": 3, "revolute": 5, "prismatic": 5, "weld": 6}
@@ -156,7 +156,7 @@ def _spec(source, urdf_where):
     try:
         spec = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ModelError(f"{where}: not valid YAML ({str(exc).splitlines()[0]})") from None
+        raise ModelError(f"{where}: not valid YAML ({yaml_problem(exc)})") from None
     if not isinstance(spec, dict):
         raise ModelError(f"{where}: a loop file is a mapping with 'actuated' and 'loops'")
     return where, spec

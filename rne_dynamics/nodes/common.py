@@ -146,6 +146,10 @@ def finite_values(name, value, count=None, non_negative=False):
     return x
 
 
+#: The parameters that change which joints the model has: the others are checked against the model in service.
+STRUCTURE = {"robot_description", "loops_file", "locked_joints"}
+
+
 def check_common(name, value):
     """Checks of a common parameter value that need no model (the model checks the rest when it is built)."""
     if name == "gravity":
@@ -270,6 +274,7 @@ class DynamicsModel:
     joint_names: list = field(init=False)
     input_names: list = field(init=False)  # the joints a JointState must carry: all, or a closed chain's actuated
     effort_limits: np.ndarray = field(init=False)
+    locked: dict = field(init=False)  # the locked joints' positions, by name (the model has them as fixed joints)
     zeros: np.ndarray = field(init=False)
     _orders: dict = field(init=False, default_factory=dict)
 
@@ -277,13 +282,15 @@ class DynamicsModel:
         self.joint_names = list(self.robot.joint_names)
         self.input_names = list(self.robot.actuated_joint_names)
         self.effort_limits = self.robot.effort_limits[self.robot.nv - len(self.joint_names):]  # a base's 6 first
+        self.locked = locked_positions(self.settings.get("locked_joints", []))
         self.zeros = np.zeros(len(self.joint_names))  # shared: never written (kept writable: numba compiles per flag)
         self.input_zeros = np.zeros(len(self.input_names))
         self.elastic = np.array([self.joint_names.index(j) for j in self.robot.elastic_joints], dtype=np.int64)
 
-    @classmethod
-    def build(cls, robot, values):
-        """The model for a loaded robot and the node's parameter values; :class:`ModelError` names what is wrong."""
+    @staticmethod
+    def structure(robot, values):
+        """A loaded robot with the joint structure the parameter ``values`` give it: its loop closures
+        (``loops_file``), its ``locked_joints`` held fixed. The per-joint values count the joints it has left."""
         if values.get("loops_file"):  # a closed chain: its loop closures and actuated joints
             robot = replace(robot, loops=read_loops(values["loops_file"], robot))
             if not robot.loops.actuated:
@@ -293,6 +300,12 @@ class DynamicsModel:
             robot = robot.with_locked_joints(locked)
             if robot.dof == 0:
                 raise ModelError(f"locked_joints: every joint of robot '{robot.name}' is locked: nothing to compute")
+        return robot
+
+    @classmethod
+    def build(cls, robot, values):
+        """The model for a robot of the joint structure ``values`` give (:meth:`structure`) and the node's parameter
+        values; :class:`ModelError` names what is wrong."""
         if values["payload.link"]:
             robot = robot.with_payload(values["payload.link"], values["payload.mass"], values["payload.com"],
                                        values["payload.inertia"])
@@ -505,9 +518,10 @@ class DynamicsNode(Node):
         return {name: self.get_parameter(name).value for name in self._specs}
 
     def build_model(self, description, values):
-        check_names(description.robot, values, self._specs)
-        self.check_names(description.robot, values)
-        model = DynamicsModel.build(description.robot, values)
+        robot = DynamicsModel.structure(description.robot, values)
+        check_names(robot, values, self._specs)
+        self.check_names(robot, values)
+        model = DynamicsModel.build(robot, values)
         self.check_model(model, values)
         return model
 
@@ -634,7 +648,7 @@ class DynamicsNode(Node):
                 self.check_parameter(name, value)
             changes = {p.name: p.value for p in parameters}
             if (self._ready and self.model is not None and not self._descriptions_queued
-                    and "robot_description" not in changes):  # else the names are checked when the model is built
+                    and not changes.keys() & STRUCTURE):  # else the names are checked when the model is built
                 values = self.parameter_values() | changes
                 check_names(self.model.robot, values, self._specs)
                 self.check_names(self.model.robot, values)

@@ -4,7 +4,8 @@
 JointTrajectory with one point (positions, velocities, accelerations, effort) and the command's stamp, computed at
 the state last read from ``/joint_states``. With ``simulate: true`` the node instead integrates its own state every
 ``1 / rate_hz`` s under gravity and the last effort command (held; zero until the first), publishes it on
-``/joint_states`` (position, velocity, and the applied effort), and computes ``~/accelerations`` at that state.
+``/joint_states`` (position, velocity, and the applied effort; the ``locked_joints`` at their positions, at rest),
+and computes ``~/accelerations`` at that state.
 ``~/reset`` returns the simulation to ``initial_positions`` at rest with zero effort.
 
 With ``base: free_floating`` the robot gets a floating base that nothing holds (a space robot; set ``gravity`` to
@@ -186,8 +187,10 @@ class ForwardDynamicsNode(DynamicsNode):
         self.steps += 1
         out = self.simulated
         out.header.stamp = self.get_clock().now().to_msg()
-        out.position, out.velocity = doubles(joints_part(model, q)), doubles(joints_part(model, qd))
-        out.effort = doubles(self.command)
+        positions, zeros = self.locked_tail
+        out.position = doubles(np.concatenate((joints_part(model, q), positions)))
+        out.velocity = doubles(np.concatenate((joints_part(model, qd), zeros)))
+        out.effort = doubles(np.concatenate((self.command, zeros)))
         self.joint_states_publisher.publish(out)
         if self.motors is not None:  # the motors' state of the same step, joint side
             self.motor_states.header.stamp = out.header.stamp
@@ -260,7 +263,9 @@ class ForwardDynamicsNode(DynamicsNode):
     def model_changed(self, model, previous):
         names = model.joint_names
         self.accelerations = JointTrajectory(joint_names=names, points=[JointTrajectoryPoint()])
-        self.simulated = JointState(name=names)
+        # the locked joints at their positions too: robot_state_publisher needs every joint for the links' poses
+        self.simulated = JointState(name=names + list(model.locked))
+        self.locked_tail = np.array(list(model.locked.values())), np.zeros(len(model.locked))
         self.motor_states = JointState(name=list(model.robot.elastic_joints))
         self.odometry = Odometry(child_frame_id=model.robot.root_link)
         self.odometry.header.frame_id = "world"

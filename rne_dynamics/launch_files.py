@@ -1,0 +1,13 @@
+"""What the package's launch files share (they import it; it needs neither launch nor launch_ros)."""
+import importlib.util
+import os
+
+
+def sibling_launch_file(launch_file, name="dynamics.launch.py"):
+    """The launch file ``name`` in the folder of ``launch_file`` (the importing launch file's ``__file__``: the
+    installed share folder, or the source tree's), as a module whose arguments and nodes the caller reuses."""
+    spec = importlib.util.spec_from_file_location(f"rne_dynamics_{name.split('.')[0]}_launch",
+                                                  os.path.join(os.path.dirname(os.path.abspath(launch_file)), name))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
