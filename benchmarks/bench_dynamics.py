@@ -146,6 +146,8 @@ def single_rows(case):
     for name, ours, pin_name, theirs in calls:  # (a lambda unpacking *args would add 0.2 us to ours)
         rows.append((name, partial(ours, None), pin_name, theirs))
         rows.append((name + " data=", partial(ours, held), pin_name, theirs))
+        if name == "inverse_dynamics" and not r.has_floating_base:  # the robot's written-out kernel
+            rows.append((name + " specialised_data=", partial(ours, rd.specialised_data(r)), pin_name, theirs))
     return rows
 
 

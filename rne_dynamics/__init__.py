@@ -30,7 +30,7 @@ from .algorithms.kinematics import (CenterOfMass, center_of_mass, centroidal_mom
 from .algorithms.moving_base import (FreeFloatingResult, MountedInverseDynamicsResult, free_floating_inverse_dynamics,
                                      mounted_inverse_dynamics)
 from .algorithms.regressor import BaseParameters, base_parameters, inertial_parameters, joint_torque_regressor
-from .algorithms.rnea import InverseDynamicsResult, bias_torques, inverse_dynamics
+from .algorithms.rnea import InverseDynamicsResult, bias_torques, inverse_dynamics, specialised_data
 from .algorithms.simulate import Trajectory, simulate, step
 from .algorithms.torque_acceleration import torque_acceleration
 from .algorithms.torque_rate import torque_rate
@@ -52,7 +52,8 @@ __all__ = [
     # errors
     "DHError", "ModelError", "ModelWarning", "SingularMassMatrixError", "StateError", "URDFError",
     # dynamics
-    "InverseDynamicsResult", "inverse_dynamics", "gravity_torques", "bias_torques", "mass_matrix", "coriolis_matrix",
+    "InverseDynamicsResult", "inverse_dynamics", "specialised_data", "gravity_torques", "bias_torques", "mass_matrix",
+    "coriolis_matrix",
     "ForwardDynamicsResult", "forward_dynamics", "inverse_dynamics_derivatives", "joint_wrench_derivatives",
     "forward_dynamics_derivatives", "torque_rate", "torque_acceleration", "joint_torque_regressor",
     "inertial_parameters",

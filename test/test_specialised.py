@@ -60,3 +60,25 @@ def test_bad_states_give_the_generic_status_codes():
 def test_what_it_does_not_write_is_refused_with_the_reason():
     with pytest.raises(Unsupported, match="robot 'rne_arm6': fixed base"):
         inverse_dynamics_source(oracle.load_quietly(rd.bundled_robot_path(), floating_base=True))
+
+
+def test_specialised_data_runs_it_and_keeps_the_generic_answers():
+    """rd.specialised_data: the held call runs the written-out kernel; the other calls with it (another gravity,
+    external wrenches, drive=False, a bad state) the generic ones, into the same arrays, with the same errors."""
+    robot = oracle.with_armature(oracle.load_quietly(oracle.robot_path("panda_description/urdf/panda.urdf")), 1)
+    data = rd.specialised_data(robot)
+    rng = np.random.default_rng(3)
+    q, qd, qdd = (rng.uniform(-1.5, 1.5, robot.nv) for _ in range(3))
+    expected = rd.inverse_dynamics(robot, q, qd, qdd)
+    first = rd.inverse_dynamics(robot, q, qd, qdd, data=data)
+    for ours, theirs in zip(first, expected):
+        assert oracle.relative_error(ours, theirs) < TOLERANCE
+    link = robot.link_names[-1]
+    for keywords in ({"gravity": [0.0, 1.0, -9.0]}, {"external_wrenches": {link: [1.0, 2.0, 3.0, 0.1, 0.2, 0.3]}},
+                     {"drive": False}):
+        again = rd.inverse_dynamics(robot, q, qd, qdd, data=data, **keywords)
+        assert again.torques is first.torques  # the held arrays
+        np.testing.assert_array_equal(again.torques, rd.inverse_dynamics(robot, q, qd, qdd, **keywords).torques)
+    with pytest.raises(rd.StateError, match="qd"):
+        rd.inverse_dynamics(robot, q, np.full(robot.nv, np.nan), qdd, data=data)
+    assert rd.inverse_dynamics(robot, q, qd, qdd, data=data).torques is first.torques

@@ -178,8 +178,8 @@ class Algorithm:
         if data is not None and gravity is None and drive and self.ready and not external_wrenches:
             try:  # the fewest steps: the held memory and the standard environment
                 held = data.held.get(self)
-                if held is not None and data.robot is robot and self.single(*held[2], *state, *self.defaults,
-                                                                            *extras) == OK:
+                if held is not None and data.robot is robot and held[3](*held[2], *state, *self.defaults,
+                                                                        *extras) == OK:
                     return held[1]
             except (TypeError, AttributeError, ValueError, IndexError):
                 pass  # another type of argument or Data, or (run as plain Python) a bad shape
@@ -190,8 +190,7 @@ class Algorithm:
                 if data is not None:
                     if data.robot is robot:
                         held = data.held[self]
-                        model_and_block = held[2] if drive else (fdata, robot.idata, held[0])
-                        if self.single(*model_and_block, *state, *environment, *extras) == OK:
+                        if self.single(fdata, robot.idata, held[0], *state, *environment, *extras) == OK:
                             return held[1]
                 else:
                     make, size = robot.workspace_shapes[self][3:]
@@ -224,7 +223,7 @@ class Algorithm:
             result = self.result(*_batch_views(out, slots))
         else:
             row = None
-            block, result, _ = self.held(robot, data)
+            block, result, _, _ = self.held(robot, data)
             environment = g
             if f_ext and len(f_ext[0]):  # [gravity; the body wrenches]
                 environment = (memory(robot, data, "environment", (3 + f_ext[0].size,)),)
@@ -238,15 +237,17 @@ class Algorithm:
         return result
 
     def held(self, robot, data):
-        """``(block, result, arguments)``: one state's memory, the result made of its views and the compiled entry's
-        first arguments (the model and the block); kept in ``data`` if given."""
+        """``(block, result, arguments, call)``: one state's memory, the result made of its views, and the compiled
+        call with its first arguments (the model and the block) that the held call with the standard environment
+        makes; kept in ``data`` if given (:func:`~rne_dynamics.algorithms.rnea.specialised_data` puts a robot's
+        written-out inverse dynamics there)."""
         if data is not None:
             held = owned(robot, data).held.get(self)
             if held is not None:
                 return held
         _, _, _, make, size = self.slots(robot)
         block = np.empty(size)
-        held = (block, make(block), (robot.fdata, robot.idata, block))
+        held = (block, make(block), (robot.fdata, robot.idata, block), self.single)
         if data is not None:
             data.held[self] = held
         return held
