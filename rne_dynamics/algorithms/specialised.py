@@ -185,10 +185,14 @@ def inverse_dynamics_source(robot, name="inverse_dynamics"):
     return "\n".join(header + ["    " + line for line in body]) + "\n"
 
 
+#: The one signature compiled: contiguous float64 vectors (other arguments raise TypeError, and the caller's generic
+#: kernel serves them, instead of numba compiling again at a call).
+SIGNATURE = "int64(float64[::1], float64[::1], float64[::1], float64[::1], float64[::1])"
+
+
 def compiled_inverse_dynamics(robot):
-    """The function of :func:`inverse_dynamics_source`, compiled by numba at its first call (plain Python without
-    numba)."""
+    """The function of :func:`inverse_dynamics_source`, compiled by numba now (plain Python without numba)."""
     namespace = {"math": math, "np": np}
     exec(compile(inverse_dynamics_source(robot), f"<inverse dynamics of {robot.name}>", "exec"), namespace)
     function = namespace["inverse_dynamics"]
-    return function if numba is None else numba.njit(nogil=True, _nrt=False)(function)
+    return function if numba is None else numba.njit(SIGNATURE, nogil=True, _nrt=False)(function)
