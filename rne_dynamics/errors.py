@@ -25,9 +25,14 @@ class ModelWarning(UserWarning):
     """A model that loads but is probably not what its author meant (CAD inertia, massless subtree)."""
 
 
+def one_line(reason):
+    """A reason (an exception, a message) on one line."""
+    return " ".join(str(reason).split())
+
+
 def yaml_problem(exc):
     """A YAML parser's error in one line: where and what (``line 3, column 9: expected ',' or ']', but got ':'``)."""
     mark, problem = getattr(exc, "problem_mark", None), getattr(exc, "problem", None)
     if mark is None or problem is None:
-        return " ".join(str(exc).split())
+        return one_line(exc)
     return f"line {mark.line + 1}, column {mark.column + 1}: {problem}"

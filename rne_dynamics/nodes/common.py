@@ -48,7 +48,7 @@ from std_msgs.msg import Header, String
 from std_srvs.srv import Trigger
 
 from .._jit import compiled
-from ..errors import ModelError, ModelWarning, StateError
+from ..errors import ModelError, ModelWarning, StateError, one_line
 from ..algorithms.inputs import gravity_vector
 from ..model.drive import RIGID as RIGID_DRIVE, load_drive
 from ..model.loops import read_loops
@@ -364,11 +364,6 @@ class DynamicsModel:
     def joint_unit(self, k):
         """``N m`` for a revolute joint, ``N`` for a prismatic one."""
         return "N" if self.robot.joints[self.joint_names[k]].type == "prismatic" else "N m"
-
-
-def one_line(reason):
-    """A reason on one line (a YAML parser's message spans several)."""
-    return " ".join(str(reason).split())
 
 
 def stamp_seconds(stamp):
