@@ -213,15 +213,13 @@ def drops_after_driver_stalls(sent, stamps, stall_ns=5_000_000):
     return int((gaps > stall_ns).sum()), int((dropped & catch_up).sum())
 
 
-def drop_rates(sent, stamps, t0, duration_s, actions, seconds):
-    """Drops per minute of measured time within ``seconds`` after an action and elsewhere: ``(near, elsewhere, near
-    seconds)``."""
+def drop_rates(dropped, near, duration_s, actions, seconds):
+    """Drops per minute of measured time within ``seconds`` after an action and elsewhere, of the ``dropped``
+    messages, ``near`` of them after an action: ``(near, elsewhere, near seconds)``."""
     grid = np.arange(0.0, duration_s, 1e-3)  # the measured time on a 1 ms grid: which instants are near an action
     since = grid[:, None] - np.array([at for at, _, _ in actions])[None, :]
     near_grid = ((since >= 0) & (since < seconds)).any(axis=1)
     near_seconds = near_grid.mean() * duration_s
-    near = sum(map(len, drops_after_actions(sent, stamps, t0, actions, seconds).values()))
-    dropped = int((~np.isin(sent, stamps)).sum())
     return (60.0 * near / max(near_seconds, 1e-9), 60.0 * (dropped - near) / max(duration_s - near_seconds, 1e-9),
             near_seconds)
 
@@ -353,9 +351,10 @@ def main(argv=None):
         "load_average_before": load_before, "load_average_after": load_after,
         "other_processes_cpu_percent": 100 * others / (duration_ns / 1e9),
     }
-    near, elsewhere, near_seconds = drop_rates(sent, stamps, t0, duration_ns / 1e9,
-                                               [a for a in actions if a[0] < duration_ns / 1e9], 1.0)
     by_action = result["dropped_within_1s_by_action"]
+    near, elsewhere, near_seconds = drop_rates(result["dropped"], sum(map(len, by_action.values())),
+                                               duration_ns / 1e9, [a for a in actions if a[0] < duration_ns / 1e9],
+                                               1.0)
     result["driver_stalls"], result["dropped_in_driver_catch_up"] = drops_after_driver_stalls(sent, stamps)
     result |= {"drops_per_minute_within_1s_of_an_action": near, "drops_per_minute_elsewhere": elsewhere,
                "seconds_within_1s_of_an_action": near_seconds}
