@@ -11,10 +11,13 @@ talos_full_v2 (44 moving bodies in both libraries; Pinocchio loads its 12 grippe
 the same work); so does Panda's finger (Pinocchio's aba and its derivatives refuse mimic joints).
 
 The "call floor" row is the least a numba kernel with inverse dynamics' arguments costs from Python (a compiled
-function that returns at once): no wrapper of a numba kernel with a held ``data=`` can beat it. Rows marked ``data=``
-pass a held ``robot.data()`` (no allocation); ``-ff`` robots have a floating base (free-flyer in both). The batch
-rows compare our per-state time with a Python loop of ``rnea`` and with Pinocchio's C++ (estimated). The last rows
-time a new process's first torques on the bundled arm.
+function that returns at once): no wrapper of a numba kernel with a held ``data=`` can beat it; the "allocating
+floor" row adds what a call without ``data=`` must make (a new block, the result's arrays as views of it). Rows
+marked ``data=`` pass a held ``robot.data()`` (no allocation); rows marked ``specialised_data=`` pass
+``rd.specialised_data(robot)`` (the robot's written-out kernels, compiled or loaded from the disk cache before the
+timing); ``-ff`` robots have a floating base (free-flyer in both). The batch rows compare our per-state time with a
+Python loop of ``rnea`` and with Pinocchio's C++ (estimated). The last rows time a new process's first torques
+on the bundled arm.
 """
 import argparse
 import os
@@ -33,6 +36,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import oracle  # noqa: E402  (the Pinocchio oracle of the tests: paths and state mapping)
 
 import rne_dynamics as rd  # noqa: E402
+from rne_dynamics.algorithms.rnea import INVERSE_DYNAMICS  # noqa: E402  (its memory's sizes, for the floor rows)
 
 ROBOTS = {  # label: (URDF, Pinocchio's mimic joints, floating base)
     "UR5": ("ur_description/urdf/ur5_robot.urdf", True, False),
@@ -42,6 +46,8 @@ ROBOTS = {  # label: (URDF, Pinocchio's mimic joints, floating base)
     "ANYmal-ff": ("anymal_b_simple_description/robots/anymal.urdf", False, True),
 }
 BATCH = 10_000
+#: The calls :func:`rne_dynamics.specialised_data` writes out.
+SPECIALISED = ("inverse_dynamics", "gravity_torques", "mass_matrix", "forward_dynamics", "forward_dynamics_derivatives")
 #: A median spread of the rounds' ratios above this says another process competed for the cores.
 BUSY_SPREAD = 0.10
 
@@ -90,6 +96,20 @@ def call_floor(case):
     return lambda: no_op(r.fdata, r.idata, block, q, qd, qdd, environment)
 
 
+def allocating_floor(case):
+    """The least an allocating inverse_dynamics costs from Python: :func:`call_floor`'s no-op kernel, a new memory
+    block and the result made of its views (what ``Algorithm.run`` does without ``data=``)."""
+    r, q, qd, qdd = case.robot, case.q, case.qd, case.qdd
+    _, _, _, make, size = INVERSE_DYNAMICS.slots(r)
+    environment = np.array([0.0, 0.0, -9.81])
+
+    def call():
+        block = np.empty(size)
+        no_op(r.fdata, r.idata, block, q, qd, qdd, environment)
+        return make(block)
+    return call
+
+
 class Case:
     """One robot in both libraries, with a random state in each one's coordinates."""
 
@@ -102,6 +122,7 @@ class Case:
         self.model = (pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer(), mimic=mimic) if floating
                       else pin.buildModelFromUrdf(path, mimic=mimic))
         self.data = self.model.createData()
+        self.written = rd.specialised_data(self.robot)
         self.label = label
         rng = np.random.default_rng(1)
         self.q = rd.random_configuration(self.robot, rng) if floating else rng.uniform(-1, 1, self.robot.nq)
@@ -141,13 +162,14 @@ def single_rows(case):
         ("joint_torque_regressor", lambda data: rd.joint_torque_regressor(r, q, qd, qdd, data=data),
          "computeJointTorqueRegressor", lambda: pin.computeJointTorqueRegressor(m, d, pq, pv, pa)),
     ]
-    held = r.data()
-    rows = [("call floor (see call_floor)", call_floor(case), "rnea", calls[0][3])]
+    held, written = r.data(), case.written
+    rows = [("call floor (see call_floor)", call_floor(case), "rnea", calls[0][3]),
+            ("allocating floor (see allocating_floor)", allocating_floor(case), "rnea", calls[0][3])]
     for name, ours, pin_name, theirs in calls:  # (a lambda unpacking *args would add 0.2 us to ours)
         rows.append((name, partial(ours, None), pin_name, theirs))
         rows.append((name + " data=", partial(ours, held), pin_name, theirs))
-        if name == "inverse_dynamics" and not r.has_floating_base:  # the robot's written-out kernel
-            rows.append((name + " specialised_data=", partial(ours, rd.specialised_data(r)), pin_name, theirs))
+        if name in SPECIALISED:  # the robot's written-out kernel
+            rows.append((name + " specialised_data=", partial(ours, written), pin_name, theirs))
     return rows
 
 
@@ -162,14 +184,15 @@ def batch_rows(case, quick):
     def loop():
         for pq, pv, pa in states:
             pin.rnea(m, d, pq, pv, pa)
-    ours, theirs = median_times([lambda: rd.inverse_dynamics(case.robot, q, qd, qdd), loop], 3 if quick else 7, 1,
-                                time.perf_counter)
+    ours, written, theirs = median_times([lambda: rd.inverse_dynamics(case.robot, q, qd, qdd),
+                                          lambda: rd.inverse_dynamics(case.robot, q, qd, qdd, data=case.written), loop],
+                                         3 if quick else 7, 1, time.perf_counter)
     empty = pin.Model()
     empty_data, nothing = empty.createData(), np.zeros(0)
     pq, pv, pa = states[0]
     call, binding = median_times([lambda: pin.rnea(m, d, pq, pv, pa), lambda: pin.rnea(empty, empty_data, nothing,
                                                                                       nothing, nothing)], 7, 2000)
-    return ours / n, theirs / n, call - binding
+    return ours / n, written / n, theirs / n, call - binding
 
 
 def load_time_ms(path, repeats=5):
@@ -220,20 +243,21 @@ def main(argv=None):
           f"{platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}, pinocchio "
           f"{pin.__version__}, rne_dynamics {rd.__version__}; medians of {repeats} rounds; spread: 25th to 75th "
           "percentile of the rounds' ratios")
-    print(f"{'robot':<10}{'call':<34}{'ours [us]':>10}{'pin [us]':>10}{'ratio':>7}{'spread':>8}   pinocchio call")
+    print(f"{'robot':<10}{'call':<48}{'ours [us]':>10}{'pin [us]':>10}{'ratio':>7}{'spread':>8}   pinocchio call")
     spreads = []
     for label in args.robots.split(","):
         case = Case(label, *ROBOTS[label])
         for name, ours, pin_name, theirs in single_rows(case):
             t_ours, t_pin, ratio, spread = ratio_row(ours, theirs, repeats, inner)
-            print(f"{label:<10}{name:<34}{t_ours:>10.2f}{t_pin:>10.2f}{ratio:>7.2f}{100 * spread:>7.0f}%   "
+            print(f"{label:<10}{name:<48}{t_ours:>10.2f}{t_pin:>10.2f}{ratio:>7.2f}{100 * spread:>7.0f}%   "
                   f"{pin_name}")
             spreads.append(spread)
-        t_ours, t_loop, t_cpp = batch_rows(case, args.quick)
-        print(f"{label:<10}{'inverse_dynamics batch, per state':<34}{t_ours:>10.2f}{t_loop:>10.2f}"
-              f"{t_ours / t_loop:>7.2f}{'':>8}   python loop of rnea")
-        print(f"{label:<10}{'inverse_dynamics batch, per state':<34}{t_ours:>10.2f}{t_cpp:>10.2f}"
-              f"{t_ours / t_cpp:>7.2f}{'':>8}   rnea in C++ (call less binding)")
+        t_ours, t_written, t_loop, t_cpp = batch_rows(case, args.quick)
+        for name, t in (("", t_ours), (" specialised_data=", t_written)):
+            print(f"{label:<10}{'inverse_dynamics batch' + name:<48}{t:>10.2f}{t_loop:>10.2f}"
+                  f"{t / t_loop:>7.2f}{'':>8}   python loop of rnea, per state")
+            print(f"{label:<10}{'inverse_dynamics batch' + name:<48}{t:>10.2f}{t_cpp:>10.2f}"
+                  f"{t / t_cpp:>7.2f}{'':>8}   rnea in C++ (call less binding)")
     if np.median(spreads) > BUSY_SPREAD:
         print(f"warning: the machine is busy (median spread of the ratios {100 * np.median(spreads):.0f}%, above "
               f"{100 * BUSY_SPREAD:.0f}%): these ratios may be off by as much; run again on an idle machine")

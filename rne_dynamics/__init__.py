@@ -30,7 +30,8 @@ from .algorithms.kinematics import (CenterOfMass, center_of_mass, centroidal_mom
 from .algorithms.moving_base import (FreeFloatingResult, MountedInverseDynamicsResult, free_floating_inverse_dynamics,
                                      mounted_inverse_dynamics)
 from .algorithms.regressor import BaseParameters, base_parameters, inertial_parameters, joint_torque_regressor
-from .algorithms.rnea import InverseDynamicsResult, bias_torques, inverse_dynamics, specialised_data
+from .algorithms.rnea import InverseDynamicsResult, bias_torques, inverse_dynamics
+from .algorithms.specialised import specialised_data
 from .algorithms.simulate import Trajectory, simulate, step
 from .algorithms.torque_acceleration import torque_acceleration
 from .algorithms.torque_rate import torque_rate

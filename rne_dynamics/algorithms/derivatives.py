@@ -380,12 +380,18 @@ def forward_derivatives_memory(block, m):
 @helper
 def forward_derivatives_step(m, w, q, qd, tau, f_ext, gravity):
     """``dqdd/dx = -M^-1 dtau/dx`` for ``x`` in ``q, qd`` at ``qdd = FD(q, qd, tau)``, and ``dqdd/dtau = M^-1``
-    (differentiating ``ID(q, qd, FD(q, qd, tau)) = tau``; ``M = dtau/dqdd``, armature included). ``M = L^T L``
-    factorised along the tree (RBDA Sec. 6.5), so each right-hand side costs what the tree's sparsity needs."""
+    (differentiating ``ID(q, qd, FD(q, qd, tau)) = tau``; ``M = dtau/dqdd``, armature included)."""
     status = forward(m, w.forward, q, qd, tau, gravity, f_ext, w.qdd, w.no_wrenches)
     if status != OK:
         return status
-    derivatives_step(m, w.torque, q, qd, w.qdd, f_ext, gravity)
+    return derivatives_at_acceleration(m, w, q, qd, w.qdd, f_ext, gravity)
+
+
+@helper
+def derivatives_at_acceleration(m, w, q, qd, qdd, f_ext, gravity):
+    """:func:`forward_derivatives_step` once ``qdd = FD(q, qd, tau)`` is known. ``M = L^T L`` factorised along the
+    tree (RBDA Sec. 6.5), so each right-hand side costs what the tree's sparsity needs."""
+    derivatives_step(m, w.torque, q, qd, qdd, f_ext, gravity)
     L = w.torque.dtau_dqdd  # M, factorised in place
     bad = tree_cholesky(L)
     if bad >= 0:
@@ -403,6 +409,9 @@ def forward_derivatives_step(m, w, q, qd, tau, f_ext, gravity):
 
 FORWARD_DERIVATIVES = Algorithm(forward_derivatives_step, forward_derivatives_memory, ("q", "qd", "tau"),
                                 "the derivatives", lambda *jacobians: jacobians, gravity=True, wrenches=True)
+#: The same Jacobians in the same memory at a given ``qdd`` (``specialised_data`` solves the forward dynamics).
+AT_ACCELERATION = Algorithm(derivatives_at_acceleration, forward_derivatives_memory, ("q", "qd", "qdd"),
+                            "the derivatives", lambda *jacobians: jacobians, gravity=True, wrenches=True)
 
 
 def forward_dynamics_derivatives(robot, q, qd, tau, *, gravity=None, external_wrenches=None, data=None, drive=True):

@@ -11,7 +11,6 @@ import numpy as np
 
 from .._jit import arithmetic_kernel, carve, helper, layout
 from .driver import Algorithm
-from .specialised import compiled_inverse_dynamics
 from .inputs import NO_WRENCHES
 from ..model.drive import drive_torques_add
 from ..model.joints import REVOLUTE_UNIT, X_up, X_up_about_axis
@@ -199,16 +198,3 @@ def bias_torques(robot, q, qd, *, gravity=None, data=None):
     ``data``: a ``robot.data()`` to compute in.
     """
     return BIAS.run(robot, data, (q, qd), gravity)
-
-
-def specialised_data(robot):
-    """A ``robot.data()`` whose :func:`inverse_dynamics` (with standard gravity, no external wrenches, drive terms
-    on) runs the robot's own written-out kernel (:mod:`~rne_dynamics.algorithms.specialised`: about a fifth of the
-    generic kernel's arithmetic); compiled here, in about 0.7 s for a 6-joint arm, 8 s for a 44-body humanoid. Other
-    calls with it run the generic kernels. Raises :class:`~rne_dynamics.algorithms.specialised.Unsupported` for a
-    robot it cannot write out."""
-    kernel = compiled_inverse_dynamics(robot)
-    data = robot.data()
-    block, result, _, _ = INVERSE_DYNAMICS.held(robot, data)
-    data.held[INVERSE_DYNAMICS] = (block, result, (block,), kernel)
-    return data

@@ -56,7 +56,7 @@ def calls(rd, robot, batch):
         ("hybrid_dynamics", lambda: rd.hybrid_dynamics(robot, q, qd, qdd, qddd, known_acceleration=robot.joint_names)),
         ("step", lambda: (rd.step(robot, q, qd, qdd, 0.001), rd.step(robot, q, qd, qdd, 0.001,
                                                                      method="semi_implicit"))),
-    ]
+    ] + [("specialised_data", lambda: rd.specialised_data(robot))] * (not batch)
 
 
 def run(robot_path=None, out=print):
