@@ -177,14 +177,16 @@ def force_to_parent(out, R, p, f, into):
                for r in range(3)])
 
 
-def newton_euler(m, out, R, p, qd, qdd, gravity):
-    """RNEA (RBDA Table 5.1) with ``a_0 = -g``: ``(tau, f, f_base)``, the terms of the rigid-body torques per
+def newton_euler(m, out, R, p, qd, qdd, environment):
+    """RNEA (RBDA Table 5.1) with gravity as the base's acceleration ``a_0 = -g`` (RBDA Sec. 5.3), ``g`` the
+    ``environment``'s first three entries: ``(tau, f, f_base)``, the terms of the rigid-body torques per
     coordinate, each body's joint wrench and the base's:
         v_i = X_i v_λ + S_i qd_i,   a_i = X_i a_λ + S_i qdd_i + v_i x S_i qd_i,   f_i = I_i a_i + v_i x* I_i v_i
         tau_i = S_i^T f_i,   f_λ += X_i^T f_i
     """
     nb = int(m.nb)
     v, a, f = [None] * nb, [None] * nb, [None] * nb
+    a_base = [out.sum([(g, -1.0)]) for g in environment[:3]] + [0.0] * 3
     for i in range(nb):
         out.lines.append(f"# body {i}")
         λ = int(m.parent[i])
@@ -201,7 +203,6 @@ def newton_euler(m, out, R, p, qd, qdd, gravity):
         w, lin = v[i][3:], v[i][:3]
         v_x_vJ = ([cross_terms(w, vJ[:3])[r] + cross_terms(lin, vJ[3:])[r] for r in range(3)]
                   + [cross_terms(w, vJ[3:])[r] for r in range(3)])
-        a_base = [-g for g in gravity] + [0.0] * 3 if isinstance(gravity[0], float) else gravity
         a[i] = to_child(a_base if λ < 0 else a[λ], [aJ + c for aJ, c in zip(column_terms(m, i, qdd), v_x_vJ)])
         inertia = float(m.mass[i]), [float(x) for x in m.h[i]], [[float(x) for x in row] for row in m.I[i]]
         Iv = [out.sum(terms) for terms in inertia_terms(*inertia, v[i])]
@@ -321,17 +322,11 @@ def cholesky_solve(out, M, b):
     return x
 
 
-def gravity_of(environment):
-    """The gravity of an environment input."""
-    return environment[:3]
-
-
 def inverse_dynamics_results(m, out, x):
     """:func:`~rne_dynamics.algorithms.rnea.inverse_dynamics`: torques with the drive terms, joint wrenches, base
     wrench."""
     R, p = joint_poses(m, out, x.q)
-    a_base = [out.sum([(g, -1.0)]) for g in gravity_of(x.environment)] + [0.0] * 3  # a_0 = -g (RBDA Sec. 5.3)
-    tau, f, f_base = newton_euler(m, out, R, p, x.qd, x.qdd, a_base)
+    tau, f, f_base = newton_euler(m, out, R, p, x.qd, x.qdd, x.environment)
     drive_terms(m, out, x.qd, x.qdd, tau)
     return [out.sum(terms) for terms in tau] + [y for j in range(int(m.nj)) for y in f[m.joint_body[j]]] + f_base
 
@@ -341,8 +336,7 @@ def gravity_results(m, out, x):
     folds away)."""
     R, p = joint_poses(m, out, x.q)
     at_rest = [0.0] * int(m.nv)
-    a_base = [out.sum([(g, -1.0)]) for g in gravity_of(x.environment)] + [0.0] * 3
-    tau, _, _ = newton_euler(m, out, R, p, at_rest, at_rest, a_base)
+    tau, _, _ = newton_euler(m, out, R, p, at_rest, at_rest, x.environment)
     return [out.sum(terms) for terms in tau]
 
 
@@ -356,8 +350,7 @@ def forward_dynamics_results(m, out, x):
     acceleration with the drives' damping and friction (``aba.mass_matrix_dynamics``)."""
     R, p = joint_poses(m, out, x.q)
     at_rest = [0.0] * int(m.nv)
-    a_base = [out.sum([(g, -1.0)]) for g in gravity_of(x.environment)] + [0.0] * 3
-    bias, _, _ = newton_euler(m, out, R, p, x.qd, at_rest, a_base)
+    bias, _, _ = newton_euler(m, out, R, p, x.qd, at_rest, x.environment)
     drive_terms(m, out, x.qd, at_rest, bias)
     out.lines.append("# mass matrix")
     M = mass_matrix(m, out, R, p)
