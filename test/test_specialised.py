@@ -150,7 +150,12 @@ def test_specialised_data_runs_them_and_keeps_the_generic_answers():
 
 def test_a_new_process_loads_the_compiled_kernels_from_disk(tmp_path):
     """The written kernels and their machine code are kept in the cache folder, keyed by the model: the second
-    process that asks for a robot's kernels loads them (numba's cache hits) instead of compiling them."""
+    process that asks for a robot's kernels loads them (numba's cache hits) instead of compiling them. The first
+    removes what another version of the writer left there."""
+    stale = [tmp_path / "mass_matrix_0badc0de_0123.py", tmp_path / "__pycache__" / "mass_matrix_0badc0de_0123.x.nbi"]
+    stale[1].parent.mkdir()
+    for path in stale:
+        path.write_text("")
     code = ("import rne_dynamics as rd; from rne_dynamics.algorithms.specialised import compiled; "
             "robot = rd.load_urdf(rd.bundled_robot_path()); "
             "print(sum(compiled(robot, 'gravity_torques').stats.cache_hits.values()))")
@@ -159,3 +164,5 @@ def test_a_new_process_loads_the_compiled_kernels_from_disk(tmp_path):
                            check=True).stdout.split()[-1] for _ in range(2)]
     assert hits == ["0", "1"]
     assert len(list(tmp_path.glob("gravity_torques_*.py"))) == 1
+    assert len(list((tmp_path / "__pycache__").glob("gravity_torques_*.nbi"))) == 1
+    assert not any(path.exists() for path in stale)

@@ -11,6 +11,7 @@ a few hundred multiply-adds in registers, about a fifth of the generic kernel's 
 compiles it like any kernel. The generic kernels stay the reference: the tests hold these to them on every
 example-robot-data robot. :func:`specialised_data` puts them in a ``Data``.
 """
+import glob
 import hashlib
 import importlib.util
 import os
@@ -425,17 +426,24 @@ def cache_folder():
     return os.environ.get("RNE_DYNAMICS_CACHE") or os.path.join(user, "rne_dynamics", "specialised")
 
 
+#: The version of this writer: a module it wrote is kept under its stamp, and those of other versions are removed.
+WRITER = hashlib.sha256(open(__file__, "rb").read()).hexdigest()[:8]
+
+
 def cached_module(source, stem):
-    """The module of ``source``, kept in :func:`cache_folder` as ``<stem>_<hash of source>.py`` (the source holds
-    every number of the model, so its hash keys the model) and imported by that name (numba's disk cache finds a
-    function by its module); ``None`` if the folder cannot be written."""
-    name = f"{stem}_{hashlib.sha256(source.encode()).hexdigest()[:24]}"
+    """The module of ``source``, kept in :func:`cache_folder` as ``<stem>_<writer>_<hash of source>.py`` (the source
+    holds every number of the model, so its hash keys the model) and imported by that name (numba's disk cache
+    finds a function by its module); ``None`` if the folder cannot be written. Writing one removes the modules of
+    other versions of this writer, with their machine code."""
+    name = f"{stem}_{WRITER}_{hashlib.sha256(source.encode()).hexdigest()[:24]}"
     if name in sys.modules:
         return sys.modules[name]
-    path = os.path.join(cache_folder(), name + ".py")
+    folder = cache_folder()
+    path = os.path.join(folder, name + ".py")
     try:
         if not os.path.exists(path):
-            os.makedirs(os.path.dirname(path), exist_ok=True)
+            os.makedirs(folder, exist_ok=True)
+            remove_other_versions(folder)
             partial = f"{path}.{os.getpid()}"
             with open(partial, "w") as file:
                 file.write(source)
@@ -446,6 +454,18 @@ def cached_module(source, stem):
     module = sys.modules[name] = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def remove_other_versions(folder):
+    """Removes the modules that another version of this writer left in ``folder``, and numba's files of them."""
+    for path in glob.glob(os.path.join(folder, "*.py")):
+        name = os.path.basename(path)[:-3]
+        if name.split("_")[-2] != WRITER:
+            for stale in [path] + glob.glob(os.path.join(folder, "__pycache__", name + ".*")):
+                try:
+                    os.remove(stale)
+                except OSError:
+                    pass  # another process removed it first
 
 
 def compiled(robot, call, jit=True, batch=False):
