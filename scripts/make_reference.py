@@ -76,6 +76,7 @@ def interface_name(kind):
 
 def ros_nodes():
     import rclpy
+    import rclpy.logging
     from rclpy.context import Context
     from rclpy.parameter import Parameter
 
@@ -87,6 +88,7 @@ def ros_nodes():
              "parameters and no robot description: topics made once a model is loaded (one per joint or sensor) are "
              "described with the parameter that makes them."]
     context = Context()
+    default_level = rclpy.logging.get_logger_effective_level("")
     rclpy.init(context=context, args=["--ros-args", "--log-level", "fatal"])
     try:
         for executable, node_class in (("inverse_dynamics_node", InverseDynamicsNode),
@@ -118,6 +120,8 @@ def ros_nodes():
                 node.destroy_node()
     finally:
         rclpy.shutdown(context=context)
+        # --log-level sets the process's level, which outlives the context: later nodes' warnings would be lost
+        rclpy.logging.set_logger_level("", default_level)
     return lines
 
 
