@@ -129,7 +129,7 @@ def body_pose(m, i, q, out):
     if code == PRISMATIC or is_revolute(code):
         q_i = out.sum([(q[k], float(m.q_mult[i]))], float(m.q_offset[i]))
     if code == PRISMATIC:
-        return R_tree, [out.sum([(q_i, float(x))], p_r) for x, p_r in zip(R_tree @ m.axis[i], p_tree)]
+        return R_tree, [out.sum([(q_i, float(x))], p_r) for x, p_r in zip(m.R_tree[i] @ m.axis[i], p_tree)]
     if code >= REVOLUTE_UNIT:  # about ±e_k: columns k1, k2 of R_tree turn, column k stays
         s, c = out.let(f"math.sin({q_i})", "s"), out.let(f"math.cos({q_i})", "c")
         k, sign = code - REVOLUTE_UNIT, float(m.axis[i, code - REVOLUTE_UNIT])
