@@ -152,9 +152,11 @@ def test_a_new_process_loads_the_compiled_kernels_from_disk(tmp_path):
     """The written kernels and their machine code are kept in the cache folder, keyed by the model: the second
     process that asks for a robot's kernels loads them (numba's cache hits) instead of compiling them. The first
     removes what another version of the writer left there."""
-    stale = [tmp_path / "mass_matrix_0badc0de_0123.py", tmp_path / "__pycache__" / "mass_matrix_0badc0de_0123.x.nbi"]
+    old_version = f"mass_matrix_0badc0de_{24 * '0'}"
+    stale = [tmp_path / f"{old_version}.py", tmp_path / "__pycache__" / f"{old_version}.x.nbi"]
+    others = [tmp_path / "notes.py", tmp_path / "mass_matrix_of_mine.py"]  # not the writer's: kept
     stale[1].parent.mkdir()
-    for path in stale:
+    for path in stale + others:
         path.write_text("")
     code = ("import rne_dynamics as rd; from rne_dynamics.algorithms.specialised import compiled; "
             "robot = rd.load_urdf(rd.bundled_robot_path()); "
@@ -166,3 +168,4 @@ def test_a_new_process_loads_the_compiled_kernels_from_disk(tmp_path):
     assert len(list(tmp_path.glob("gravity_torques_*.py"))) == 1
     assert len(list((tmp_path / "__pycache__").glob("gravity_torques_*.nbi"))) == 1
     assert not any(path.exists() for path in stale)
+    assert all(path.exists() for path in others)

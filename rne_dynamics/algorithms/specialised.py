@@ -15,6 +15,7 @@ import glob
 import hashlib
 import importlib.util
 import os
+import re
 import sys
 from types import SimpleNamespace
 
@@ -394,14 +395,14 @@ def kernel_source(robot, call):
         raise Unsupported(f"robot '{robot.name}': closed loops are not written out")
     m = model_view(robot.fdata, robot.idata)
     _, inputs, writer = KERNELS[call]
-    sizes = {"q": int(m.nq), "environment": 3}
+    sizes = {name: {"q": int(m.nq), "environment": 3}.get(name, int(m.nv)) for name in inputs}
     out = Straight()
-    x = SimpleNamespace(**{name: [out.let(f"{name}[{k}]", name[0]) for k in range(sizes.get(name, int(m.nv)))]
-                           for name in inputs})
+    x = SimpleNamespace(**{name: [out.let(f"{name}[{k}]", name[0]) for k in range(size)]
+                           for name, size in sizes.items()})
     loads = out.lines[:]
     out.lines.clear()
     results = writer(m, out, x)
-    shapes = " or ".join([f"{name}.shape[0] != {sizes.get(name, int(m.nv))}" for name in inputs]
+    shapes = " or ".join([f"{name}.shape[0] != {size}" for name, size in sizes.items()]
                          + [f"block.shape[0] < {len(results)}"])
     every_input = " + ".join(value for name in inputs for value in getattr(x, name))
     body = [f"if {shapes}:", f"    return {BAD_SHAPE}"] + loads
@@ -426,8 +427,11 @@ def cache_folder():
     return os.environ.get("RNE_DYNAMICS_CACHE") or os.path.join(user, "rne_dynamics", "specialised")
 
 
-#: The version of this writer: a module it wrote is kept under its stamp, and those of other versions are removed.
-WRITER = hashlib.sha256(open(__file__, "rb").read()).hexdigest()[:8]
+with open(__file__, "rb") as _writer_source:
+    #: The version of this writer: a module it wrote is kept under its stamp, and those of other versions removed.
+    WRITER = hashlib.sha256(_writer_source.read()).hexdigest()[:8]
+#: The name of a module this writer kept: ``<call>_<writer version>_<hash of the source>``.
+KEPT = re.compile(rf"({'|'.join(KERNELS)})_([0-9a-f]{{8}})_[0-9a-f]{{24}}")
 
 
 def cached_module(source, stem):
@@ -457,10 +461,12 @@ def cached_module(source, stem):
 
 
 def remove_other_versions(folder):
-    """Removes the modules that another version of this writer left in ``folder``, and numba's files of them."""
+    """Removes the modules that another version of this writer left in ``folder``, and numba's files of them (only
+    files named as it names them: ``$RNE_DYNAMICS_CACHE`` may be a folder of other files)."""
     for path in glob.glob(os.path.join(folder, "*.py")):
         name = os.path.basename(path)[:-3]
-        if name.split("_")[-2] != WRITER:
+        kept = KEPT.fullmatch(name)
+        if kept is not None and kept.group(2) != WRITER:
             for stale in [path] + glob.glob(os.path.join(folder, "__pycache__", name + ".*")):
                 try:
                     os.remove(stale)
