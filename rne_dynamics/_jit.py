@@ -1,5 +1,8 @@
 """Compile the dynamics kernels with numba when it is installed; otherwise they run as plain Python.
 
+``RNE_DYNAMICS_JIT=0`` in the environment runs them as plain Python with numba installed: exact and slow, with no
+compile time (a developer's test loop).
+
 Kernels are cached on disk (``cache=True``), so only the first process on a machine pays the compile time. numba
 stamps a cached kernel with its own file only, so a kernel would keep stale machine code of a helper changed in
 another file; ours are cached in a directory named by a hash of every kernel module of the package instead.
@@ -19,6 +22,8 @@ try:
     from numba.extending import intrinsic, overload
     from numba.np.arrayobj import make_array, populate_array
 except ImportError:  # the same code, uncompiled: slow but exact
+    numba = None
+if os.environ.get("RNE_DYNAMICS_JIT") == "0":
     numba = None
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))

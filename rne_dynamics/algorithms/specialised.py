@@ -21,11 +21,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-try:
-    import numba
-except ImportError:
-    numba = None
 
+from .._jit import numba
 from ..model.joints import FREE_FLYER, PLANAR, PRISMATIC, REVOLUTE_UNIT, SPHERICAL, is_revolute
 from ..model.robot import model_view
 from .aba import ACCELERATIONS, SINGULAR_RATIO
