@@ -133,8 +133,8 @@ def python_source(program, outputs, sizes, quaternions, tolerance):
     for name in names:
         lines += [f"    {name} = {name}.tolist()", f"    if not all(map(isfinite, {name})): return {NOT_FINITE}"]
     for s in quaternions:
-        lines.append(f"    if not abs(sqrt(x0[{s}] ** 2 + x0[{s + 1}] ** 2 + x0[{s + 2}] ** 2 + x0[{s + 3}] ** 2) - 1.0)"
-                     f" <= {tolerance!r}: return {NOT_UNIT}")
+        norm = f"sqrt(x0[{s}] ** 2 + x0[{s + 1}] ** 2 + x0[{s + 2}] ** 2 + x0[{s + 3}] ** 2)"
+        lines.append(f"    if not abs({norm} - 1.0) <= {tolerance!r}: return {NOT_UNIT}")
     lines.append("    try:")
 
     def operand(a):
@@ -147,16 +147,17 @@ def python_source(program, outputs, sizes, quaternions, tolerance):
     lines += [f"    if not all(map(isfinite, out)): return {OVERFLOW}", f"    block[:{len(outputs)}] = out",
               f"    return {OK}", "", "",
               f"def batch(out, {', '.join(names)}):",
-              f"    for n in range(out.shape[0]):",
+              "    for n in range(out.shape[0]):",
               f"        status = single(out[n], {', '.join(f'{x} if {x}.ndim == 1 else {x}[n]' for x in names)})",
               f"        if status != {OK}:", "            return status, n", f"    return {OK}, 0"]
     return "\n".join(lines) + "\n"
 
 
 def python_functions(source, hot):
-    namespace = dict(served=[0], hot=hot, ndarray=np.ndarray, float64=np.dtype(np.float64), isfinite=math.isfinite, sqrt=math.sqrt,
-                     sin=math.sin, cos=math.cos, tanh=math.tanh, exp=math.exp, log=math.log, atan=math.atan,
-                     asin=math.asin, acos=math.acos)
+    """``single`` and ``batch`` of :func:`python_source`'s text; ``hot()`` is called when they have served enough."""
+    namespace = dict(served=[0], hot=hot, ndarray=np.ndarray, float64=np.dtype(np.float64), isfinite=math.isfinite,
+                     sqrt=math.sqrt, sin=math.sin, cos=math.cos, tanh=math.tanh, exp=math.exp, log=math.log,
+                     atan=math.atan, asin=math.asin, acos=math.acos)
     exec(compile(source, "<written>", "exec"), namespace)
     return namespace["single"], namespace["batch"]
 
