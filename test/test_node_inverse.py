@@ -127,13 +127,17 @@ def test_bad_messages_warn_and_publish_nothing(harness_factory):
         (joint_state(NAMES, q, [0.0, 1.0, np.inf, 0.0, 0.0, 0.0], sec=102), "velocity of joint 'elbow_joint' is inf"),
         (joint_state(NAMES + ["extra"], q[:3], sec=103), "7 joint names but 3 position values"),
         (joint_state(NAMES, q, qd[:4], sec=104), "6 joint names but 4 velocity values"),
-        (joint_state(["a", "b"], [0.0, 1.0], sec=105), "missing joints shoulder_pan_joint"),
-        (joint_state([], [], sec=106), "no joint names"),
+        (joint_state(NAMES[1:], q[1:], sec=105), "missing joints shoulder_pan_joint: not yet heard"),
         (joint_state(NAMES + ["elbow_joint"], list(q) + [0.0], sec=107), "joint 'elbow_joint' is named twice"),
     ]
     for msg, warning in bad:
         h.publish(JointState, "/joint_states", msg)
         assert h.wait_for_warning(warning), f"no warning '{warning}'; log: {h.warnings()}"
+    assert "locked_joints" in h.warnings("missing joints")[0]  # the remedy
+    # messages that share no joint with the robot (another robot's, an empty one) are counted, not warned about
+    for msg in (joint_state(["a", "b"], [0.0, 1.0], sec=108), joint_state([], [], sec=109)):
+        h.publish(JointState, "/joint_states", msg)
+    assert h.spin_until(lambda: h.node.joint_states.foreign == 2)
     h.publish(JointState, "/joint_states", joint_state(NAMES, q, qd, sec=200))
     wait_for_count(h, torques, 1)
     h.spin_for(0.1)

@@ -53,6 +53,7 @@ from ..algorithms.inputs import gravity_vector
 from ..model.drive import RIGID as RIGID_DRIVE, load_drive
 from ..model.loops import read_loops
 from ..model.urdf import load_urdf
+from .joint_states import MergedJointStates, message_values
 
 #: QoS of ``/robot_description`` as robot_state_publisher offers it: the last message kept for late joiners.
 DESCRIPTION_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
@@ -126,6 +127,8 @@ COMMON_PARAMETERS = (
          "left out of the model, so joint states need not carry them", constraints="joint=position, each a movable "
          "joint at most once; locking a mimic joint's source locks it too", rebuilds_model=True),
     Spec("diagnostics_rate_hz", 1.0, DOUBLE, "rate of the /diagnostics status (Hz)", 0.1, 100.0),
+    Spec("joint_state_timeout", 0.0, DOUBLE, "a joint whose last value on /joint_states is older than this makes a "
+         "WARN naming it (s); 0: no check", 0.0, 3600.0),
 )
 #: The node parameters of the elastic drives and the names :meth:`Robot.with_drive` gives them.
 ELASTIC_PARAMETERS = {"joint_stiffness": "stiffness", "joint_damping": "spring_damping",
@@ -342,7 +345,8 @@ class DynamicsModel:
         missing = [name for name in self.input_names if name not in position]
         if missing:
             return (f"{'no joint names' if not names else 'missing joints ' + ', '.join(missing)} "
-                    f"(robot '{self.robot.name}' needs {', '.join(self.input_names)})")
+                    f"(robot '{self.robot.name}' needs {', '.join(self.input_names)}; a joint nobody commands "
+                    "can be held fixed with parameter locked_joints, entries joint=position)")
         return np.array([position[name] for name in self.input_names], dtype=np.intp)
 
     def gather(self, names, values, what, optional=False):
@@ -351,15 +355,8 @@ class DynamicsModel:
         An empty array of an ``optional`` field reads as zeros. Wrong lengths and non-finite values of the robot's
         joints raise :class:`StateError` (other joints' values are not looked at).
         """
-        if len(values) != len(names):
-            if optional and len(values) == 0:
-                return self.input_zeros
-            raise StateError(f"{len(names)} joint names but {len(values)} {what} values")
-        x = (np.frombuffer(values) if type(values) is array.array else np.asarray(values, float))[self.order(names)]
-        if not np.isfinite(x).all():
-            bad = int(np.flatnonzero(~np.isfinite(x))[0])
-            raise StateError(f"{what} of joint '{self.input_names[bad]}' is {x[bad]}")
-        return x
+        x = message_values(values, len(names), what, self.order(names), self.input_names, optional)
+        return self.input_zeros if x is None else x
 
     def joint_unit(self, k):
         """``N m`` for a revolute joint, ``N`` for a prismatic one."""
@@ -429,6 +426,7 @@ class DynamicsNode(Node):
         super().__init__(name, **kwargs)
         self.model = None
         self.description = None
+        self.joint_states = None  # MergedJointStates of the model's input joints
         self.refusal = ""  # why the last description or model was refused; cleared by the next good one
         self.stats = Statistics()
         self._specs = {spec.name: spec for spec in COMMON_PARAMETERS + tuple(parameters)}
@@ -613,6 +611,10 @@ class DynamicsNode(Node):
         for note in description.warnings:
             self.get_logger().warning(f"{description.source}: {note}")
         self.description = description
+        merged = MergedJointStates(model.input_names)
+        if self.joint_states is not None:
+            merged.carry_over(self.joint_states)
+        self.joint_states = merged
         self.model_changed(model, previous)
         self.model = model
         self.refusal = ""
@@ -731,6 +733,28 @@ class DynamicsNode(Node):
             self._warned[key] = now
             self.get_logger().warning(text)
 
+    def stale_joints(self):
+        """The joints whose last ``/joint_states`` value is older than ``joint_state_timeout`` (logged as a WARN)."""
+        if self.joint_states is None:
+            return []
+        stale = self.joint_states.stale(time.monotonic(), self.get_parameter("joint_state_timeout").value)
+        if stale:
+            self.warn_throttled(f"/joint_states: no value for over {self.get_parameter('joint_state_timeout').value:g}"
+                                f" s of joints {', '.join(stale)} (a driver stopped?)", key="stale joints")
+        return stale
+
+    def take_joint_states(self, msg):
+        """Merge a ``/joint_states`` message (:mod:`.joint_states`): True when ``self.joint_states`` holds a full
+        state to answer it; a bad message is refused with the reason, one without the model's joints counted."""
+        if self.model is None:
+            self.reject_input("/joint_states", "no robot model yet")
+            return False
+        try:
+            return self.joint_states.take(msg, time.monotonic())
+        except StateError as exc:
+            self.reject_input("/joint_states", exc)
+            return False
+
     def reject_input(self, topic, reason):
         self.stats.reject(f"{topic}: {reason}", topic)
         self.warn_throttled(f"{topic}: {reason}; message ignored")
@@ -779,6 +803,10 @@ class DynamicsNode(Node):
             else:  # refused earlier, nothing good on that topic since: still news
                 problems += [f"last {topic} input refused at {time.strftime('%H:%M:%S', time.localtime(when))}, "
                              f"none good since: {reason}" for topic, (when, reason) in stats.refused.items()]
+            stale = self.stale_joints()
+            if stale:
+                problems.append(f"no /joint_states value for over {self.get_parameter('joint_state_timeout').value:g} "
+                                f"s of joints {', '.join(stale)}")
             problems += self.diagnostic_problems()
             status.level = DiagnosticStatus.WARN if problems else DiagnosticStatus.OK
             status.message = "; ".join(problems) or f"robot '{robot.name}' OK"
@@ -788,6 +816,8 @@ class DynamicsNode(Node):
                    "compute time max [ms]": 1e3 * stats.compute_max,
                    "effort limit violations": stats.total_violations,
                    "effort limit violations (window)": stats.violations}
+        if self.joint_states is not None:
+            values["joint states without model joints"] = self.joint_states.foreign
         values |= self.diagnostic_values()
         status.values = [KeyValue(key=key, value=f"{v:.6g}" if isinstance(v, float) else str(v))
                          for key, v in values.items()]

@@ -154,16 +154,9 @@ class ForwardDynamicsNode(DynamicsNode):
         self.stats.accepted("~/effort_command")
 
     def on_joint_states(self, msg):
-        model = self.model
-        if model is None:
-            return
-        try:
-            self.measured = (model.gather(msg.name, msg.position, "position"),
-                             model.gather(msg.name, msg.velocity, "velocity", optional=True))
-        except StateError as exc:
-            self.reject_input("/joint_states", exc)
-            return
-        self.stats.accepted("/joint_states")
+        if self.take_joint_states(msg):
+            self.measured = (self.joint_states.q, self.joint_states.qd)
+            self.stats.accepted("/joint_states")
 
     # -- simulation --------------------------------------------------------------------------------------------
 

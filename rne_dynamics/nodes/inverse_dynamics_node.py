@@ -142,8 +142,8 @@ class VelocityDerivative:
 
     def __init__(self, dof, cutoff_hz):
         self.time_constant = 1.0 / (2.0 * math.pi * cutoff_hz)
-        self.qdd = np.zeros(dof)
-        self.t = self.qd = None
+        self.qdd, self.qd = np.zeros(dof), np.zeros(dof)
+        self.t = None
 
     def update(self, t, qd):
         """Take a measurement at ``t`` (s); the reason it was not used, or None."""
@@ -156,7 +156,8 @@ class VelocityDerivative:
             if not np.isfinite(qdd).all():
                 return "the derivative of the velocity is not finite"
             self.qdd = qdd
-        self.t, self.qd = t, qd
+        self.t = t
+        np.copyto(self.qd, qd)  # qd is the merged joint state, which the next message overwrites
         return None
 
 
@@ -231,17 +232,11 @@ class InverseDynamicsNode(DynamicsNode):
     # -- joint states ------------------------------------------------------------------------------------------
 
     def on_joint_states(self, msg):
-        model, out = self.model, self.outputs
-        if model is None:
-            self.reject_input("/joint_states", "no robot model yet")
-            return
         start = time.perf_counter()
-        try:
-            q = model.gather(msg.name, msg.position, "position")
-            qd = model.gather(msg.name, msg.velocity, "velocity", optional=True)
-        except StateError as exc:
-            self.reject_input("/joint_states", exc)
+        if not self.take_joint_states(msg):
             return
+        model, out = self.model, self.outputs
+        q, qd = self.joint_states.q, self.joint_states.qd
         qdd = model.input_zeros
         if self.derivative is not None:
             unused = self.derivative.update(stamp_seconds(msg.header.stamp), qd)
