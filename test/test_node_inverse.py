@@ -162,6 +162,8 @@ def test_a_bad_description_keeps_the_model_and_a_good_one_replaces_it(harness_fa
     torques = h.collect(JointState, "/inverse_dynamics/torques")
     h.publish(String, "/robot_description", String(data=PENDULUM), qos=LATCHED)
     assert h.spin_until(lambda: h.node.model.robot.name == "pendulum")
+    assert h.wait_for_warning("robot description changed: robot 'rne_arm6' (6 joints) replaced by robot "
+                              "'pendulum' (1 joints) from /robot_description topic"), h.warnings()
     assert h.spin_until(lambda: h.probe.count_publishers("/inverse_dynamics/joint_wrenches/hinge") == 1)
     assert h.spin_until(lambda: h.probe.count_publishers("/inverse_dynamics/joint_wrenches/elbow_joint") == 0)
     h.publish(JointState, "/joint_states", joint_state(["hinge", "elbow_joint"], [0.4, 1.0], [0.3, 0.0], sec=7))

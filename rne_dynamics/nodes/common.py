@@ -608,8 +608,15 @@ class DynamicsNode(Node):
 
     def install(self, description, model):
         previous = self.model
+        locked = model.robot.locked_joints
         for note in description.warnings:
-            self.get_logger().warning(f"{description.source}: {note}")
+            if not any(note.startswith(f"joint '{joint}' moves no mass") for joint in locked):  # locked: moves none
+                self.get_logger().warning(f"{description.source}: {note}")
+        if previous is not None and (previous.robot.name, previous.joint_names) != (model.robot.name,
+                                                                                   model.joint_names):
+            self.get_logger().warning(f"robot description changed: robot '{previous.robot.name}' "
+                                      f"({len(previous.joint_names)} joints) replaced by robot '{model.robot.name}' "
+                                      f"({len(model.joint_names)} joints) from {description.source}")
         self.description = description
         merged = MergedJointStates(model.input_names)
         if self.joint_states is not None:
