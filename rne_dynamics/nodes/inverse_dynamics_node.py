@@ -125,6 +125,20 @@ def damped_sample_step(nanoseconds, transmission):
     return 1e-9 * common / subdivisions, since // common * subdivisions
 
 
+#: The topics of a moving base: which ``base`` modes and ``base_acceleration_source`` values use each.
+BASE_TOPICS = {
+    "~/base_odometry": (("odometry", "free_floating"), base_state.ACCELERATION_SOURCES),
+    "~/base_imu": (("odometry",), ("imu",)),
+    "~/base_wrench": (("odometry",), base_state.ACCELERATION_SOURCES),
+    "~/base_acceleration": (("free_floating",), base_state.ACCELERATION_SOURCES),
+    "~/center_of_mass": (("odometry", "free_floating"), base_state.ACCELERATION_SOURCES),
+    "~/center_of_mass_marker": (("odometry", "free_floating"), base_state.ACCELERATION_SOURCES),
+}
+BASE_OUTPUTS = {"~/base_wrench": WrenchStamped, "~/base_acceleration": AccelStamped,
+                "~/center_of_mass": PointStamped, "~/center_of_mass_marker": Marker}
+BASE_INPUTS = {"~/base_odometry": (Odometry, "on_base_odometry"), "~/base_imu": (Imu, "on_base_imu")}
+
+
 def topic_token(name):
     """``name`` as one ROS topic name token: letters, digits and ``_``, not starting with a digit."""
     token = re.sub(r"[^A-Za-z0-9_]", "_", name)
@@ -202,14 +216,8 @@ class InverseDynamicsNode(DynamicsNode):
         self.command_publisher = self.create_output(Float64MultiArray, "~/gravity_command")
         self.markers_publisher = self.create_output(MarkerArray, "~/load_markers")
         self.trajectory_publisher = self.create_output(JointTrajectory, "~/trajectory_with_efforts")
-        self.base_wrench_publisher = self.create_output(WrenchStamped, "~/base_wrench")
-        self.base_acceleration_publisher = self.create_output(AccelStamped, "~/base_acceleration")
-        self.center_of_mass_publisher = self.create_output(PointStamped, "~/center_of_mass")
-        self.center_of_mass_marker_publisher = self.create_output(Marker, "~/center_of_mass_marker")
-        self.base = None
+        self.base, self.base_topics = None, {}
         self.reset_base()
-        self.create_subscription(Odometry, "~/base_odometry", self.on_base_odometry, 10)
-        self.create_subscription(Imu, "~/base_imu", self.on_base_imu, 10)
         self.wrench_inputs, self.wrench_subscriptions = None, []
         self.reset_wrench_inputs()
         self.wrench_publishers = {}  # joint name -> publisher of ~/joint_wrenches/<joint>
@@ -323,18 +331,18 @@ class InverseDynamicsNode(DynamicsNode):
             msg.header.stamp, msg.header.frame_id = stamp, base_frame
             force, torque = msg.wrench.force, msg.wrench.torque
             force.x, force.y, force.z, torque.x, torque.y, torque.z = mounting_wrench.tolist()
-            self.base_wrench_publisher.publish(msg)
+            self.base_topics["~/base_wrench"].publish(msg)
         if base_acceleration is not None:
             msg = AccelStamped()
             msg.header.stamp, msg.header.frame_id = stamp, base_frame
             linear, angular = msg.accel.linear, msg.accel.angular
             linear.x, linear.y, linear.z, angular.x, angular.y, angular.z = base_acceleration.tolist()
-            self.base_acceleration_publisher.publish(msg)
+            self.base_topics["~/base_acceleration"].publish(msg)
         msg = PointStamped()
         msg.header.stamp, msg.header.frame_id = stamp, world_frame
         msg.point.x, msg.point.y, msg.point.z = center_of_mass.tolist()
-        self.center_of_mass_publisher.publish(msg)
-        self.center_of_mass_marker_publisher.publish(center_of_mass_marker(msg))
+        self.base_topics["~/center_of_mass"].publish(msg)
+        self.base_topics["~/center_of_mass_marker"].publish(center_of_mass_marker(msg))
 
     def on_base_odometry(self, msg):
         self.take_base_message(msg, "~/base_odometry", "on_odometry")
@@ -378,11 +386,20 @@ class InverseDynamicsNode(DynamicsNode):
             self.reject_input(sensor.topic, exc)
 
     def reset_base(self):
+        """The base state of parameter ``base`` and its topics: none for a fixed base (see :data:`BASE_TOPICS`)."""
         mode = self.get_parameter("base").value
+        source = self.get_parameter("base_acceleration_source").value
         cutoff = self.get_parameter("base_acceleration_cutoff_hz").value
         self.base = None if mode == "fixed" else base_state.BaseState(
-            mode, self.get_parameter("base_acceleration_source").value,
-            self.get_parameter("base_stamp_tolerance").value, lambda n: VelocityDerivative(n, cutoff))
+            mode, source, self.get_parameter("base_stamp_tolerance").value, lambda n: VelocityDerivative(n, cutoff))
+        wanted = {topic for topic, (modes, sources) in BASE_TOPICS.items() if mode in modes and source in sources}
+        for topic in set(self.base_topics) - wanted:
+            handle = self.base_topics.pop(topic)
+            (self.destroy_publisher if topic in BASE_OUTPUTS else self.destroy_subscription)(handle)
+        for topic in wanted - set(self.base_topics):
+            self.base_topics[topic] = (self.create_output(BASE_OUTPUTS[topic], topic) if topic in BASE_OUTPUTS else
+                                       self.create_subscription(BASE_INPUTS[topic][0], topic,
+                                                                getattr(self, BASE_INPUTS[topic][1]), 10))
 
     def refresh_listeners(self, out, now):
         """Note which optional outputs have subscribers (asking costs microseconds: not for every message)."""
