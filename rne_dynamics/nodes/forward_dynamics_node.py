@@ -36,7 +36,10 @@ import rne_dynamics as rd
 
 from ..errors import ModelError, StateError
 from ..algorithms.simulate import step as simulation_step
-from .common import BOOL, DOUBLE, DOUBLES, STRING, DynamicsNode, Spec, doubles, joint_array, spin
+from .common import DynamicsNode
+from .messages import doubles
+from .parameters import BOOL, DOUBLE, DOUBLES, STRING, Spec, joint_array
+from .runner import spin
 
 BASE_MODES = ("fixed", "free_floating")
 

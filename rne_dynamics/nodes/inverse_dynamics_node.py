@@ -41,7 +41,10 @@ import rne_dynamics as rd
 
 from ..errors import ModelError, StateError
 from . import base_state, external_torques, wrench_inputs
-from .common import BOOL, DOUBLE, STRING, STRINGS, DynamicsNode, Spec, doubles, spin, stamp_seconds
+from .common import DynamicsNode
+from .messages import doubles, stamp_seconds
+from .parameters import BOOL, DOUBLE, STRING, STRINGS, Spec
+from .runner import spin
 from .external_torques import ExternalTorques
 from .markers import LoadMarkers, deleting_all
 from .planning import PlanRequests
