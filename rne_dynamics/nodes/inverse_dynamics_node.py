@@ -48,6 +48,7 @@ from .runner import spin
 from .external_torques import ExternalTorques
 from .markers import LoadMarkers, deleting_all
 from .planning import PlanRequests
+from ..planning.feedforward import flexible_feedforward_through
 
 ACCELERATION_SOURCES = ("zero", "differentiate")
 LISTENERS_REFRESH = 0.1  # s: a new subscriber of an optional output gets its first message at most this late
@@ -70,62 +71,11 @@ PARAMETERS = (
 
 
 def flexible_efforts(model, points, q):
-    """The motor torques of the exact flexible feedforward (:func:`rne_dynamics.flexible_feedforward`) at the
-    trajectory's points: the positions are interpolated by the quintic B-spline through them (not-a-knot ends; its
-    4th derivative is continuous), whose derivatives are the velocities up to the snap (the points' own velocities
-    and accelerations are not used). Raises ValueError for times that do not increase or fewer than 6 points.
-
-    With spring damping ``D > 0`` the spring-damper equation is solved along the whole trajectory, which the library
-    takes sampled uniformly: the spline is resampled every :func:`damped_sample_step` seconds, on a grid through
-    every point, and the motor torques are those of the grid's samples at the points."""
-    from scipy.interpolate import make_interp_spline
-
-    nanoseconds = np.array([p.time_from_start.sec * 1_000_000_000 + p.time_from_start.nanosec for p in points])
-    t = 1e-9 * nanoseconds
-    if len(t) < 6:
-        raise StateError(f"with elastic joints a trajectory needs at least 6 points (a quintic spline through them "
-                         f"gives the link snap), got {len(t)}")
-    if np.any(np.diff(t) <= 0):
-        k = int(np.flatnonzero(np.diff(t) <= 0)[0]) + 1
-        raise StateError(f"time_from_start must increase: point {k} is at {t[k]} s, point {k - 1} at {t[k - 1]} s")
-    spline = make_interp_spline(t, q, k=5)
-    transmission = model.robot.transmission
-    if not ((transmission.spring_damping > 0) & (transmission.stiffness > 0)).any():
-        derivatives = [spline(t, nu=n) for n in range(1, 5)]
-        return rd.flexible_feedforward(model.robot, q, *derivatives, gravity=model.gravity).motor_torques
-    step, at_points = damped_sample_step(nanoseconds, transmission)
-    grid = t[0] + step * np.arange(at_points[-1] + 1)
-    grid[at_points] = t  # the points themselves, not their rounded multiples of the step
-    samples = [spline(grid, nu=n) for n in range(5)]
-    return rd.flexible_feedforward(model.robot, *samples, gravity=model.gravity, dt=step).motor_torques[at_points]
-
-
-MAX_DAMPED_SAMPLES = 200_000  # a trajectory resampled finer than this is refused (memory, time on the executor)
-
-
-def damped_sample_step(nanoseconds, transmission):
-    """The uniform step (s) at which :func:`flexible_efforts` resamples a trajectory for damped springs, and the
-    indices of the points (``time_from_start`` in integer nanoseconds) on that grid.
-
-    The grid must pass through every point: its step divides the greatest common divisor ``g`` of the points' times
-    since the first. It is ``g / m`` with the smallest ``m`` that makes it at most ``min(1 ms, 0.1 min(D / K))``:
-    a tenth of the fastest spring-damper time constant ``D / K``. The spring's deflection is solved exactly for the
-    torque's cubic Hermite pieces between samples (:func:`rne_dynamics.flexible_feedforward`); the motor
-    acceleration carries its error times ``(K / D)^2``, which that step keeps below a hundredth of the error of one
-    sample per time constant. Raises StateError when the grid would need more than :data:`MAX_DAMPED_SAMPLES`."""
-    damped = (transmission.spring_damping > 0) & (transmission.stiffness > 0)
-    time_constant = float(np.min(transmission.spring_damping[damped] / transmission.stiffness[damped]))
-    largest = min(1e-3, 0.1 * time_constant)
-    since = nanoseconds - nanoseconds[0]
-    common = int(np.gcd.reduce(since[1:]))
-    subdivisions = math.ceil(1e-9 * common / largest)
-    samples = since[-1] // common * subdivisions + 1
-    if samples > MAX_DAMPED_SAMPLES:
-        raise StateError(f"with spring damping the trajectory is resampled on a uniform grid through its points, at "
-                         f"most {largest:.3g} s apart: its points' times (common step {1e-9 * common:.9g} s) would "
-                         f"need {samples} samples, more than {MAX_DAMPED_SAMPLES}; give the points on a coarser "
-                         "common time grid")
-    return 1e-9 * common / subdivisions, since // common * subdivisions
+    """The motor torques of the exact flexible feedforward at a JointTrajectory's ``points`` (positions ``q``):
+    :func:`rne_dynamics.planning.flexible_feedforward_through` (the points' own velocities and accelerations are
+    not used)."""
+    nanoseconds = [p.time_from_start.sec * 1_000_000_000 + p.time_from_start.nanosec for p in points]
+    return flexible_feedforward_through(model.robot, nanoseconds, q, gravity=model.gravity)
 
 
 #: The topics of a moving base: which ``base`` modes and ``base_acceleration_source`` values use each.
