@@ -2,8 +2,10 @@
 
 The callbacks read one :class:`DynamicsModel` (the robot with payload and drive parameters applied, gravity, name
 maps; never changed once built), replaced by a single assignment. A new description (topic, reload) or a parameter
-set that changes the model is built on one worker thread, in the order the requests came, while the data path goes
-on; the new model is swapped in on the executor's thread between two messages. A parameter set is answered at once
+set that changes the model is read and built in the builder process (:mod:`.builder`: another interpreter, so the
+joint-state callbacks never wait for it), driven by one worker thread in the order the requests came, which then
+loads the kernels the new model needs while the data path goes on; the new model is swapped in on the executor's
+thread between two messages. A parameter set is answered at once
 after the checks that need no new model (types, sizes, signs, link and joint names against the model in service);
 a build that fails afterwards is refused with the reason (logged and in diagnostics), the parameters it set go back
 to the last good values, and the last good model stays in service.
@@ -29,6 +31,7 @@ from std_srvs.srv import Trigger
 
 from .._jit import compiled
 from ..errors import StateError, one_line
+from .builder import BuilderProcess
 from .diagnostics import Statistics
 from .joint_states import MergedJointStates
 from .model import DynamicsModel, read_description
@@ -39,6 +42,24 @@ from .parameters import COMMON_PARAMETERS, DOUBLE, STRUCTURE, Spec, check_common
 DESCRIPTION_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                              reliability=ReliabilityPolicy.RELIABLE)
 WARNING_PERIOD = 2.0  # s between two logs of the same input problem
+
+
+def build(node_class, specs, values, changes, text, source, good):
+    """``(description, model)`` of a model request (in the builder process; picklable in and out): the description
+    from ``text`` (from ``source``), from a new ``robot_description`` parameter in the parameter set ``changes``, or
+    the last good one (``good``: its text and source; read again: the robot may change between fixed and floating
+    base); the model built from it with the parameter ``values`` and checked by ``node_class``'s static hooks.
+    ``(None, None)``: no robot yet. A bad description or value raises :class:`ModelError` naming it."""
+    floating = node_class.floating_base(values)
+    if text is None and changes.get("robot_description"):
+        text, source = changes["robot_description"], "parameter robot_description"
+    if text is None and good is None:
+        return None, None
+    description = read_description(*((text, source) if text is not None else good), floating)
+    robot = DynamicsModel.structure(description.robot, values)
+    check_names(robot, values, specs)
+    node_class.check_names(robot, values)
+    return description, DynamicsModel.build(robot, values)
 
 
 class DynamicsNode(Node):
@@ -80,6 +101,7 @@ class DynamicsNode(Node):
         # of the last good model (with the sets accepted since, in order) and its description.
         self._good_values, self._good_description = self.parameter_values(), None
         self._builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"{name}_model")
+        self._process = BuilderProcess()  # started at the first request
         self._outcomes, self._outcomes_lock = [], threading.Lock()
         self._install_guard = self.create_guard_condition(self._take_outcomes)
         self.diagnostics_publisher = self.create_output(DiagnosticArray, "/diagnostics")
@@ -124,8 +146,8 @@ class DynamicsNode(Node):
             return
         source = "parameter robot_description"
         try:
-            description = read_description(text, source, self.floating_base(self._good_values))
-            model = self.build_model(description, self._good_values)
+            description, model = build(type(self), self._specs, self._good_values, {}, text, source, None)
+            self.check_model(model, self._good_values)
         except ValueError as exc:
             self.refuse(f"the robot description from {source}", exc)
             return
@@ -137,13 +159,10 @@ class DynamicsNode(Node):
     def parameter_values(self):
         return {name: self.get_parameter(name).value for name in self._specs}
 
-    def build_model(self, description, values):
-        robot = DynamicsModel.structure(description.robot, values)
-        check_names(robot, values, self._specs)
-        self.check_names(robot, values)
-        model = DynamicsModel.build(robot, values)
-        self.check_model(model, values)
-        return model
+    def build_elsewhere(self, *arguments):
+        """:func:`build` in the builder process (:mod:`.builder`: an interpreter of its own, so the parsing and
+        building never hold the one the joint-state callbacks run in)."""
+        return self._process.call(build, type(self), self._specs, *arguments)
 
     def request_model(self, changes=None, text=None, source=None, reply=None):
         """Build a model on the worker, after the requests before it: from the description ``text`` (from
@@ -155,11 +174,14 @@ class DynamicsNode(Node):
         if text is not None:
             self._descriptions_queued += 1
 
-        def build():
+        def build_on_worker():
             values = self._good_values | changes
+            good = self._good_description
             try:
-                description = self._description_for(values, changes, text, source)
-                model = None if description is None else self.build_model(description, values)
+                description, model = self.build_elsewhere(values, changes, text, source,
+                                                          None if good is None else (good.text, good.source))
+                if model is not None:  # the kernels the callbacks use, loaded in this process
+                    self.check_model(model, values)
             except ValueError as exc:
                 what = (f"the robot description from {source}" if text is not None
                         else f"parameters {', '.join(changes)}")
@@ -171,20 +193,7 @@ class DynamicsNode(Node):
             with self._outcomes_lock:
                 self._outcomes.append(outcome)
             self._install_guard.trigger()
-        self._builder.submit(build)
-
-    def _description_for(self, values, changes, text, source):
-        """The description a build starts from (on the worker): ``text``; a new ``robot_description`` parameter; or
-        the last good one, read again if the base changes between fixed and floating. None: no robot yet."""
-        floating = self.floating_base(values)
-        if text is not None:
-            return read_description(text, source, floating)
-        if changes.get("robot_description"):
-            return read_description(changes["robot_description"], "parameter robot_description", floating)
-        description = self._good_description
-        if description is not None and description.robot.has_floating_base != floating:
-            return read_description(description.text, description.source, floating)
-        return description
+        self._builder.submit(build_on_worker)
 
     def _take_outcomes(self):
         with self._outcomes_lock:
@@ -223,6 +232,7 @@ class DynamicsNode(Node):
 
     def destroy_node(self):
         self._builder.shutdown(wait=True)
+        self._process.close()
         super().destroy_node()
 
     def refuse(self, what, reason):
@@ -239,8 +249,9 @@ class DynamicsNode(Node):
         for note in description.warnings:
             if not any(f"joint '{joint}' moves no mass" in note for joint in locked):  # locked, it moves none
                 self.get_logger().warning(f"{description.source}: {note}")
-        if previous is not None and (previous.robot.name, previous.joint_names) != (model.robot.name,
-                                                                                   model.joint_names):
+        old = self.description.robot if self.description is not None else None  # the descriptions, not the models
+        if old is not None and description.text != self.description.text and (
+                (old.name, old.joint_names) != (description.robot.name, description.robot.joint_names)):
             self.get_logger().warning(f"robot description changed: robot '{previous.robot.name}' "
                                       f"({len(previous.joint_names)} joints) replaced by robot '{model.robot.name}' "
                                       f"({len(model.joint_names)} joints) from {description.source}")
@@ -464,12 +475,14 @@ class DynamicsNode(Node):
     def check_parameter(self, name, value):
         """Raise ValueError if ``value`` is invalid for ``name`` whatever the model."""
 
-    def floating_base(self, values):
+    @staticmethod
+    def floating_base(values):
         """Whether the parameter ``values`` say how the base moves, so that the robot is loaded with a floating
         base."""
         return False
 
-    def check_names(self, robot, values):
+    @staticmethod
+    def check_names(robot, values):
         """Raise ValueError if the parameter ``values`` do not fit ``robot``'s names, sizes or limits: checks cheap
         enough for the set-parameters callback, which runs them against the robot in service."""
 

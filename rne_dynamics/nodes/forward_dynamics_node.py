@@ -305,14 +305,16 @@ class ForwardDynamicsNode(DynamicsNode):
                                          gravity=model.gravity)
         simulation_step(model.robot, q0, v0, v0, 1e-3, gravity=model.gravity)
 
-    def check_names(self, robot, values):
+    @staticmethod
+    def check_names(robot, values):
         initial_positions(robot, values)
 
     def check_parameter(self, name, value):
         if name == "base" and value not in BASE_MODES:
             raise ValueError(f"base must be one of {', '.join(BASE_MODES)} for the forward node, got '{value}'")
 
-    def floating_base(self, values):
+    @staticmethod
+    def floating_base(values):
         return values["base"] == "free_floating"
 
     def model_changed(self, model, previous):

@@ -433,10 +433,12 @@ class InverseDynamicsNode(DynamicsNode):
         base_state.check_parameter(name, value)
         external_torques.check_parameter(name, value)
 
-    def floating_base(self, values):
+    @staticmethod
+    def floating_base(values):
         return values["base"] != "fixed"
 
-    def check_names(self, robot, values):
+    @staticmethod
+    def check_names(robot, values):
         unknown = [j for j in values["command_joints"] if j not in robot.joint_names]
         if unknown:
             raise ModelError(f"command_joints: robot '{robot.name}' has no movable joint "
