@@ -440,3 +440,18 @@ def test_drive_terms_false_gives_rigid_body_torques(harness_factory):
     assert h.spin_until(lambda: h.node.model.settings["drive_terms"])
     h.publish(JointState, "/joint_states", joint_state(NAMES, q, qd, sec=2))
     np.testing.assert_allclose(wait_for_count(h, torques, 2).effort, driven, **EXACT)
+
+
+def test_models_are_built_in_a_process_of_their_own(harness_factory):
+    """A parameter set's model is read and built in the node's builder process (not in the interpreter that runs
+    the joint-state callbacks), which ends with the node."""
+    import os
+
+    h = harness_factory(robot_description=DEFAULT_ROBOT)
+    assert h.node._process.process is None  # the first model is built before any message: in the node
+    assert h.set_parameters(Parameter("gravity", value=[0.0, 0.0, -9.7])).successful
+    assert h.node.model.gravity.tolist() == [0.0, 0.0, -9.7]
+    builder = h.node._process.process
+    assert builder is not None and builder.pid != os.getpid() and builder.poll() is None
+    h.node._process.close()
+    assert builder.poll() is not None
