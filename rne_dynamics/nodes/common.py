@@ -147,7 +147,7 @@ class DynamicsNode(Node):
         source = "parameter robot_description"
         try:
             description, model = build(type(self), self._specs, self._good_values, {}, text, source, None)
-            self.check_model(model, self._good_values)
+            self.check_model(model.prepare(), self._good_values)
         except ValueError as exc:
             self.refuse(f"the robot description from {source}", exc)
             return
@@ -180,8 +180,8 @@ class DynamicsNode(Node):
             try:
                 description, model = self.build_elsewhere(values, changes, text, source,
                                                           None if good is None else (good.text, good.source))
-                if model is not None:  # the kernels the callbacks use, loaded in this process
-                    self.check_model(model, values)
+                if model is not None:  # the kernels and the Data the callbacks use, in this process
+                    self.check_model(model.prepare(), values)
             except ValueError as exc:
                 what = (f"the robot description from {source}" if text is not None
                         else f"parameters {', '.join(changes)}")

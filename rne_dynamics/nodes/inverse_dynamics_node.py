@@ -212,7 +212,7 @@ class InverseDynamicsNode(DynamicsNode):
                 result = self.closed_loop(model, q, qd, qdd)
             elif self.base is None:
                 result = rd.inverse_dynamics(model.robot, q, qd, qdd, gravity=model.gravity,
-                                             external_wrenches=external)
+                                             external_wrenches=external, data=model.data)
             else:
                 result = self.base.inverse_dynamics(model, stamp_seconds(stamp), q, qd, qdd, external)
         except ValueError as exc:  # the torques overflow; a loop that cannot close; a stale or missing base state
@@ -238,7 +238,8 @@ class InverseDynamicsNode(DynamicsNode):
             self.refresh_listeners(out, now)
         if out.to_gravity or out.to_command:
             gravity = (self.closed_loop(model, q, model.input_zeros, model.input_zeros).torques
-                       if model.robot.loops is not None else rd.gravity_torques(model.robot, q, gravity=model.gravity)
+                       if model.robot.loops is not None else rd.gravity_torques(model.robot, q, gravity=model.gravity,
+                                                                          data=model.gravity_data)
                        if self.base is None else self.base.gravity_torques(model, q))
             if out.to_gravity:
                 out.gravity.header.stamp = stamp

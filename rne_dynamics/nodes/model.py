@@ -60,6 +60,8 @@ class DynamicsModel:
     locked: dict = field(init=False)  # the locked joints' positions, by name (the model has them as fixed joints)
     zeros: np.ndarray = field(init=False)
     _orders: dict = field(init=False, default_factory=dict)
+    data: object = field(init=False, default=None)  # robot.data() of the joint-state callback: see prepare
+    gravity_data: object = field(init=False, default=None)  # another, so gravity torques keep its results
 
     def __post_init__(self):
         self.joint_names = list(self.robot.joint_names)
@@ -69,6 +71,15 @@ class DynamicsModel:
         self.zeros = np.zeros(len(self.joint_names))  # shared: never written (kept writable: numba compiles per flag)
         self.input_zeros = np.zeros(len(self.input_names))
         self.elastic = np.array([self.joint_names.index(j) for j in self.robot.elastic_joints], dtype=np.int64)
+
+    def prepare(self):
+        """Make the Data the callbacks compute in (no allocation per message; in the node's process: a Data is
+        not sent between processes)."""
+        self.data, self.gravity_data = self.robot.data(), self.robot.data()
+        return self
+
+    def __getstate__(self):
+        return self.__dict__ | {"data": None, "gravity_data": None}
 
     @staticmethod
     def structure(robot, values):
