@@ -196,25 +196,10 @@ class InverseDynamicsNode(DynamicsNode):
         start = time.perf_counter()
         if not self.take_joint_states(msg):
             return
-        model, out = self.model, self.outputs
+        model, out, stamp = self.model, self.outputs, msg.header.stamp
         q, qd = self.joint_states.q, self.joint_states.qd
-        qdd = model.input_zeros
-        if self.derivative is not None:
-            unused = self.derivative.update(stamp_seconds(msg.header.stamp), qd)
-            if unused:
-                self.warn_throttled(f"/joint_states: acceleration_source 'differentiate' {unused}; keeping the last "
-                                    "acceleration estimate")
-            qdd = self.derivative.qdd
-        stamp = msg.header.stamp
         try:
-            external = self.measured_wrenches(model, q)
-            if model.robot.loops is not None:
-                result = self.closed_loop(model, q, qd, qdd)
-            elif self.base is None:
-                result = rd.inverse_dynamics(model.robot, q, qd, qdd, gravity=model.gravity,
-                                             external_wrenches=external, data=model.data)
-            else:
-                result = self.base.inverse_dynamics(model, stamp_seconds(stamp), q, qd, qdd, external)
+            result = self.dynamics(model, stamp, q, qd, self.acceleration(stamp, qd, model))
         except ValueError as exc:  # the torques overflow; a loop that cannot close; a stale or missing base state
             self.reject_input("/joint_states", exc)
             return
@@ -231,16 +216,46 @@ class InverseDynamicsNode(DynamicsNode):
             problem = self.external.update(model, msg, q, qd)
             if problem:
                 self.warn_throttled(problem)
+        self.publish_listened(model, out, stamp, q, result)
+        self.check_limits(model, result.torques, "/joint_states")
+        self.stats.computed(time.perf_counter() - start)
+        self.stats.accepted("/joint_states")
 
-        # The other outputs go only to topics somebody listens to: each publish costs tens of microseconds.
+    def acceleration(self, stamp, qd, model):
+        """The joint accelerations of parameter ``acceleration_source``: zero, or the filtered derivative of qd."""
+        if self.derivative is None:
+            return model.input_zeros
+        unused = self.derivative.update(stamp_seconds(stamp), qd)
+        if unused:
+            self.warn_throttled(f"/joint_states: acceleration_source 'differentiate' {unused}; keeping the last "
+                                "acceleration estimate")
+        return self.derivative.qdd
+
+    def dynamics(self, model, stamp, q, qd, qdd, gravity_only=False):
+        """The inverse dynamics of a joint state for the robot's kind: a closed chain, a fixed or a moving base
+        (``gravity_only``: the gravity torques, no external wrench)."""
+        if gravity_only:
+            if model.robot.loops is not None:
+                return self.closed_loop(model, q, model.input_zeros, model.input_zeros).torques
+            if self.base is None:
+                return rd.gravity_torques(model.robot, q, gravity=model.gravity, data=model.gravity_data)
+            return self.base.gravity_torques(model, q)
+        external = self.measured_wrenches(model, q)
+        if model.robot.loops is not None:
+            return self.closed_loop(model, q, qd, qdd)
+        if self.base is None:
+            return rd.inverse_dynamics(model.robot, q, qd, qdd, gravity=model.gravity, external_wrenches=external,
+                                       data=model.data)
+        return self.base.inverse_dynamics(model, stamp_seconds(stamp), q, qd, qdd, external)
+
+    def publish_listened(self, model, out, stamp, q, result):
+        """The outputs beside ``~/torques``, to the topics somebody listens to (each publish costs tens of
+        microseconds), and the effort-limit check."""
         now = time.monotonic()
         if now - out.listeners_checked > LISTENERS_REFRESH:
             self.refresh_listeners(out, now)
         if out.to_gravity or out.to_command:
-            gravity = (self.closed_loop(model, q, model.input_zeros, model.input_zeros).torques
-                       if model.robot.loops is not None else rd.gravity_torques(model.robot, q, gravity=model.gravity,
-                                                                          data=model.gravity_data)
-                       if self.base is None else self.base.gravity_torques(model, q))
+            gravity = self.dynamics(model, stamp, q, None, None, gravity_only=True)
             if out.to_gravity:
                 out.gravity.header.stamp = stamp
                 out.gravity.effort = doubles(gravity)
@@ -254,9 +269,6 @@ class InverseDynamicsNode(DynamicsNode):
             self.last_markers = now
             self.markers_publisher.publish(out.markers.update(stamp, result.torques,
                                                               getattr(result, "loop_wrenches", None)))
-        self.check_limits(model, result.torques, "/joint_states")
-        self.stats.computed(time.perf_counter() - start)
-        self.stats.accepted("/joint_states")
 
     def closed_loop(self, model, qa, qda, qdda):
         """Closed-loop inverse dynamics with the actuated torques spread over the tree's joints (passive: 0)."""
