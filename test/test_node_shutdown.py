@@ -11,11 +11,12 @@ import time
 import pytest
 
 # first: it skips the module where rclpy is missing
-from ros_harness import rclpy
+from ros_harness import LATCHED, rclpy
 
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from sensor_msgs.msg import JointState
+from std_msgs.msg import String
 
 import rne_dynamics as rd
 
@@ -34,6 +35,9 @@ class JointStateTraffic:
         rclpy.init(context=self.context)
         self.node = rclpy.create_node("traffic", context=self.context)
         self.publisher = self.node.create_publisher(JointState, "/joint_states", 10)
+        # for the nodes started without the parameter: their model is built in their builder process
+        self.description = self.node.create_publisher(String, "/robot_description", LATCHED)
+        self.description.publish(String(data=open(ARM6).read()))
         self.answers = 0
         self.node.create_subscription(JointState, "/inverse_dynamics/torques", self._count, 10)
         self.executor = SingleThreadedExecutor(context=self.context)
@@ -70,12 +74,14 @@ def traffic():
     flow.close()
 
 
-def start_node(code=None):
-    """The inverse node as its own process (``code``: a Python program in place of the executable)."""
+def start_node(code=None, from_topic=False):
+    """The inverse node as its own process (``code``: a Python program in place of the executable); its robot from
+    the parameter, or ``from_topic`` (then built in its builder process, which must end with it, quietly)."""
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     command = [sys.executable, "-c", code] if code else [sys.executable, "-m",
                                                          "rne_dynamics.nodes.inverse_dynamics_node"]
-    return subprocess.Popen(command + ["--ros-args", "-p", f"robot_description:={ARM6}", "--log-level", "warn"],
+    parameters = [] if from_topic else ["-p", f"robot_description:={ARM6}"]
+    return subprocess.Popen(command + ["--ros-args", *parameters, "--log-level", "warn"],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
@@ -100,9 +106,10 @@ def assert_clean_exit(process, what):
 
 def test_signals_while_joint_states_flow(traffic):
     """20 starts: SIGINT mostly, SIGTERM every fourth, launch's escalation (SIGINT then SIGTERM) every fifth; the
-    signal lands at a different moment of the 1 kHz traffic each time."""
+    signal lands at a different moment of the 1 kHz traffic each time. Every other start takes its robot from the
+    /robot_description topic: built in the node's builder process (a node run with ``python -m``)."""
     for start in range(STARTS):
-        process = start_node()
+        process = start_node(from_topic=start % 2 == 1)
         wait_for_answers(traffic, process)
         time.sleep(0.013 * start)
         if start % 4 == 3:

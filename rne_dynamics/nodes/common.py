@@ -11,7 +11,9 @@ a build that fails afterwards is refused with the reason (logged and in diagnost
 to the last good values, and the last good model stays in service.
 """
 import gc
+import importlib
 import math
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -44,12 +46,27 @@ DESCRIPTION_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCA
 WARNING_PERIOD = 2.0  # s between two logs of the same input problem
 
 
+def importable_name(cls):
+    """``(module, qualified name)`` of ``cls`` that another process can import: a node started with ``python -m``
+    runs as ``__main__``, which the builder process is not. None for a class of a script run by its path."""
+    module = cls.__module__
+    if module == "__main__":
+        spec = sys.modules["__main__"].__spec__
+        if spec is None:
+            return None
+        module = spec.name
+    return module, cls.__qualname__
+
+
 def build(node_class, specs, values, changes, text, source, good):
     """``(description, model)`` of a model request (in the builder process; picklable in and out): the description
     from ``text`` (from ``source``), from a new ``robot_description`` parameter in the parameter set ``changes``, or
     the last good one (``good``: its text and source; read again: the robot may change between fixed and floating
     base); the model built from it with the parameter ``values`` and checked by ``node_class``'s static hooks.
-    ``(None, None)``: no robot yet. A bad description or value raises :class:`ModelError` naming it."""
+    ``(None, None)``: no robot yet. A bad description or value raises :class:`ModelError` naming it.
+    ``node_class`` may be given as its :func:`importable_name`."""
+    if isinstance(node_class, tuple):
+        node_class = getattr(importlib.import_module(node_class[0]), node_class[1])
     floating = node_class.floating_base(values)
     if text is None and changes.get("robot_description"):
         text, source = changes["robot_description"], "parameter robot_description"
@@ -162,7 +179,10 @@ class DynamicsNode(Node):
     def build_elsewhere(self, *arguments):
         """:func:`build` in the builder process (:mod:`.builder`: an interpreter of its own, so the parsing and
         building never hold the one the joint-state callbacks run in)."""
-        return self._process.call(build, type(self), self._specs, *arguments)
+        name = importable_name(type(self))
+        if name is None:  # a class of a script run by path: no other process can import it
+            return build(type(self), self._specs, *arguments)
+        return self._process.call(build, name, self._specs, *arguments)
 
     def request_model(self, changes=None, text=None, source=None, reply=None):
         """Build a model on the worker, after the requests before it: from the description ``text`` (from

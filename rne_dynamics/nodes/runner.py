@@ -2,11 +2,28 @@
 import gc
 import re
 import threading
+import time
 
 
 #: Longest time (s) the model-building worker holds the interpreter before the joint-state callback gets it back
 #: (Python's default, 5 ms, let a swap delay a burst of 1 kHz messages).
 GIL_SWITCH_INTERVAL = 5e-4
+
+
+#: How long (s) a failure waits for the context to be shut down before it counts as a fault: rclpy's signal handler
+#: shuts the context down from a thread of its own, and Python's KeyboardInterrupt can come first, raised inside a
+#: conversion that turns it into a RuntimeError.
+SHUTDOWN_GRACE = 1.0
+
+
+def shut_down(rclpy):
+    """Whether the default context is shut down, or is within :data:`SHUTDOWN_GRACE`."""
+    end = time.monotonic() + SHUTDOWN_GRACE
+    while rclpy.ok():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.01)
+    return True
 
 
 def spin(node_class, args=None):
@@ -46,7 +63,7 @@ def spin(node_class, args=None):
         print(f"{name}: error: {' '.join(str(exc).split())}", file=sys.stderr)
         status = 2
     except BaseException as exc:  # noqa: BLE001 -- sorted below: a shutdown, or a fault that must show
-        if not isinstance(exc, KeyboardInterrupt) and rclpy.ok():
+        if not isinstance(exc, KeyboardInterrupt) and not shut_down(rclpy):
             raise
     finally:
         if threading.current_thread() is threading.main_thread():  # launch escalates SIGINT to SIGTERM: let it go
