@@ -70,7 +70,7 @@ def make_motion_node(context, robot, home):
     from sensor_msgs.msg import JointState
 
     from .. import inverse_dynamics
-    from .common import doubles
+    from .messages import doubles
 
     amplitude, phase = swing(robot, home)
     w, wc = 2 * math.pi * SWING_HZ, 2 * math.pi * TRACKING_HZ
