@@ -31,7 +31,6 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Header, String
 from std_srvs.srv import Trigger
 
-from .._jit import compiled
 from ..errors import StateError, one_line
 from .builder import BuilderProcess
 from .diagnostics import Statistics
@@ -153,9 +152,6 @@ class DynamicsNode(Node):
     def start(self):
         """Load the ``robot_description`` parameter if it is set (else wait for the topic); before the first message,
         so on the executor's thread."""
-        if not compiled():
-            self.get_logger().info("the dynamics kernels of this installation are not compiled yet: the first model "
-                                   "compiles what it needs (minutes, once); `rne-dynamics compile` does it ahead")
         text = self.get_parameter("robot_description").value
         if not text:
             self.get_logger().info("waiting for a robot description on "
