@@ -22,7 +22,7 @@ import threading
 import numpy as np
 
 from .. import _jit, _native, _trace
-from .._trace import Untraceable, trace
+from .._trace import Untraceable, trace, traceable
 from ..model.robot import model_view
 from .configuration import random_configuration
 from .inputs import NO_WRENCHES, QUATERNION_TOLERANCE, gravity_vector
@@ -93,18 +93,19 @@ def inputs_of(algorithm, robot):
 def program_of(algorithm, robot, fdata, extras=(), wrenches=False):
     """The traced program of ``algorithm`` on the model ``(fdata, robot.idata)`` with the per-call parameters
     ``extras`` (and external wrenches as inputs, if ``wrenches``): ``(program, outputs, sizes)``."""
-    m = model_view(fdata, robot.idata)
+    m = traceable(model_view)(fdata, robot.idata)
     _, results, size = algorithm.layout(None, m)
     samples = inputs_of(algorithm, robot)
+    layout, step = traceable(algorithm.layout), traceable(algorithm.step)
     if wrenches:
         samples.append(np.random.default_rng(8).uniform(-1.0, 1.0, 6 * robot.nb))
     state = len(algorithm.arguments)
 
     def run(*inputs):
         block = np.full(size, None, object)
-        w, _, _ = algorithm.layout(block, m)
+        w, _, _ = layout(block, m)
         f_ext = (inputs[-1].reshape(robot.nb, 6) if wrenches else NO_WRENCHES[0],) * algorithm.wrenches
-        status = algorithm.step(m, w, *inputs[:state], *f_ext, *inputs[state:state + algorithm.gravity], *extras)
+        status = step(m, w, *inputs[:state], *f_ext, *inputs[state:state + algorithm.gravity], *extras)
         if status not in (None, OK):
             raise Untraceable(f"the sample state returned status {status}")
         return block[:results]
