@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import ModelError, ModelWarning
 from .body import Body, JointInfo, inertia_problem, triangle_problem
-from .joints import FREE_FLYER, NQ, NV, QUATERNION_START, is_revolute, joint_code, motion_subspace
+from .joints import FLOATING, TYPES, is_fixed, is_floating, joint_code, motion_subspace, one_coordinate, type_of_code
 from .robot import Robot
 
 #: The name of the free-flyer that ``floating_base=True`` puts between the world and the root link (Pinocchio's).
@@ -69,7 +69,10 @@ def build_robot(name, links, joints, origins, *, error, source="<robot>", floati
     if not roots:
         fail("every link is some joint's child, so the joints form a cycle; a robot needs one root link")
     root = roots[0]
-    floating = [j for j in joints if j.type == "floating"]
+    for joint in joints:
+        if joint.type not in TYPES:
+            fail(f"joint '{joint.name}': unknown type {joint.type!r} (known: {', '.join(TYPES)})")
+    floating = [j for j in joints if is_floating(j.type)]
     for joint in floating:
         if joint.parent != root:
             fail(f"joint '{joint.name}': a floating joint must connect the root link '{root}' to the base; this "
@@ -79,7 +82,7 @@ def build_robot(name, links, joints, origins, *, error, source="<robot>", floati
                                  else f"a floating joint '{floating[0].name}' and floating_base=True")
              + "; one base can float")
     for joint in joints:
-        if joint.mimic is not None and joint.type not in ("revolute", "continuous", "prismatic", "fixed"):
+        if joint.mimic is not None and not (one_coordinate(joint.type) or is_fixed(joint.type)):
             fail(f"joint '{joint.name}': a {joint.type} joint cannot be a mimic joint")
 
     # Depth-first, children in document order (as Pinocchio numbers them), a floating joint first; a joint becomes
@@ -90,17 +93,17 @@ def build_robot(name, links, joints, origins, *, error, source="<robot>", floati
     if floating_base:
         if BASE_JOINT in {j.name for j in joints}:
             fail(f"floating_base=True adds a joint '{BASE_JOINT}', and the robot already has one of that name")
-        base = JointInfo(BASE_JOINT, "floating", "world", root)
+        base = JointInfo(BASE_JOINT, FLOATING, "world", root)
         bodies.append(_body(base, -1, np.eye(3), np.zeros(3)))
         body_joints.append(base)
         frame[root] = (0, np.eye(3), np.zeros(3))
-    stack = sorted(reversed(children[root]), key=lambda j: j.type == "floating")
+    stack = sorted(reversed(children[root]), key=lambda j: is_floating(j.type))
     while stack:
         joint = stack.pop()
         body, R_link, p_link = frame[joint.parent]
         R_o, p_o = origins[joint.name]
         R, p = R_link @ R_o, p_link + R_link @ p_o
-        if joint.type == "fixed":
+        if is_fixed(joint.type):
             frame[joint.child] = (body, R, p)
             if joint.mimic is not None:
                 notes.append(f"joint '{joint.name}': fixed, so its <mimic> is ignored")
@@ -136,7 +139,7 @@ def build_robot(name, links, joints, origins, *, error, source="<robot>", floati
     bodies, joint_names = _resolve_coordinates(bodies, body_joints, fail)
     robot_body_index = {b.joint: i for i, b in enumerate(bodies)}
     by_name = {j.name: j for j in joints}
-    base_joint = next((b.joint for b in bodies if b.code == FREE_FLYER), None)
+    base_joint = next((j.name for b, j in zip(bodies, body_joints) if b.parent < 0 and is_floating(j.type)), None)
     robot = Robot(
         name=name, joint_names=joint_names, link_names=tuple(link.name for link in links), root_link=root,
         joints=by_name, bodies=tuple(bodies),
@@ -156,8 +159,8 @@ def _body(joint, parent, R_tree, p_tree):
     at the zero configuration."""
     axis = np.asarray(joint.axis, float)
     code = joint_code(joint.type, axis)
-    return Body(joint.name, parent, code, axis, motion_subspace(code, axis), R_tree, p_tree, 0.0, np.zeros(3),
-                np.zeros((3, 3)))
+    return Body(joint.name, parent, code, axis, motion_subspace(code, axis, joint.pitch), R_tree, p_tree, 0.0,
+                np.zeros(3), np.zeros((3, 3)))
 
 
 def _resolve_coordinates(bodies, body_joints, fail):
@@ -169,7 +172,7 @@ def _resolve_coordinates(bodies, body_joints, fail):
     for body, joint in zip(bodies, body_joints):
         if joint.mimic is None:
             first[joint.name] = (nq, nv)
-            nq, nv = nq + NQ[body.code], nv + NV[body.code]
+            nq, nv = nq + body.nq, nv + body.nv
     resolved = []
     for body, joint in zip(bodies, body_joints):
         mult, offset, seen, source = 1.0, 0.0, [joint.name], joint
@@ -182,15 +185,14 @@ def _resolve_coordinates(bodies, body_joints, fail):
             seen.append(target)
             mult, offset = mult * m, mult * o + offset
             source = body_joints[names.index(target)]
-        if source is not joint and not (is_revolute(bodies[names.index(source.name)].code)
-                                        or source.type == "prismatic"):
+        if source is not joint and not one_coordinate(source.type):
             fail(f"joint '{joint.name}': <mimic joint='{source.name}'> follows a {source.type} joint; a mimic "
-                 "joint follows a revolute or prismatic one")
+                 "joint follows a joint of one coordinate (revolute, prismatic, screw)")
         idx_q, idx_v = first[source.name]
         resolved.append(replace(body, idx_q=idx_q, idx_v=idx_v, q_mult=mult, q_offset=offset,
                                 mimic=source is not joint))
     joint_names = tuple(j.name for b, j in zip(bodies, body_joints)
-                        if j.mimic is None and not (b.code == FREE_FLYER and b.parent < 0))
+                        if j.mimic is None and not (is_floating(j.type) and b.parent < 0))
     return resolved, joint_names
 
 
@@ -245,7 +247,8 @@ def lock_joints(robot, positions):
             order = "" if b.nq == 1 else " (" + " ".join(n.rsplit(".", 1)[1] for n in robot.q_names
                                                         if n.startswith(name + ".")) + ")"
             raise ModelError(f"locked joint '{name}': expected {b.nq} finite number(s){order}, got {value.tolist()}")
-        if b.code in QUATERNION_START and abs(np.linalg.norm(value[QUATERNION_START[b.code]:][:4]) - 1) > 1e-6:
+        start = type_of_code(b.code).quaternion
+        if start >= 0 and abs(np.linalg.norm(value[start:start + 4]) - 1) > 1e-6:
             raise ModelError(f"locked joint '{name}': the quaternion of {value.tolist()} is not of unit norm")
         if b.mimic and names[source[i]] not in positions:
             raise ModelError(f"locked joint '{name}': a mimic joint moves with its source '{names[source[i]]}'; lock "
@@ -302,7 +305,7 @@ def lock_joints(robot, positions):
     def fail(message):
         raise ModelError(f"locked joints: {message}")
 
-    base = JointInfo(robot.base_joint, "floating", "world", robot.root_link)
+    base = JointInfo(robot.base_joint, FLOATING, "world", robot.root_link)
     new_bodies, joint_names = _resolve_coordinates(new_bodies, [robot.joints.get(names[i], base) for i in kept], fail)
     keep = [robot.joint_names.index(n) for n in joint_names]
     body_of = {b.joint: k for k, b in enumerate(new_bodies)}

@@ -49,6 +49,7 @@ from std_srvs.srv import Trigger
 
 from .._jit import compiled
 from ..errors import ModelError, ModelWarning, StateError, one_line
+from ..model.joints import effort_unit
 from ..algorithms.inputs import gravity_vector
 from ..model.drive import RIGID as RIGID_DRIVE, load_drive
 from ..model.loops import read_loops
@@ -363,7 +364,7 @@ class DynamicsModel:
 
     def joint_unit(self, k):
         """``N m`` for a revolute joint, ``N`` for a prismatic one."""
-        return "N" if self.robot.joints[self.joint_names[k]].type == "prismatic" else "N m"
+        return effort_unit(self.robot.joints[self.joint_names[k]].type)
 
 
 def stamp_seconds(stamp):

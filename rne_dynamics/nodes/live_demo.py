@@ -20,6 +20,7 @@ import numpy as np
 
 from ..robots import DEFAULT_ROBOT
 from ..errors import ModelError
+from ..model.joints import joint_type
 from ..model.urdf import expand_xacro, load_urdf
 from ..tools.cli import package_path, xacro_arg
 
@@ -137,8 +138,8 @@ class Table:
         load = self.load(tau)
         write(f"t = {elapsed:5.1f} s   {self.received} torque messages")
         width = max(len(name) for name in self.robot.joint_names) + 2
-        prismatic = any(self.robot.joints[name].type == "prismatic" for name in self.robot.joint_names)
-        position, effort = ("[rad|m]", "[N m|N]") if prismatic else ("[rad]", "[N m]")
+        linear = any(joint_type(self.robot.joints[name].type).linear for name in self.robot.joint_names)
+        position, effort = ("[rad|m]", "[N m|N]") if linear else ("[rad]", "[N m]")
         write(f"  {'joint':<{width}}{'q ' + position:>11}{'torque ' + effort:>16}{'gravity ' + effort:>16}"
               "  load [% of the effort limit]")
         for k, name in enumerate(self.robot.joint_names):
