@@ -122,6 +122,11 @@ def rpy_to_matrix(roll, pitch, yaw):
                      [-sp, cp * sr, cp * cr]])
 
 
+def _tag(element):
+    """An element's tag as written (``drake:screw_thread_pitch``, where ElementTree says ``{namespace}...``)."""
+    return element.tag.replace(f"{{{DRAKE}}}", "drake:")
+
+
 class _Reader:
     """Reads elements; every error names the file, the element and the attribute."""
 
@@ -135,16 +140,16 @@ class _Reader:
         text = element.get(attribute) if element is not None else None
         if text is None:
             if default is None:
-                self.fail(owner, f"<{element.tag if element is not None else '?'}> needs attribute '{attribute}'")
+                self.fail(owner, f"<{_tag(element) if element is not None else '?'}> needs attribute '{attribute}'")
             return np.array(default, float)
         try:
             values = np.array([float(x) for x in text.split()], float)
         except ValueError:
-            self.fail(owner, f"<{element.tag} {attribute}=\"{text}\"> is not {count} number(s)")
+            self.fail(owner, f"<{_tag(element)} {attribute}=\"{text}\"> is not {count} number(s)")
         if values.size != count:
-            self.fail(owner, f"<{element.tag} {attribute}=\"{text}\"> has {values.size} number(s), expected {count}")
+            self.fail(owner, f"<{_tag(element)} {attribute}=\"{text}\"> has {values.size} number(s), expected {count}")
         if not np.all(np.isfinite(values)):
-            self.fail(owner, f"<{element.tag} {attribute}=\"{text}\"> is not finite")
+            self.fail(owner, f"<{_tag(element)} {attribute}=\"{text}\"> is not finite")
         return values
 
     def number(self, element, attribute, owner, default=None):
