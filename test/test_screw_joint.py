@@ -252,6 +252,20 @@ def test_the_reader_needs_a_screws_pitch_in_drakes_namespace():
     assert robot.joints["j0"].pitch == 0.05 and robot.joints["j2"].pitch == -0.2
 
 
+def test_a_screws_dynamics_element_adds_its_friction_to_its_torque():
+    """``<dynamics damping friction>`` as for a revolute joint: ``damping qd + friction sign(qd)`` on its torque."""
+    description = urdf(links())
+    damped = rd.load_urdf(description.replace('<drake:screw_thread_pitch value="0.05"/>',
+                                              '<drake:screw_thread_pitch value="0.05"/><dynamics damping="0.3" '
+                                              'friction="0.1"/>', 1))
+    robot = rd.load_urdf(description)
+    q, v, a = (np.full(robot.nv, x) for x in (0.2, -0.7, 0.4))
+    difference = (rd.inverse_dynamics(damped, q, v, a).torques - rd.inverse_dynamics(robot, q, v, a).torques)
+    expected = np.zeros(robot.nv)
+    expected[robot.idx_v["j0"]] = 0.3 * -0.7 - 0.1
+    np.testing.assert_allclose(difference, expected, rtol=0, atol=1e-12)
+
+
 def test_inspect_gives_a_screws_position_in_rad_and_effort_in_n_m():
     from rne_dynamics.tools.inspect_robot import tree_lines
 

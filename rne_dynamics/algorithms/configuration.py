@@ -6,8 +6,8 @@ import math
 import numpy as np
 
 from ..errors import StateError
-from ..model.configuration import integrate_rows, log_quaternion, log_se2, log_se3, quaternion_conjugate, \
-    quaternion_multiply
+from ..model.configuration import integrate_rows, log_quaternion, log_se2, log_se3, neutral_configuration, \
+    quaternion_conjugate, quaternion_multiply
 from ..model.joints import REAL_LINE, SE2, SE3, SO3, type_of_code
 from ..model.data import memory, results
 from .inputs import states
@@ -16,10 +16,7 @@ from .inputs import states
 def neutral(robot, *, data=None):
     """The neutral configuration ``(nq,)``: every coordinate 0, identity quaternions (``[0, 0, 0, 1]``); Pinocchio's
     ``pin.neutral``. ``data``: a ``robot.data()`` to write it in."""
-    q = memory(robot, data, "neutral", (robot.nq,))
-    q[...] = 0.0
-    q[robot.quaternions + 3] = 1.0
-    return q
+    return neutral_configuration(robot, memory(robot, data, "neutral", (robot.nq,)))
 
 
 def integrate(robot, q, v, dt=1.0, *, data=None):

@@ -203,6 +203,15 @@ def integrate_rows(fdata, idata, q, v, dt, out):
         integrate_configuration(m, q[n], v[n], dt, out[n])
 
 
+def neutral_configuration(robot, out=None):
+    """The neutral configuration ``(nq,)`` (into ``out``): every coordinate 0, identity quaternions
+    (``[0, 0, 0, 1]``)."""
+    q = np.empty(robot.nq) if out is None else out
+    q[...] = 0.0
+    q[robot.quaternions + 3] = 1.0
+    return q
+
+
 # ------------------------------------------------------------------------------------------ logarithms (numpy)
 
 def quaternion_multiply(a, b):

@@ -10,10 +10,13 @@ from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
+from .._jit import kernel
 from ..errors import ModelError, ModelWarning
 from .body import Body, JointInfo, inertia_problem, triangle_problem
 from .joints import FLOATING, TYPES, is_fixed, is_floating, joint_code, motion_subspace, one_coordinate, type_of_code
-from .robot import Robot
+from .configuration import neutral_configuration
+from .joints import X_up
+from .robot import Robot, model_view
 
 #: The name of the free-flyer that ``floating_base=True`` puts between the world and the root link (Pinocchio's).
 BASE_JOINT = "root_joint"
@@ -216,21 +219,26 @@ def _plausibility_warnings(links, bodies, body_joints):
     return messages
 
 
+@kernel
+def parent_poses(fdata, idata, q, R, p):
+    """Every body's pose ``(R, p)`` in its parent at configuration ``q`` (:func:`~rne_dynamics.model.joints.X_up`)."""
+    m = model_view(fdata, idata)
+    for i in range(m.nb):
+        X_up(m, i, q, R[i], p[i])
+
+
 def lock_joints(robot, positions):
     """``robot`` with the joints of ``positions`` ``{joint: value}`` held at those values (Pinocchio's
     ``buildReducedModel``): each locked joint's body is merged into its nearest moving ancestor as a fixed joint's
     child link is (the world's bodies are not counted), so ``q``, ``v`` and ``joint_names`` lose its coordinates.
     Implements :meth:`Robot.with_locked_joints <rne_dynamics.model.robot.Robot.with_locked_joints>`."""
-    from ..algorithms.configuration import neutral, normalize  # the algorithms import the model
-    from ..algorithms.kinematics import forward_kinematics
-
     if not hasattr(positions, "items"):
         raise ModelError(f"locked joints are a mapping {{joint: position}}, not {type(positions).__name__}")
     bodies, names = robot.bodies, robot.body_joint_names
     index = {name: i for i, name in enumerate(names)}
     source = {i: next(k for k, o in enumerate(bodies) if not o.mimic and o.idx_q == b.idx_q)
               for i, b in enumerate(bodies)}  # the body whose coordinate moves body i (itself, unless a mimic)
-    q = neutral(robot)
+    q = neutral_configuration(robot)
     for name, value in positions.items():
         i = index.get(name)
         if i is None:
@@ -250,12 +258,13 @@ def lock_joints(robot, positions):
         start = type_of_code(b.code).quaternion
         if start >= 0 and abs(np.linalg.norm(value[start:start + 4]) - 1) > 1e-6:
             raise ModelError(f"locked joint '{name}': the quaternion of {value.tolist()} is not of unit norm")
+        if start >= 0:
+            value[start:start + 4] /= np.linalg.norm(value[start:start + 4])
         if b.mimic and names[source[i]] not in positions:
             raise ModelError(f"locked joint '{name}': a mimic joint moves with its source '{names[source[i]]}'; lock "
                              f"'{names[source[i]]}' (its mimic joints are locked with it)")
         if not b.mimic:
             q[b.idx_q:b.idx_q + b.nq] = value
-    q = normalize(robot, q)
     at = {i: q[b.idx_q:b.idx_q + b.nq] if not b.mimic else np.array([b.q_mult * q[b.idx_q] + b.q_offset])
           for i, b in enumerate(bodies)}
     for name, value in positions.items():
@@ -265,12 +274,15 @@ def lock_joints(robot, positions):
                              f"by it, not {float(np.ravel(value)[0]):g}")
     held = {i for i in range(len(bodies)) if names[source[i]] in positions}
 
-    # Body poses in the world at q (a body's frame is its joint's child link's); a pose in a locked body is then
-    # carried into its nearest moving ancestor by the composed transform between the two.
-    poses = forward_kinematics(robot, q)
-    world = {i: poses[robot.link_index[robot.joints[b.joint].child if b.joint in robot.joints else robot.root_link]]
-             for i, b in enumerate(bodies)}
-    world[-1] = np.eye(4)
+    # Body poses in the world at q, composed from the root (RBDA eq. 2.20); a pose in a locked body is then carried
+    # into its nearest moving ancestor by the composed transform between the two.
+    R, p = np.empty((len(bodies), 3, 3)), np.empty((len(bodies), 3))
+    parent_poses(robot.fdata, robot.idata, q, R, p)
+    world = {-1: np.eye(4)}
+    for i, b in enumerate(bodies):
+        X = np.eye(4)
+        X[:3, :3], X[:3, 3] = R[i], p[i]
+        world[i] = world[b.parent] @ X
     ancestor, new_index = {-1: -1}, {-1: -1}
     for i, b in enumerate(bodies):
         ancestor[i] = ancestor[b.parent] if b.parent in held else b.parent

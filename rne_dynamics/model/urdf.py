@@ -15,6 +15,7 @@ from ..errors import URDFError
 from .body import JointInfo
 from .joints import TYPES, joint_type
 from .loops import read_loops, urdf_loop_joints
+from .spatial import rpy_to_matrix
 from .tree import LinkSpec, build_robot
 from .xacro_expand import expand, is_xacro
 
@@ -111,15 +112,6 @@ def _read(source):
     if not content.strip():
         raise URDFError(f"{text}: the file is empty")
     return content, text
-
-
-def rpy_to_matrix(roll, pitch, yaw):
-    """URDF's fixed-axis roll-pitch-yaw: ``R = Rz(yaw) Ry(pitch) Rx(roll)``."""
-    cr, sr, cp, sp, cy, sy = (math.cos(roll), math.sin(roll), math.cos(pitch), math.sin(pitch),
-                              math.cos(yaw), math.sin(yaw))
-    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-                     [-sp, cp * sr, cp * cr]])
 
 
 def _tag(element):
