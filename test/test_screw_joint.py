@@ -18,7 +18,7 @@ import oracle
 import rne_dynamics as rd
 from rne_dynamics.model import joints
 from rne_dynamics.model.robot import model_view
-from test_joint_types import Link
+from test_joint_types import link_element, random_link, text
 
 TOLERANCE = 1e-12
 TILTED_GRAVITY = np.array([1.7, -2.3, -9.1])
@@ -41,28 +41,15 @@ JOINTS = [
 
 
 def links(seed=7):
+    """One massive link per body and the root's."""
     rng = np.random.default_rng(seed)
-    out = []
-    for _ in range(len(JOINTS) + 1):
-        mass = float(rng.uniform(0.3, 3.0))
-        a, b, c = rng.uniform(0.05, 0.5, 3)
-        moments = mass / 12 * np.array([b * b + c * c, a * a + c * c, a * a + b * b])
-        out.append(Link(mass, rng.uniform(-0.2, 0.2, 3), rng.uniform(-np.pi, np.pi, 3), moments))
-    return out
-
-
-def text(values):
-    return " ".join(repr(float(x)) for x in values)
+    return [random_link(rng) for _ in range(len(JOINTS) + 1)]
 
 
 def urdf(links, joints_=JOINTS, mimic=None):
     """The URDF text; ``mimic`` ``(joint index, source index, multiplier, offset)`` adds a ``<mimic>``."""
     parts = ['<robot name="screws" xmlns:drake="http://drake.mit.edu">']
-    for k, link in enumerate(links):
-        ixx, iyy, izz = (repr(float(x)) for x in link.moments)
-        parts.append(f'<link name="l{k}"><inertial><origin xyz="{text(link.com)}" rpy="{text(link.rpy)}"/>'
-                     f'<mass value="{float(link.mass)!r}"/><inertia ixx="{ixx}" ixy="0" ixz="0" iyy="{iyy}" iyz="0" '
-                     f'izz="{izz}"/></inertial></link>')
+    parts += [link_element(k, link) for k, link in enumerate(links)]
     for k, (parent, kind, axis, pitch, xyz, rpy) in enumerate(joints_):
         extra = f'<axis xyz="{text(axis)}"/><limit lower="-2" upper="2" effort="50" velocity="3"/>'
         if kind == "screw":
