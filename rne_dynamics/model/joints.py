@@ -100,10 +100,9 @@ TYPES = {
                            quaternion=0),
     FIXED: JointType(-1, 0, 0, NO_GROUP),
 }
+#: Per code, the facts of its type that do not depend on the URDF name (revolute and continuous share a code).
 _BY_CODE = {t.code: t for t in TYPES.values() if t.code >= 0}
-_BY_CODE.update({code: _REVOLUTE for code in (REVOLUTE_X, REVOLUTE_Y, REVOLUTE_Z)})
-#: URDF joint type -> joint code, the movable types.
-TYPE_CODES = {name: t.code for name, t in TYPES.items() if t.code >= 0}
+_BY_CODE.update({code: _REVOLUTE for code in (REVOLUTE, REVOLUTE_X, REVOLUTE_Y, REVOLUTE_Z)})
 
 
 def joint_type(kind):
