@@ -7,6 +7,8 @@ index ``-1`` (a floating base is body 0, moved by a free-flyer joint). Each join
 coordinate. The kernels receive two buffers (``fdata``, ``idata``) and read them through :func:`model_view`: numba
 dispatches two arrays far faster than a dozen.
 """
+import threading
+import weakref
 from collections import namedtuple
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -199,7 +201,25 @@ class Robot:
 
     def data(self):
         """A new :class:`~rne_dynamics.model.data.Data` for this robot: pass it as ``data=`` to compute in it."""
-        return Data(self)
+        data = Data(self)
+        self.datas.add(data)
+        return data
+
+    @cached_property
+    def datas(self):
+        """The robot's live ``Data`` objects: the written code (:mod:`~rne_dynamics.algorithms.written`) replaces
+        their held calls when its machine code is ready."""
+        return weakref.WeakSet()
+
+    @cached_property
+    def written(self):
+        """Per ``(algorithm, drive)``: the robot's written code (:mod:`~rne_dynamics.algorithms.written`), or None
+        where its generic kernel serves."""
+        return {}
+
+    @cached_property
+    def written_lock(self):
+        return threading.Lock()
 
     @cached_property
     def nb(self):
