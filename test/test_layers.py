@@ -2,16 +2,16 @@
 below it, so no import circle joins two folders. Read from the source (every ``import``, in functions too), not by
 importing it.
 
-The layers, bottom up: ``_jit``, ``errors`` and ``robots`` (leaves); ``model``; ``algorithms``; ``planning``; the
-package face (``rne_dynamics/__init__.py``, ``import rne_dynamics as rd``); ``nodes``; ``tools`` (the ``live``
-command starts the nodes); the entry points (``__main__``, ``launch_files``).
+The layers, bottom up: ``_jit`` (with ``_trace`` and ``_native``), ``errors`` and ``robots`` (leaves); ``model``;
+``algorithms``; ``planning``; the package face (``rne_dynamics/__init__.py``, ``import rne_dynamics as rd``);
+``nodes``; ``tools`` (the ``live`` command starts the nodes); the entry points (``__main__``, ``launch_files``).
 """
 import ast
 import pathlib
 
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "rne_dynamics"
-LAYERS = [("_jit", "errors", "robots"), ("model",), ("algorithms",), ("planning",), ("face",), ("nodes",), ("tools",),
-          ("__main__", "launch_files")]
+LAYERS = [("_jit", "_trace", "_native", "errors", "robots"), ("model",), ("algorithms",), ("planning",), ("face",),
+          ("nodes",), ("tools",), ("__main__", "launch_files")]
 LEVEL = {part: level for level, parts in enumerate(LAYERS) for part in parts}
 
 
