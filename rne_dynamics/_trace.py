@@ -14,9 +14,7 @@ takes the other side, so the caller can hand that state to the generic kernel.
 """
 import math
 import operator
-import sys
 import types
-from contextlib import contextmanager
 from threading import RLock
 
 import numpy as np
@@ -204,22 +202,37 @@ _MATH.fabs = lambda x: unary("abs", x)
 _MATH.isfinite = lambda x: (math.isfinite(x) if type(x) is not Value
                             else Comparison(binary("eq", binary("sub", x, x), 0.0)))
 
+_clones = {}
+_namespaces = {}
 _LOCK = RLock()
 
 
-@contextmanager
-def traced_math():
-    """``math`` in every module of the package accepts traced numbers (one tracer at a time)."""
+def traceable(function):
+    """``function`` (a kernel: its Python, where numba compiled it) as a copy whose globals see the traceable copies
+    of the package's functions and :data:`_MATH` for ``math``: tracing runs the same code without changing any
+    module, so a kernel numba compiles meanwhile in another thread sees the real ones. Also the Python of a kernel
+    all the way down, for a Python caller that needs its answer now rather than after numba compiles it."""
+    function = getattr(function, "py_func", function)
     with _LOCK:
-        swapped = [module for name, module in list(sys.modules.items())
-                   if name.startswith("rne_dynamics") and name != __name__ and getattr(module, "math", None) is math]
-        for module in swapped:
-            module.math = _MATH
-        try:
-            yield
-        finally:
-            for module in swapped:
-                module.math = math
+        clone = _clones.get(function)
+        if clone is None:
+            clone = _clones[function] = types.FunctionType(function.__code__, _namespace(function.__globals__),
+                                                           function.__name__, function.__defaults__,
+                                                           function.__closure__)
+    return clone
+
+
+def _namespace(module_globals):
+    namespace = _namespaces.get(id(module_globals))
+    if namespace is None:
+        namespace = _namespaces[id(module_globals)] = dict(module_globals)
+        for name, value in module_globals.items():
+            if value is math:
+                namespace[name] = _MATH
+            elif getattr(getattr(value, "py_func", value), "__module__", "").startswith("rne_dynamics") \
+                    and isinstance(getattr(value, "py_func", value), types.FunctionType):
+                namespace[name] = traceable(value)
+    return namespace
 
 
 def symbols(program, argument, sample):
@@ -233,10 +246,11 @@ def symbols(program, argument, sample):
 
 def trace(run, samples):
     """The program of ``run(*inputs)``: ``samples`` gives each input's shape and sample numbers; ``run`` returns the
-    flat sequence of outputs (numbers). Returns ``(program, outputs)``, each output a node index or a constant."""
+    flat sequence of outputs (numbers) and calls kernels through :func:`traceable`. Returns ``(program, outputs)``,
+    each output a node index or a constant."""
     program = Program()
     inputs = [symbols(program, a, s) for a, s in enumerate(samples)]
-    with traced_math(), np.errstate(all="ignore"):
+    with np.errstate(all="ignore"):
         outputs = run(*inputs)
     result = []
     for x in outputs:

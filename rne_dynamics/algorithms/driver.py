@@ -21,6 +21,7 @@ import numpy as np
 
 from .._jit import (CHUNK, Slot, all_of, apply, arithmetic_kernel, batch_kernel, batch_range, carve, chunk_count,
                     helper, last_sizes, rows, status_of)
+from .._trace import traceable
 from ..errors import SingularMassMatrixError
 from ..model.data import memory, owned
 from ..model.joints import unit_quaternions
@@ -298,7 +299,7 @@ class Algorithm:
         measured once; the maker (:func:`result_maker`) makes the result of one state's block."""
         shape = robot.workspace_shapes.get(self)
         if shape is None:
-            w, results, size = self.layout(None, model_view(robot.fdata, robot.idata))
+            w, results, size = self.layout(None, traceable(model_view)(robot.fdata, robot.idata))  # Python: no compile
             slots = tuple(s for s in w if isinstance(s, Slot) and s.offset + int(np.prod(s.shape)) <= results)
             shape = robot.workspace_shapes[self] = (slots, results, size, result_maker(self.result, slots), size)
         return shape

@@ -22,7 +22,7 @@ import threading
 import numpy as np
 
 from .. import _jit, _native, _trace
-from .._trace import Untraceable, trace
+from .._trace import Untraceable, trace, traceable
 from ..model.robot import model_view
 from .configuration import random_configuration
 from .inputs import NO_WRENCHES, QUATERNION_TOLERANCE, gravity_vector
@@ -93,18 +93,19 @@ def inputs_of(algorithm, robot):
 def program_of(algorithm, robot, fdata, extras=(), wrenches=False):
     """The traced program of ``algorithm`` on the model ``(fdata, robot.idata)`` with the per-call parameters
     ``extras`` (and external wrenches as inputs, if ``wrenches``): ``(program, outputs, sizes)``."""
-    m = model_view(fdata, robot.idata)
+    m = traceable(model_view)(fdata, robot.idata)
     _, results, size = algorithm.layout(None, m)
     samples = inputs_of(algorithm, robot)
+    layout, step = traceable(algorithm.layout), traceable(algorithm.step)
     if wrenches:
         samples.append(np.random.default_rng(8).uniform(-1.0, 1.0, 6 * robot.nb))
     state = len(algorithm.arguments)
 
     def run(*inputs):
         block = np.full(size, None, object)
-        w, _, _ = algorithm.layout(block, m)
+        w, _, _ = layout(block, m)
         f_ext = (inputs[-1].reshape(robot.nb, 6) if wrenches else NO_WRENCHES[0],) * algorithm.wrenches
-        status = algorithm.step(m, w, *inputs[:state], *f_ext, *inputs[state:state + algorithm.gravity], *extras)
+        status = step(m, w, *inputs[:state], *f_ext, *inputs[state:state + algorithm.gravity], *extras)
         if status not in (None, OK):
             raise Untraceable(f"the sample state returned status {status}")
         return block[:results]
@@ -133,8 +134,8 @@ def python_source(program, outputs, sizes, quaternions, tolerance):
     for name in names:
         lines += [f"    {name} = {name}.tolist()", f"    if not all(map(isfinite, {name})): return {NOT_FINITE}"]
     for s in quaternions:
-        lines.append(f"    if not abs(sqrt(x0[{s}] ** 2 + x0[{s + 1}] ** 2 + x0[{s + 2}] ** 2 + x0[{s + 3}] ** 2) - 1.0)"
-                     f" <= {tolerance!r}: return {NOT_UNIT}")
+        norm = f"sqrt(x0[{s}] ** 2 + x0[{s + 1}] ** 2 + x0[{s + 2}] ** 2 + x0[{s + 3}] ** 2)"
+        lines.append(f"    if not abs({norm} - 1.0) <= {tolerance!r}: return {NOT_UNIT}")
     lines.append("    try:")
 
     def operand(a):
@@ -147,16 +148,17 @@ def python_source(program, outputs, sizes, quaternions, tolerance):
     lines += [f"    if not all(map(isfinite, out)): return {OVERFLOW}", f"    block[:{len(outputs)}] = out",
               f"    return {OK}", "", "",
               f"def batch(out, {', '.join(names)}):",
-              f"    for n in range(out.shape[0]):",
+              "    for n in range(out.shape[0]):",
               f"        status = single(out[n], {', '.join(f'{x} if {x}.ndim == 1 else {x}[n]' for x in names)})",
               f"        if status != {OK}:", "            return status, n", f"    return {OK}, 0"]
     return "\n".join(lines) + "\n"
 
 
 def python_functions(source, hot):
-    namespace = dict(served=[0], hot=hot, ndarray=np.ndarray, float64=np.dtype(np.float64), isfinite=math.isfinite, sqrt=math.sqrt,
-                     sin=math.sin, cos=math.cos, tanh=math.tanh, exp=math.exp, log=math.log, atan=math.atan,
-                     asin=math.asin, acos=math.acos)
+    """``single`` and ``batch`` of :func:`python_source`'s text; ``hot()`` is called when they have served enough."""
+    namespace = dict(served=[0], hot=hot, ndarray=np.ndarray, float64=np.dtype(np.float64), isfinite=math.isfinite,
+                     sqrt=math.sqrt, sin=math.sin, cos=math.cos, tanh=math.tanh, exp=math.exp, log=math.log,
+                     atan=math.atan, asin=math.asin, acos=math.acos)
     exec(compile(source, "<written>", "exec"), namespace)
     return namespace["single"], namespace["batch"]
 

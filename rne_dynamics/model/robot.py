@@ -283,6 +283,12 @@ class Robot:
     def has_quaternions(self):
         return self.quaternions.size > 0
 
+    def __getstate__(self):
+        """Pickled without its cached properties (derived, and the algorithms' workspace makers are not picklable):
+        the receiver computes them again (a node's model is built in another process)."""
+        cached = {name for name, value in vars(type(self)).items() if isinstance(value, cached_property)}
+        return {name: value for name, value in self.__dict__.items() if name not in cached}
+
     @cached_property
     def workspace_shapes(self):
         """The shapes of the algorithms' workspaces, filled as they are first asked for (:func:`workspace`)."""

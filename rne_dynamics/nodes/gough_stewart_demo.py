@@ -17,7 +17,7 @@ from ..algorithms.kinematics import frame_placement
 from ..model.spatial import rpy_to_matrix
 from ..model.urdf import load_urdf
 from ..robots import GOUGH_STEWART, GOUGH_STEWART_LOOPS
-from .common import spin
+from .runner import spin
 
 
 def anchors(robot):

@@ -96,7 +96,8 @@ def compile_generic(rd, robot, out):
     mode, written.MODE = written.MODE, "0"
     try:
         robot = robot.with_drive()  # a new robot object: none of its calls has written code yet
-        passes = [(name + (" batch" if batch else ""), call) for batch in (0, 3) for name, call in calls(rd, robot, batch)]
+        passes = [(name + (" batch" if batch else ""), call)
+                  for batch in (0, 3) for name, call in calls(rd, robot, batch)]
         for n, (name, call) in enumerate(passes, 1):
             t = time.perf_counter()
             call()
