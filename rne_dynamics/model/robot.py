@@ -20,8 +20,8 @@ from ..errors import ModelError
 from .body import inertia_problem, triangle_problem
 from . import drive
 from .data import Data
-from .joints import FREE_FLYER, QUATERNION_START, rotation_terms
-from .spatial import add_scaled, dot6
+from .joints import rotation_terms, type_of_code
+from .joints import S_times_add, S_transpose_times_add  # noqa: F401 (where rnea.py imports them from today)
 
 #: Fields of the model seen by the kernels; per body unless noted.
 ModelView = namedtuple("ModelView", [
@@ -92,22 +92,6 @@ def model_view_inline(fdata, idata):
                      b[:, 2:5, 0:3], b[:, 0, 3:6], b[:, 1, 3], b[:, 1, 0:3], b[:, 2:5, 3:6], b[:, 1, 4], b[:, 1, 5],
                      b[:, 5:8, 0:3], b[:, 5:8, 3:6], c[:, 0], c[:, 1, 0], c[:, 1, 1], c[:, 1, 2], c[:, 1, 3], nl,
                      link_body, links[:, 0:3, 0:3], links[:, 3, 0:3])
-
-
-@helper
-def S_times_add(m, i, x, scale, out):
-    """``out += scale S_i x_i``: body ``i``'s joint motion for the velocity-space vector ``x`` (``qd``, ``qdd``),
-    ``x_i`` its joint's entries (a mimic column reads its source's, times ``q_mult``)."""
-    for c in range(m.col_start[i], m.col_start[i + 1]):
-        add_scaled(out, scale * m.col_mult[c] * x[m.col_v[c]], m.S[c])
-
-
-@helper
-def S_transpose_times_add(m, i, f, tau):
-    """``tau_i += S_i^T f``: the generalised forces of body ``i``'s joint for the wrench ``f`` across it (a mimic's
-    reach its source by virtual work, ``q_mult S^T f``)."""
-    for c in range(m.col_start[i], m.col_start[i + 1]):
-        tau[m.col_v[c]] += m.col_mult[c] * dot6(m.S[c], f)
 
 
 def pack(bodies, joint_bodies, links, armature, damping, friction):
@@ -269,18 +253,19 @@ class Robot:
     @cached_property
     def q_names(self):
         """A name per entry of ``q``: the joint's, or ``joint.x``, ``joint.qw``... for a joint with several."""
-        return self._coordinate_names("nq", {FREE_FLYER: "x y z qx qy qz qw", 3: "x y theta", 4: "qx qy qz qw"})
+        return self._coordinate_names("q_names")
 
     @cached_property
     def v_names(self):
         """A name per entry of ``v``, as :attr:`q_names`."""
-        return self._coordinate_names("nv", {FREE_FLYER: "vx vy vz wx wy wz", 3: "vx vy wz", 4: "wx wy wz"})
+        return self._coordinate_names("v_names")
 
-    def _coordinate_names(self, size, suffixes):
+    def _coordinate_names(self, field):
         names = []
         for b in self.bodies:
             if not b.mimic:
-                names += [b.joint] if getattr(b, size) == 1 else [f"{b.joint}.{s}" for s in suffixes[b.code].split()]
+                suffixes = getattr(type_of_code(b.code), field)
+                names += [f"{b.joint}.{s}" for s in suffixes] if suffixes else [b.joint]
         return tuple(names)
 
     @cached_property
@@ -291,8 +276,8 @@ class Robot:
     @cached_property
     def quaternions(self):
         """Start indices in ``q`` of the unit quaternions (free-flyer and spherical joints)."""
-        return np.array([b.idx_q + QUATERNION_START[b.code] for b in self.bodies
-                         if not b.mimic and b.code in QUATERNION_START], dtype=np.int64)
+        return np.array([b.idx_q + type_of_code(b.code).quaternion for b in self.bodies
+                         if not b.mimic and type_of_code(b.code).quaternion >= 0], dtype=np.int64)
 
     @cached_property
     def has_quaternions(self):

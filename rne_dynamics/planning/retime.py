@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import inverse_dynamics
+from ..algorithms.rnea import inverse_dynamics
 from ..errors import ModelError
 from .limits import Limits
 

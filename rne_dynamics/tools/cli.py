@@ -224,7 +224,7 @@ def run_benchmark(args):
 
 
 def run_live(args):
-    from ..nodes import live_demo
+    from . import live_demo
     argv = [args.robot] if args.robot else []
     argv += [f"--xacro-arg={name}:={value}" for name, value in args.xacro_args]
     argv += [f"--package-path={name}={directory}" for name, directory in args.package_paths]

@@ -9,6 +9,7 @@ from ..errors import ModelError, ModelWarning
 from ..algorithms.configuration import neutral, random_configuration
 from ..algorithms.loops import actuation_jacobian, close_loops, mobility
 from ..algorithms.gravity import gravity_torques
+from ..model.joints import effort_unit, is_fixed, joint_type, position_unit
 from ..model.urdf import load_urdf
 
 ENVELOPE_SAMPLES = 20_000
@@ -63,14 +64,6 @@ def loop_mobility(robot):
     return mobility(robot, reference_configuration(robot) if robot.loops.actuated else None)
 
 
-def position_unit(joint_type):
-    return "m" if joint_type == "prismatic" else "rad"
-
-
-def effort_unit(joint_type):
-    return "N" if joint_type == "prismatic" else "N m"
-
-
 def coordinate_effort_unit(robot, name):
     """The unit of the generalised force of a coordinate of ``v`` (``robot.v_names``): a joint's, or for a coordinate
     of a joint with several, N along a linear velocity and N m about an angular one."""
@@ -91,7 +84,7 @@ def tree_lines(robot):
         for k, joint in enumerate(below):
             last = k == len(below) - 1
             details = [joint.type]
-            if joint.type != "fixed":
+            if not is_fixed(joint.type):
                 details.append("axis (" + " ".join(f"{x:g}" for x in joint.axis) + ")")
                 if math.isfinite(joint.lower):
                     details.append(f"limits [{joint.lower:g}, {joint.upper:g}] {position_unit(joint.type)}")
@@ -164,9 +157,9 @@ def sample_configurations(robot, samples, seed=0):
         return random_configuration(robot, seed, size=samples)
     lower, upper = robot.position_limits.T.copy()
     unbounded = ~(np.isfinite(lower) & np.isfinite(upper))
-    prismatic = np.array([robot.joints[n].type == "prismatic" for n in robot.joint_names], bool)
-    lower[unbounded] = np.where(prismatic[unbounded], 0.0, -np.pi)
-    upper[unbounded] = np.where(prismatic[unbounded], 0.0, np.pi)
+    linear = np.array([joint_type(robot.joints[n].type).linear for n in robot.joint_names], bool)
+    lower[unbounded] = np.where(linear[unbounded], 0.0, -np.pi)
+    upper[unbounded] = np.where(linear[unbounded], 0.0, np.pi)
     return np.random.default_rng(seed).uniform(lower, upper, size=(samples, robot.dof))
 
 
