@@ -12,6 +12,7 @@ import numpy as np
 
 from ..errors import ModelError, ModelWarning
 from .body import Body, JointInfo, inertia_problem, triangle_problem
+from . import drive
 from .joints import FREE_FLYER, NQ, NV, QUATERNION_START, is_revolute, joint_code, motion_subspace
 from .robot import Robot
 
@@ -313,6 +314,6 @@ def lock_joints(robot, positions):
     return replace(
         robot, joint_names=joint_names, bodies=tuple(new_bodies), joint_bodies=tuple(body_of[n] for n in joint_names),
         link_frames=link_frames, base_joint=None if robot.base_joint in locked else robot.base_joint,
-        armature=robot.armature[keep], damping=robot.damping[keep], friction=robot.friction[keep],
+        **{label: getattr(robot, label)[keep] for label in drive.RIGID},
         transmission=transmission, loops=loops, locked_joints={**robot.locked_joints, **locked},
         warnings=tuple(w for w in robot.warnings if not any(f"joint '{n}'" in w for n in locked)))
