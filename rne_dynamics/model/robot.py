@@ -60,7 +60,8 @@ ModelView = namedtuple("ModelView", [
 
 #: A body's block in ``fdata`` (row: columns 0:3 | 3:6): 0: axis | p_tree; 1: h | mass, q_mult, q_offset;
 #: 2-4: R_tree | I; 5-7: R_sin | R_versine. Motion column ``c`` is block ``nb + c``: row 0: S; row 1: col_mult,
-#: armature, damping, friction, friction_offset, coulomb_velocity. Link ``l`` is block ``nb + ncol + l``: rows 0-2: R, row 3: p (columns 0:3).
+#: armature, damping, friction, friction_offset, coulomb_velocity. Link ``l`` is block ``nb + ncol + l``: rows
+#: 0-2: R, row 3: p (columns 0:3).
 BLOCK = (8, 6)
 
 
@@ -90,8 +91,8 @@ def model_view_inline(fdata, idata):
     links = fdata[nb + ncol:]
     return ModelView(nb, nv, nq, nj, ncol, parent, jtype, idx_q, col_start, col_v, joint_body, b[:, 0, 0:3],
                      b[:, 2:5, 0:3], b[:, 0, 3:6], b[:, 1, 3], b[:, 1, 0:3], b[:, 2:5, 3:6], b[:, 1, 4], b[:, 1, 5],
-                     b[:, 5:8, 0:3], b[:, 5:8, 3:6], c[:, 0], c[:, 1, 0], c[:, 1, 1], c[:, 1, 2], c[:, 1, 3], c[:, 1, 4],
-                     c[:, 1, 5], nl,
+                     b[:, 5:8, 0:3], b[:, 5:8, 3:6], c[:, 0], c[:, 1, 0], c[:, 1, 1], c[:, 1, 2], c[:, 1, 3],
+                     c[:, 1, 4], c[:, 1, 5], nl,
                      link_body, links[:, 0:3, 0:3], links[:, 3, 0:3])
 
 
