@@ -172,6 +172,14 @@ def _samples(robot, recordings, holdout):
     return fitted, held
 
 
+def _triangular(A, y):
+    """``(R, Q^T y, |y - Q Q^T y|)`` of ``A = Q R``, from the R factor of ``[A y]`` (Q is never formed):
+    ``|A x - y|^2 = |R x - Q^T y|^2 + residual^2``."""
+    p = A.shape[1]
+    R = np.linalg.qr(np.column_stack([A, y]), mode="r")
+    return R[:p, :p], R[:p, p], abs(R[p, p]) if R.shape[0] > p else 0.0
+
+
 def _stack(parts):
     return [np.concatenate([arrays[i] for _, _, arrays in parts]) for i in range(4)]
 
@@ -361,13 +369,11 @@ def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_vel
     n, p = len(q), A.shape[2]
     if n * nv <= p:
         raise ModelError(f"identify_robot: {n} samples of {nv} joints for {p} unknowns; record a longer motion")
-    b = np.linalg.lstsq(A.reshape(-1, p), y.ravel(), rcond=None)[0]
+    R, Qty, _ = _triangular(A.reshape(-1, p), y.ravel())
+    b = np.linalg.lstsq(R, Qty, rcond=None)[0]  # unweighted, for each joint's residual
     sigma = np.sqrt(np.mean((y - A @ b) ** 2, axis=0))
     sigma = np.maximum(sigma, 1e-9 * np.sqrt(np.mean(y ** 2, axis=0)) + 1e-300)
-    Aw, yw = (A / sigma[:, None]).reshape(-1, p), (y / sigma).ravel()
-    Q, R = np.linalg.qr(Aw)
-    Qty = Q.T @ yw
-    del Q
+    R, Qty, residual = _triangular((A / sigma[:, None]).reshape(-1, p), (y / sigma).ravel())
     column_norms = np.linalg.norm(R, axis=0)
     if np.any(column_norms == 0):
         raise ModelError(f"identify_robot: the recordings never move {names[int(np.argmin(column_norms))]}: "
@@ -382,7 +388,7 @@ def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_vel
                          "richer motion (rne-dynamics excite ROBOT --links)")
     b_hat = np.linalg.solve(R, Qty)
     dof_left = max(n * nv - p, 1)
-    s2 = np.sum((yw - Aw @ b_hat) ** 2) / dof_left
+    s2 = (residual ** 2 + np.sum((R @ b_hat - Qty) ** 2)) / dof_left
     R_inverse = np.linalg.inv(R)
     std = np.sqrt(s2 * np.sum(R_inverse ** 2, axis=1))
     r = len(base.indices)
