@@ -172,14 +172,6 @@ def _samples(robot, recordings, holdout):
     return fitted, held
 
 
-def _triangular(A, y):
-    """``(R, Q^T y, |y - Q Q^T y|)`` of ``A = Q R``, from the R factor of ``[A y]`` (Q is never formed):
-    ``|A x - y|^2 = |R x - Q^T y|^2 + residual^2``."""
-    p = A.shape[1]
-    R = np.linalg.qr(np.column_stack([A, y]), mode="r")
-    return R[:p, :p], R[:p, p], abs(R[p, p]) if R.shape[0] > p else 0.0
-
-
 def _stack(parts):
     return [np.concatenate([arrays[i] for _, _, arrays in parts]) for i in range(4)]
 
@@ -347,6 +339,8 @@ def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_vel
     robot's drive terms are taken as known. Returns a :class:`RobotIdentification`. Raises :class:`ModelError`
     when the motion does not excite the base parameters (condition number above ``max_condition``, naming the
     parameters the data cannot tell apart)."""
+    import scipy.linalg
+
     _check_fixed_joints(robot, "identify_robot")
     nv = robot.nv
     fitted, held = _samples(robot, recordings, holdout)
@@ -369,26 +363,36 @@ def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_vel
     n, p = len(q), A.shape[2]
     if n * nv <= p:
         raise ModelError(f"identify_robot: {n} samples of {nv} joints for {p} unknowns; record a longer motion")
-    R, Qty, _ = _triangular(A.reshape(-1, p), y.ravel())
-    b = np.linalg.lstsq(R, Qty, rcond=None)[0]  # unweighted, for each joint's residual
+    # per joint A_j^T A_j, A_j^T y_j: both fits' normal equations from one pass over the samples (BLAS products;
+    # the columns are scaled to unit norm before any factorisation, so cond(A)^2 stays far from 1/eps)
+    grams = np.stack([A[:, j].T @ A[:, j] for j in range(nv)])
+    cross = np.stack([A[:, j].T @ y[:, j] for j in range(nv)])
+    squares = np.sum(y ** 2, axis=0)
+    moved = np.einsum("jkk->k", grams)
+    if np.any(moved == 0):
+        raise ModelError(f"identify_robot: the recordings never move {names[int(np.argmin(moved))]}: "
+                         "nothing to identify it from")
+    scale = 1.0 / np.sqrt(moved)
+    b = scale * np.linalg.lstsq(grams.sum(axis=0) * np.outer(scale, scale), cross.sum(axis=0) * scale,
+                                rcond=None)[0]  # unweighted, for each joint's residual
     sigma = np.sqrt(np.mean((y - A @ b) ** 2, axis=0))
     sigma = np.maximum(sigma, 1e-9 * np.sqrt(np.mean(y ** 2, axis=0)) + 1e-300)
-    R, Qty, residual = _triangular((A / sigma[:, None]).reshape(-1, p), (y / sigma).ravel())
-    column_norms = np.linalg.norm(R, axis=0)
-    if np.any(column_norms == 0):
-        raise ModelError(f"identify_robot: the recordings never move {names[int(np.argmin(column_norms))]}: "
-                         "nothing to identify it from")
-    _, singular, Vt = np.linalg.svd(R / column_norms)
-    condition = singular[0] / max(singular[-1], 1e-300)
+    weights = 1.0 / sigma ** 2
+    G, c = np.einsum("j,jkl->kl", weights, grams), weights @ cross
+    scale = 1.0 / np.sqrt(np.diag(G))
+    eigenvalues, vectors = np.linalg.eigh(G * np.outer(scale, scale))
+    condition = np.sqrt(eigenvalues[-1] / max(eigenvalues[0], 1e-300))
     if condition > max_condition:
-        weak = [names[int(np.argmax(np.abs(v)))] for v, s in zip(Vt[::-1], singular[::-1])
-                if s * max_condition < singular[0]]
+        weak = [names[int(np.argmax(np.abs(v)))] for v, e in zip(vectors.T, eigenvalues)
+                if e * max_condition ** 2 < eigenvalues[-1]]
         raise ModelError(f"identify_robot: too little excitation: condition number {condition:.3g} (> "
                          f"{max_condition:.3g}); not identifiable: {', '.join(dict.fromkeys(weak))}; record a "
                          "richer motion (rne-dynamics excite ROBOT --links)")
-    b_hat = np.linalg.solve(R, Qty)
+    R = np.linalg.cholesky(G * np.outer(scale, scale)).T / scale        # G = R^T R: A_w = Q R
+    Qty = scipy.linalg.solve_triangular(R, c, trans="T")
+    b_hat = scipy.linalg.solve_triangular(R, Qty)
     dof_left = max(n * nv - p, 1)
-    s2 = (residual ** 2 + np.sum((R @ b_hat - Qty) ** 2)) / dof_left
+    s2 = max(weights @ squares - Qty @ Qty, 0.0) / dof_left
     R_inverse = np.linalg.inv(R)
     std = np.sqrt(s2 * np.sum(R_inverse ** 2, axis=1))
     r = len(base.indices)
