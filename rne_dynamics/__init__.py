@@ -18,6 +18,7 @@ from .algorithms.gravity import gravity_torques
 from .algorithms.hybrid import HybridDynamicsResult, hybrid_dynamics
 from .algorithms.identification import (FourierTrajectory, FrictionEstimate, Identification, PayloadEstimate,
                                          exciting_trajectory, identify, payload_regressor)
+from .algorithms.robot_identification import RobotIdentification, identify_robot
 from .algorithms.loops import (ClosedLoopForwardDynamicsResult, ClosedLoopInverseDynamicsResult, ClosedLoopTrajectory,
                               ConstrainedDynamicsResult, LoopConstraints, actuation_jacobian, close_loops,
                               closed_loop_forward_dynamics, closed_loop_inverse_dynamics, closed_loop_state,
@@ -73,7 +74,8 @@ __all__ = [
     "MotorLinkAccelerations", "flexible_forward_dynamics", "FlexibleFeedforward", "flexible_feedforward",
     "MotorLinkTrajectory", "flexible_simulate",
     # identification
-    "identify", "Identification", "PayloadEstimate", "FrictionEstimate", "payload_regressor", "exciting_trajectory",
+    "identify", "identify_robot", "RobotIdentification",
+    "Identification", "PayloadEstimate", "FrictionEstimate", "payload_regressor", "exciting_trajectory",
     "FourierTrajectory",
     # kinematics and the configuration space
     "forward_kinematics", "frame_placement", "frame_jacobian", "frame_velocity", "frame_acceleration",

@@ -160,8 +160,9 @@ def python_functions(source, hot):
     """``single``, ``batch`` and ``fresh`` of :func:`python_source`'s text; ``hot()`` is called when they have
     served enough."""
     namespace = dict(served=[0], hot=hot, ndarray=np.ndarray, empty=np.empty, float64=np.dtype(np.float64),
-                     isfinite=math.isfinite, sqrt=math.sqrt, sin=math.sin, cos=math.cos, tanh=math.tanh, exp=math.exp, log=math.log,
-                     atan=math.atan, asin=math.asin, acos=math.acos, inf=math.inf, nan=math.nan)
+                     isfinite=math.isfinite, sqrt=math.sqrt, sin=math.sin, cos=math.cos, tanh=math.tanh,
+                     exp=math.exp, log=math.log, atan=math.atan, asin=math.asin, acos=math.acos, inf=math.inf,
+                     nan=math.nan)
     exec(compile(source, "<written>", "exec"), namespace)
     return namespace["single"], namespace["batch"], namespace["fresh"]
 

@@ -13,6 +13,7 @@ import numpy as np
 from .._jit import kernel
 from ..errors import ModelError, ModelWarning
 from .body import Body, JointInfo, inertia_problem, triangle_problem
+from . import drive
 from .joints import FLOATING, TYPES, is_fixed, is_floating, joint_code, motion_subspace, one_coordinate, type_of_code
 from .configuration import neutral_configuration
 from .joints import X_up
@@ -328,6 +329,6 @@ def lock_joints(robot, positions):
     return replace(
         robot, joint_names=joint_names, bodies=tuple(new_bodies), joint_bodies=tuple(body_of[n] for n in joint_names),
         link_frames=link_frames, base_joint=None if robot.base_joint in locked else robot.base_joint,
-        armature=robot.armature[keep], damping=robot.damping[keep], friction=robot.friction[keep],
+        **{label: getattr(robot, label)[keep] for label in drive.RIGID},
         transmission=transmission, loops=loops, locked_joints={**robot.locked_joints, **locked},
         warnings=tuple(w for w in robot.warnings if not any(f"joint '{n}'" in w for n in locked)))

@@ -48,13 +48,18 @@ def run_identify(robot_path, motion_path, *, payload=None, friction=False, outpu
     print_(f"{robot.name}: {len(motion.time)} samples over {motion.time[-1] - motion.time[0]:.3f} s from "
            f"{motion_path}{derived}")
     print_("\n".join(summary_lines(robot, result)))
-    files = {"identified.yaml": identified.encode(), "parameters.yaml": parameters.encode(), "residuals.png": figure}
+    write_files(output, {"identified.yaml": identified.encode(), "parameters.yaml": parameters.encode(),
+                         "residuals.png": figure}, print_)
+    return 0
+
+
+def write_files(output, files, print_):
+    """Every ``{name: bytes}`` into the directory ``output`` (made if missing), then the list of them printed."""
     os.makedirs(output, exist_ok=True)
     for name, content in files.items():
         with open(os.path.join(output, name), "wb") as stream:
             stream.write(content)
     print_(f"wrote {', '.join(os.path.join(output, name) for name in files)}")
-    return 0
 
 
 def summary_lines(robot, result):
@@ -98,6 +103,18 @@ def node_parameters(robot, result):
 
 def residual_figure(robot, motion, result):
     """PNG bytes: per joint the measured torque, the identified model's and the residual, against time."""
+    def panel(ax, j, joint, unit):
+        ax.plot(motion.time, motion.effort[:, j], color="0.6", lw=1.0, label="measured")
+        ax.plot(motion.time, result.torques[:, j], color="tab:blue", lw=1.0, label="identified model")
+        ax.plot(motion.time, result.residuals[:, j], color="tab:red", lw=0.8, label="residual")
+        ax.set_title(f"{joint}: residual RMS {result.rms_after[j]:.3g} {unit} (given model "
+                     f"{result.rms_before[j]:.3g})", fontsize=10)
+    return joint_figure(robot, panel, f"{robot.name}: measured torque against the identified model", "time [s]")
+
+
+def joint_figure(robot, panel, title, xlabel):
+    """PNG bytes of one panel per joint, two per row, drawn by ``panel(ax, j, joint, unit)``; the first panel's
+    legend below."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -107,20 +124,17 @@ def residual_figure(robot, motion, result):
     axes = figure.subplots(rows, 2, sharex=True, squeeze=False).ravel()
     for j, (ax, joint) in enumerate(zip(axes, robot.joint_names)):
         unit = effort_unit(robot.joints[joint].type)
-        ax.plot(motion.time, motion.effort[:, j], color="0.6", lw=1.0, label="measured")
-        ax.plot(motion.time, result.torques[:, j], color="tab:blue", lw=1.0, label="identified model")
-        ax.plot(motion.time, result.residuals[:, j], color="tab:red", lw=0.8, label="residual")
-        ax.set_title(f"{joint}: residual RMS {result.rms_after[j]:.3g} {unit} (given model "
-                     f"{result.rms_before[j]:.3g})", fontsize=10)
+        panel(ax, j, joint, unit)
         ax.set_ylabel(f"[{unit}]")
         ax.grid(True, alpha=0.3)
     for ax in axes[robot.dof:]:
         ax.set_visible(False)
     for ax in axes[max(0, robot.dof - 2):robot.dof]:
-        ax.set_xlabel("time [s]")
+        ax.set_xlabel(xlabel)
         ax.xaxis.set_tick_params(labelbottom=True)
-    figure.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=3, fontsize=9)
-    figure.suptitle(f"{robot.name}: measured torque against the identified model", fontsize=12)
+    handles, labels = axes[0].get_legend_handles_labels()
+    figure.legend(handles, labels, loc="outside lower center", ncols=len(labels), fontsize=9)
+    figure.suptitle(title, fontsize=12)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=DPI)
     return buffer.getvalue()
