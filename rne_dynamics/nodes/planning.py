@@ -14,13 +14,12 @@ outside the limits, no motion within the limits, no convergence) publishes nothi
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from builtin_interfaces.msg import Duration
-from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+from trajectory_msgs.msg import JointTrajectory
 
 import rne_dynamics as rd
 
 from ..errors import ModelError, StateError
-from .common import doubles
+from .retiming import trajectory_message
 
 
 class PlanRequests:
@@ -66,13 +65,7 @@ class PlanRequests:
         period = self.node.get_parameter("plan_sample_period").value
         times = planned.grid(period)
         values = planned.sample(times)
-        answer = JointTrajectory(header=header, joint_names=list(model.joint_names))
-        for k, t in enumerate(times):
-            seconds = int(t)
-            answer.points.append(JointTrajectoryPoint(
-                positions=doubles(values[0][k]), velocities=doubles(values[1][k]),
-                accelerations=doubles(values[2][k]), effort=doubles(values[3][k]),
-                time_from_start=Duration(sec=seconds, nanosec=int(round((t - seconds) * 1e9)))))
+        answer = trajectory_message(header, model.joint_names, times, values)
         self.planned += 1
         self.node.get_logger().info(f"~/plan: {planned.duration:.4f} s motion, {len(times)} points, "
                                     f"{planned.solve_time:.2f} s to plan")

@@ -3,7 +3,7 @@ time-optimal retiming of a fixed path (:mod:`.retime`), the limits and their che
 from .bspline import ClampedBasis, SplineTrajectory
 from .limits import LimitCheck, Limits
 from .problem import Iterate, PlannedTrajectory, TrajectoryProblem, plan
-from .retime import PlanningError, Polyline, RetimedPath, retime
+from .retime import PlanningError, Polyline, RetimedPath, SplinePath, retime
 
 __all__ = ["ClampedBasis", "SplineTrajectory", "LimitCheck", "Limits", "Iterate", "PlannedTrajectory",
-           "TrajectoryProblem", "plan", "PlanningError", "Polyline", "RetimedPath", "retime"]
+           "TrajectoryProblem", "plan", "PlanningError", "Polyline", "RetimedPath", "SplinePath", "retime"]
