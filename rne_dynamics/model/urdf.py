@@ -229,8 +229,8 @@ class _Reader:
             if target == name:
                 self.fail(owner, "<mimic> names the joint itself")
             mimic = (target, self.number(mimic, "multiplier", owner, 1.0), self.number(mimic, "offset", owner, 0.0))
-        info = JointInfo(name, kind, links["parent"], links["child"], tuple(axis), lower, upper, effort, velocity,
-                         damping, friction, mimic)
+        info = JointInfo(name, kind, links["parent"], links["child"], tuple(axis.tolist()), lower, upper, effort,
+                         velocity, damping, friction, mimic)
         return info, self.origin(element, owner)
 
     def robot(self, root, floating_base, check_inertia):

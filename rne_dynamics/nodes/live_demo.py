@@ -172,7 +172,7 @@ def main(argv=None):
         return 2
     home = home_pose(robot)
     print(f"{robot.name}: {robot.dof} joints; simulating at {args.rate:g} Hz -> /joint_states -> inverse_dynamics "
-          f"(starting the nodes; the first run compiles the kernels)", flush=True)
+          f"(starting the nodes and preparing the kernels)", flush=True)
     context = Context()
     rclpy.init(context=context, args=["--ros-args", "--log-level", "warn"])
     nodes = []

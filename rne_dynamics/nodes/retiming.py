@@ -26,7 +26,7 @@ CHECK_PERIOD = 1e-3  # s: the retimed motion is within its limits at least on th
 
 PARAMETERS = (
     Spec("retime_acceleration_limits", None, DOUBLES, "joint acceleration limits of ~/retime (rad/s^2 or m/s^2); "
-         "empty: none (a URDF gives none)", constraints="empty; one value: every joint; else one value per joint in "
+         "a URDF gives none", constraints="empty: none; one value: every joint; else one value per joint in "
          "joint_names order; each > 0"),
 )
 
