@@ -10,17 +10,14 @@ efforts (the motion's inverse dynamics), the request's header, the robot's joint
 thread, so joint states keep flowing; a request that cannot be retimed (bad names, fewer than two different points,
 a path the limits cannot follow) publishes nothing and logs its reason in one line.
 """
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
-from builtin_interfaces.msg import Duration
-from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 import rne_dynamics as rd
 from rne_dynamics.planning import SplinePath
 
 from ..errors import ModelError, StateError
-from .common import DOUBLES, Spec, doubles, per_joint
+from .common import DOUBLES, Spec, per_joint
+from .trajectory_requests import TrajectoryRequests
 
 CHECK_PERIOD = 1e-3  # s: the retimed motion is within its limits at least on this grid
 
@@ -31,31 +28,11 @@ PARAMETERS = (
 )
 
 
-def trajectory_message(header, joint_names, times, values):
-    """A ``JointTrajectory`` of the points at ``times`` with positions, velocities, accelerations and efforts
-    ``values`` (four ``(len(times), n)`` arrays)."""
-    message = JointTrajectory(header=header, joint_names=list(joint_names))
-    for k, t in enumerate(times):
-        seconds = int(t)
-        message.points.append(JointTrajectoryPoint(
-            positions=doubles(values[0][k]), velocities=doubles(values[1][k]),
-            accelerations=doubles(values[2][k]), effort=doubles(values[3][k]),
-            time_from_start=Duration(sec=seconds, nanosec=int(round((t - seconds) * 1e9)))))
-    return message
-
-
-class RetimeRequests:
+class RetimeRequests(TrajectoryRequests):
     """Subscribes ``~/retime`` on ``node``, retimes each request on one worker thread, publishes the answers."""
 
     def __init__(self, node):
-        self.node = node
-        self.publisher = node.create_output(JointTrajectory, "~/retimed_trajectory")
-        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="retime")
-        self.retimed = self.failed = 0
-        node.create_subscription(JointTrajectory, "~/retime", self.on_request, 10)
-
-    def close(self):
-        self.worker.shutdown(wait=False, cancel_futures=True)
+        super().__init__(node, "~/retime", "~/retimed_trajectory")
 
     def on_request(self, msg):
         model = self.node.model
@@ -83,13 +60,9 @@ class RetimeRequests:
         except ValueError as exc:  # PlanningError, StateError, ModelError: no timing within the limits
             return self.fail(exc)
         times = retimed.grid(period)
-        self.retimed += 1
         self.node.get_logger().info(f"~/retime: {retimed.duration:.4f} s motion, {len(times)} points")
-        self.publisher.publish(trajectory_message(header, model.joint_names, times, retimed.sample_with_torques(times)))
-
-    def fail(self, reason):
-        self.failed += 1
-        self.node.reject_input("~/retime", reason)
+        self.answer(header, model.joint_names, times, retimed.sample_with_torques(times))
 
     def diagnostic_values(self):
-        return {"retimed trajectories": self.retimed, "failed retimings": self.failed}
+        return {"retimed trajectories": self.answered, "failed retimings": self.failed,
+                "last failed retiming": self.last_failure}

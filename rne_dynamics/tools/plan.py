@@ -61,10 +61,7 @@ def run(robot_path, start, goal, *, objective="time", duration=None, sample_peri
     finally:
         progress.close()
     times = planned.grid(sample_period)
-    q, qd, qdd, tau = planned.sample(times)
-    os.makedirs(output, exist_ok=True)
-    write_csv(os.path.join(output, "trajectory.csv"), robot, times, (q, qd, qdd, tau))
-    motion = Motion(times, q, qd, qdd, ())
+    motion = write_motion(output, robot, times, planned.sample(times))
     title = f"{robot.name}: {'minimum time' if objective == 'time' else 'minimum effort'}, T = " \
             f"{planned.duration:.4f} s"
     plot_positions(os.path.join(output, "positions.png"), robot, planned, motion, title)
@@ -79,6 +76,14 @@ def run(robot_path, start, goal, *, objective="time", duration=None, sample_peri
 
 
 FILES = ("trajectory.csv", "positions.png", "torques.png", "convergence.png")
+
+
+def write_motion(output, robot, times, values):
+    """``output/trajectory.csv`` (:func:`write_csv`) of ``values`` ``(q, qd, qdd, tau)`` at ``times``, the directory
+    made if needed; the samples as a :class:`~rne_dynamics.tools.loads.Motion` for the figures."""
+    os.makedirs(output, exist_ok=True)
+    write_csv(os.path.join(output, "trajectory.csv"), robot, times, values)
+    return Motion(times, *values[:3], ())
 
 
 def write_csv(path, robot, times, values):

@@ -17,8 +17,8 @@ from .. import PlanningError, retime
 from ..errors import StateError
 from ..planning import SplinePath
 from .inspect_robot import load_robot
-from .loads import POSITION, Motion, MotionError, _read_csv, compute_loads, plot_torques
-from .plan import write_csv
+from .loads import POSITION, MotionError, _read_csv, compute_loads, plot_torques
+from .plan import write_motion
 
 CHECK_PERIOD = 1e-3  # s
 
@@ -83,10 +83,8 @@ def run(robot_path, trajectory_path, *, sample_period=1e-3, acceleration_limits=
     except ValueError as exc:
         raise StateError(f"{trajectory_path}: {exc}") from None
     times = retimed.grid(sample_period)
-    q, qd, qdd, tau = retimed.sample_with_torques(times)
-    os.makedirs(output, exist_ok=True)
-    write_csv(os.path.join(output, "trajectory.csv"), robot, times, (q, qd, qdd, tau))
-    motion = Motion(times, q, qd, qdd, ())
+    _, qd, _, tau = values = retimed.sample_with_torques(times)
+    motion = write_motion(output, robot, times, values)
     title = f"{robot.name}: the path of {os.path.basename(trajectory_path)} in minimum time, T = " \
             f"{retimed.duration:.4f} s"
     plot_torques(os.path.join(output, "torques.png"), robot, motion, compute_loads(robot, motion), title)
