@@ -113,7 +113,7 @@ def tree_lines(robot):
     return lines
 
 
-DEFAULT_COLUMNS = 120  # the table's width where the terminal's is unknown (a pipe, a file)
+DEFAULT_COLUMNS = 160  # the table's width where the terminal's is unknown (a pipe, a file)
 MIN_LINKS_WIDTH = 24
 NUMBERS_WIDTH = 13 + 28 + 37  # mass, COM and principal inertia columns of the bodies table
 
