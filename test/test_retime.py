@@ -53,6 +53,8 @@ def test_acceleration_limits_give_the_bang_bang_time():
                             check_period=1e-3)
         assert retimed.duration == pytest.approx(expected, rel=2e-3)
         assert max(worst_share(slider, retimed, acceleration=acceleration)[1:]) <= 1.0
+    with pytest.raises(rd.PlanningError, match="leaves the position limits of 'slide' by 0.15"):  # limit 5
+        rd.retime(slider, SplinePath([[0.0], [4.99], [3.0]]), check_period=1e-3)  # the spline peaks at 5.15
     with pytest.raises(rd.StateError, match="acceleration limit of 'slide' must be > 0, got -1"):
         rd.retime(slider, [[0.0], [1.0]], acceleration_limits=[-1.0])
 

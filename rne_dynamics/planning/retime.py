@@ -27,6 +27,7 @@ from .limits import Limits
 DAMPING_PASSES = 8
 CHECK_PASSES = 12  # retimings with lowered limits until the check_period samples are within the limits
 CHECK_MARGIN = 1e-4  # a lowered limit goes this fraction below what the excess ratio asks
+POSITION_TOLERANCE = 1e-12  # rad or m: a path through a waypoint on a position limit stays within it
 
 
 class PlanningError(ValueError):
@@ -142,7 +143,8 @@ def retime(robot, path, *, stages=1000, velocity_limits=None, effort_limits=None
     The limits hold at the grid points (collocation); between them the constant ``u`` of a stage can exceed them
     slightly (0.6% of a UR5's effort limit at 1000 stages). With ``check_period`` (s) the motion is sampled that
     often: a joint whose velocity, acceleration or torque exceeds its limit there has that limit lowered by the
-    excess ratio and the path is retimed, until every sample is within the limits (at most :data:`CHECK_PASSES`).
+    excess ratio and the path is retimed, until every sample is within the limits (at most :data:`CHECK_PASSES`);
+    a sample outside the position limits (a spline through waypoints overshoots) raises :class:`PlanningError`.
     """
     if robot.nq != robot.nv:
         raise ModelError(f"retime: robot '{robot.name}' has joints of several coordinates (nq {robot.nq} != nv "
@@ -167,7 +169,13 @@ def retime(robot, path, *, stages=1000, velocity_limits=None, effort_limits=None
         retimed = RetimedPath(path, s, x, u, t, robot, tuple(gravity))
         if check_period is None:
             return retimed
-        _, qd, qdd, tau = retimed.sample_with_torques(retimed.grid(check_period))
+        times = retimed.grid(check_period)
+        q, qd, qdd, tau = retimed.sample_with_torques(times)
+        outside = np.maximum(limits.position[:, 0] - q, q - limits.position[:, 1])
+        if outside.max() > POSITION_TOLERANCE:  # the path's, whatever the timing
+            k, j = np.unravel_index(np.argmax(outside), outside.shape)
+            raise PlanningError(f"retime: the path leaves the position limits of '{robot.joint_names[j]}' by "
+                                f"{outside[k, j]:.3g} at t = {times[k]:.4f} s")
         peaks = np.stack([np.abs(v).max(axis=0) for v in (qd, tau, qdd)])
         ratio = np.where(np.isfinite(bounds), peaks / np.stack([limits.velocity, limits.effort,
                                                                  limits.acceleration]), 0.0)
