@@ -36,7 +36,7 @@ def test_live_says_what_it_does_at_start(capsys):
 
     assert main(["live", "--duration", "1", "--period", "1"]) == 0
     first = capsys.readouterr().out.splitlines()[0]
-    assert first.endswith("(starting the nodes and preparing the kernels)") and "compile" not in first
+    assert first.endswith("(starting the nodes)") and "compile" not in first  # nothing it does not do
 
 
 @pytest.mark.parametrize("columns", [140, 200])

@@ -16,7 +16,7 @@ import rne_dynamics as rd
 from rne_dynamics.planning import SplinePath
 
 from ..errors import ModelError, StateError
-from .common import DOUBLES, Spec, per_joint
+from .parameters import DOUBLES, Spec, per_joint
 from .trajectory_requests import TrajectoryRequests
 
 CHECK_PERIOD = 1e-3  # s: the retimed motion is within its limits at least on this grid

@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 from builtin_interfaces.msg import Duration
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from .common import doubles
+from .messages import doubles
 
 
 def trajectory_message(header, joint_names, times, values):
