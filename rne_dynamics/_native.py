@@ -20,6 +20,7 @@ import os
 import subprocess
 import sysconfig
 import tempfile
+import threading
 
 import numpy as np
 
@@ -33,6 +34,8 @@ FLAGS = ["-shared", "-fPIC", "-fno-math-errno", "-w"]
 OPTIMISED = 30000
 #: Seconds a build may take before it is abandoned (the Python goes on serving).
 TIMEOUT = 600
+#: Builds run at once: one per core (a large program takes the compiler a few hundred MB).
+_BUILDS = threading.BoundedSemaphore(os.cpu_count() or 1)
 #: The writer's version: part of every cache key, so modules of an older writer are never loaded.
 VERSION = "1"
 
@@ -240,7 +243,8 @@ def build(name, source):
         command = [COMPILER, level, *FLAGS, f"-I{sysconfig.get_paths()['include']}", f"-I{np.get_include()}",
                    c_file, "-o", target, "-lm"]
         try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT)
+            with _BUILDS:
+                done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT)
         except subprocess.TimeoutExpired:
             raise RuntimeError(f"{COMPILER} took more than {TIMEOUT} s on {name}") from None
         if done.returncode != 0:
