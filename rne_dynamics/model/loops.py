@@ -2,7 +2,7 @@
 (Khalil 2010, Sec. 2.2), and which tree coordinates are actuated.
 
 A closure names a frame on each side of the cut joint (a link and a fixed offset) and the cut joint's kind; the
-constraint holds when the two frames meet as that joint allows. Read from the loop file (README, YAML or the
+constraint holds when the two frames meet as that joint allows. Read from the loop file (docs/loops.md, YAML or the
 same as a dict) or from Isaac Sim's URDF extension ``<loop_joint>``, the one loop element of a URDF tool in real use
 (MuJoCo's ``<equality>``, SDFormat's graph of joints and PyBullet's ``createConstraint`` live outside URDF;
 Pinocchio reads loops from MJCF and SDFormat only)::

@@ -34,6 +34,9 @@ class LinkSpec:
 
 #: ``check_inertia`` values: refuse a link inertia that no body has, or load it as given with a warning.
 CHECK_INERTIA = ("error", "warn")
+#: A link's negative principal moment is slight (a warning, not an error) within this share of the largest principal
+#: moment of the physical rigid body it is fixed into.
+SLIGHT_INERTIA = 1e-6
 
 
 def build_robot(name, links, joints, origins, *, error, source="<robot>", floating_base=False, check_inertia="error"):
@@ -121,24 +124,34 @@ def build_robot(name, links, joints, origins, *, error, source="<robot>", floati
         fail(f"links {', '.join(repr(n) for n in unreached)} are not connected to the root '{root}': "
              "their joints form a cycle")
 
+    suspects = []  # (link, body, problem): indefinite link inertias, judged on the rigid body once it is lumped
     for link in links:
         body, R, p = frame[link.name]
         problem = inertia_problem(link.I_com)
         if problem and body < 0:
             notes.append(f"link '{link.name}': inertia is {problem}; ignored, the link is fixed to the world")
-        elif problem and (check_inertia == "error" or not np.isfinite(link.I_com).all()):
-            fail(f"link '{link.name}': inertia is {problem}"
-                 + ("" if not np.isfinite(link.I_com).all() else "; no rigid body has it (check_inertia='warn' "
-                    "loads it as given, with a warning; CLI: --check-inertia warn)"))
+        elif problem and not np.isfinite(link.I_com).all():
+            fail(f"link '{link.name}': inertia is {problem}")
         elif problem:
-            notes.append(f"link '{link.name}': inertia is {problem}; loaded as given (check_inertia='warn'): "
-                         "mass matrices may be indefinite and forward dynamics wrong")
+            suspects.append((link, body, problem))
         if link.mass > 0 or np.any(link.I_com):
             if body >= 0:
                 bodies[body] = bodies[body].with_mass_added(link.mass, R @ link.com + p, R @ link.I_com @ R.T)
                 if not (np.isfinite(bodies[body].I).all() and np.isfinite(bodies[body].h).all()):
                     fail(f"link '{link.name}': mass {link.mass:g} kg at {link.com.tolist()} m overflows its body's "
                          "inertia (not finite)")
+    for link, body, problem in suspects:
+        scale = _slight_on(link, bodies[body])
+        if scale:
+            notes.append(f"link '{link.name}': inertia is {problem}, slightly: the rigid body it is fixed to (link "
+                         f"'{body_joints[body].child}', {bodies[body].mass:.6g} kg) is physical, its principal "
+                         f"moments up to {scale:.3g} kg m^2; loaded as lumped")
+        elif check_inertia == "error":
+            fail(f"link '{link.name}': inertia is {problem}; no rigid body has it (check_inertia='warn' loads it as "
+                 "given, with a warning; CLI: --check-inertia warn)")
+        else:
+            notes.append(f"link '{link.name}': inertia is {problem}; loaded as given (check_inertia='warn'): "
+                         "mass matrices may be indefinite and forward dynamics wrong")
 
     bodies, joint_names = _resolve_coordinates(bodies, body_joints, fail)
     robot_body_index = {b.joint: i for i, b in enumerate(bodies)}
@@ -150,8 +163,7 @@ def build_robot(name, links, joints, origins, *, error, source="<robot>", floati
         joint_bodies=tuple(robot_body_index[n] for n in joint_names),
         link_frames=frame, base_joint=base_joint,
         armature=np.zeros(len(joint_names)),
-        damping=np.array([by_name[n].damping for n in joint_names], float),
-        friction=np.array([by_name[n].friction for n in joint_names], float),
+        **_joint_drives(joint_names, bodies, by_name),
         warnings=tuple(notes + _plausibility_warnings(links, bodies, body_joints)), source=source)
     for message in robot.warnings:
         warnings.warn(f"{source}: {message}", ModelWarning, stacklevel=3)
@@ -165,6 +177,35 @@ def _body(joint, parent, R_tree, p_tree):
     code = joint_code(joint.type, axis)
     return Body(joint.name, parent, code, axis, motion_subspace(code, axis, joint.pitch), R_tree, p_tree, 0.0,
                 np.zeros(3), np.zeros((3, 3)))
+
+
+def _slight_on(link, body):
+    """The largest principal moment (kg m^2) of ``body``'s inertia about its centre of mass when ``body`` (the
+    links fixed together, lumped) has a physical inertia and ``link``'s own indefiniteness is slight against it
+    (its negative principal moment within :data:`SLIGHT_INERTIA` of that scale); else 0. CAD rounding leaves small
+    links with principal moments of -1e-8 kg m^2 fixed to bodies of 1 kg m^2, where the body is what moves."""
+    com = body.h / body.mass if body.mass > 0 else np.zeros(3)
+    moments = np.linalg.eigvalsh(body.I - body.mass * (com @ com * np.eye(3) - np.outer(com, com)))
+    scale = float(moments[-1])
+    if scale <= 0 or moments[0] < -1e-12 * max(1.0, scale):
+        return 0.0
+    return scale if -np.linalg.eigvalsh(link.I_com)[0] <= SLIGHT_INERTIA * scale else 0.0
+
+
+def _joint_drives(joint_names, bodies, joints):
+    """``damping`` and ``friction`` per joint of ``joint_names``: its URDF ``<dynamics>``, plus those of the mimic
+    joints that follow it, carried over by virtual work. A mimic joint ``q_m = k q_s + o`` resists with its own
+    ``tau_m = d_m qd_m + f_m sign(qd_m)``, ``qd_m = k qd_s``; its source then bears ``k tau_m = k^2 d_m qd_s +
+    |k| f_m sign(qd_s)`` (the same power ``tau_m qd_m``): viscous damping ``k^2 d_m`` and Coulomb friction
+    ``|k| f_m`` added to the source's."""
+    damping = np.array([joints[n].damping for n in joint_names], float)
+    friction = np.array([joints[n].friction for n in joint_names], float)
+    column = {b.idx_v: joint_names.index(b.joint) for b in bodies if not b.mimic and b.joint in joint_names}
+    for b in bodies:
+        if b.mimic:
+            damping[column[b.idx_v]] += b.q_mult ** 2 * joints[b.joint].damping
+            friction[column[b.idx_v]] += abs(b.q_mult) * joints[b.joint].friction
+    return {"damping": damping, "friction": friction}
 
 
 def _resolve_coordinates(bodies, body_joints, fail):

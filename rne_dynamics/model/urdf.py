@@ -230,8 +230,8 @@ class _Reader:
             if target == name:
                 self.fail(owner, "<mimic> names the joint itself")
             mimic = (target, self.number(mimic, "multiplier", owner, 1.0), self.number(mimic, "offset", owner, 0.0))
-        info = JointInfo(name, kind, links["parent"], links["child"], tuple(axis), lower, upper, effort, velocity,
-                         damping, friction, mimic, self.screw_pitch(element, owner) if spec.pitched else 0.0)
+        info = JointInfo(name, kind, links["parent"], links["child"], tuple(axis.tolist()), lower, upper, effort,
+                         velocity, damping, friction, mimic, self.screw_pitch(element, owner) if spec.pitched else 0.0)
         return info, self.origin(element, owner)
 
     def screw_pitch(self, element, owner):

@@ -131,6 +131,18 @@ def build_parser():
                       help="seconds between written samples (default: %(default)s)")
     plan.add_argument("--output", "-o", metavar="DIR", default="rne_plan",
                       help="directory for trajectory.csv and the figures (default: %(default)s)")
+    retime = commands.add_parser("retime", parents=[robot], help="a path of joint positions (CSV or a "
+                                 "JointTrajectory YAML) in the least time the URDF's limits allow: trajectory.csv")
+    retime.add_argument("robot", metavar="ROBOT", help="a URDF or xacro path")
+    retime.add_argument("trajectory", metavar="TRAJECTORY", help="a CSV (time, ignored; <joint> or "
+                        "<joint>.position columns) or a JointTrajectory YAML (joint_names, points with positions)")
+    retime.add_argument("--acceleration-limits", metavar="A", type=parse_configuration, default=None,
+                        help="joint acceleration limits, one for every joint or one per joint, comma-separated "
+                             "(default: none)")
+    retime.add_argument("--sample-period", metavar="S", type=at_least(1e-6, float), default=1e-3,
+                        help="seconds between written samples (default: %(default)s)")
+    retime.add_argument("--output", "-o", metavar="DIR", default="rne_retime",
+                        help="directory for trajectory.csv and torques.png (default: %(default)s)")
     commands.add_parser("benchmark", help="time the library against Pinocchio and print the table",
                         description="Runs benchmarks/bench_dynamics.py of a source checkout; other options are "
                                     "passed to it.")
@@ -244,6 +256,12 @@ def run_plan(args):
                     sample_period=args.sample_period, output=args.output, **robot_source(args))
 
 
+def run_retime(args):
+    from . import retime
+    return retime.run(args.robot, args.trajectory, sample_period=args.sample_period,
+                      acceleration_limits=args.acceleration_limits, output=args.output, **robot_source(args))
+
+
 def run_benchmark(args):
     from . import benchmark
     return benchmark.run(args.options)
@@ -261,7 +279,7 @@ def run_live(args):
 
 
 HANDLERS = {"demo": run_demo, "inspect": run_inspect, "loads": run_loads, "benchmark": run_benchmark,
-            "live": run_live, "plan": run_plan, "compile": run_compile, "identify": run_identify,
+            "live": run_live, "plan": run_plan, "retime": run_retime, "compile": run_compile, "identify": run_identify,
             "excite": run_excite, "flexible": run_flexible}
 
 

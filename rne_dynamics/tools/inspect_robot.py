@@ -1,6 +1,8 @@
 """``rne-dynamics inspect``: is this URDF's mass model sane? The tree, every body's inertia, the warnings, and the
 gravity torque each joint must hold at worst (sampled over its range) against its effort limit."""
 import math
+import shutil
+import textwrap
 import warnings
 
 import numpy as np
@@ -104,6 +106,11 @@ def tree_lines(robot):
     return lines
 
 
+DEFAULT_COLUMNS = 160  # the table's width where the terminal's is unknown (a pipe, a file)
+MIN_LINKS_WIDTH = 24
+NUMBERS_WIDTH = 13 + 28 + 37  # mass, COM and principal inertia columns of the bodies table
+
+
 def body_properties(body):
     """``(com, principal inertias about the com)`` of a body, in its joint frame (RBDA eq. 2.63 reversed)."""
     com = body.h / body.mass if body.mass > 0 else np.zeros(3)
@@ -111,23 +118,42 @@ def body_properties(body):
     return com, np.linalg.eigvalsh(I_com)
 
 
-def body_lines(robot):
-    """Per body (a joint's child link with the links fixed to it): mass, COM and principal inertias."""
+def body_lines(robot, columns=None):
+    """Per body (a joint's child link with the links fixed to it): mass, COM and principal inertias. A body's links
+    wrap onto more lines so that the table fits ``columns`` characters (default: the terminal's width)."""
+    columns = columns or shutil.get_terminal_size((DEFAULT_COLUMNS, 24)).columns
     links = {}
     for link, (body, _, _) in robot.link_frames.items():
         links.setdefault(body, []).append(link)
-    joined = ["+".join(links.get(i, [])) for i in range(len(robot.bodies))]
     width = name_width(list(robot.body_joint_names) + ["moved by joint"])
-    links_width = name_width(joined + ["links"])
-    lines = [f"{'moved by joint':<{width}}{'links':<{links_width}}{'mass [kg]':>10}   {'COM in joint frame [m]':<26}"
+    joined = ["+".join(links.get(i, [])) for i in range(len(robot.bodies))]
+    links_width = max(MIN_LINKS_WIDTH, min(name_width(joined + ["links"]), columns - width - NUMBERS_WIDTH))
+    lines = [f"{'moved by joint':<{width}}{'links':<{links_width}}{'mass [kg]':>10}   {'COM in joint frame [m]':<28}"
              "principal inertias about COM [kg m^2]"]
     for i, body in enumerate(robot.bodies):
         com, principal = body_properties(body)
-        lines.append(f"{body.joint:<{width}}{joined[i]:<{links_width}}{body.mass:10.3f}   "
+        first, *more = wrap_names(links.get(i, []), links_width - 2) or [""]
+        lines.append(f"{body.joint:<{width}}{first:<{links_width}}{body.mass:10.3f}   "
                      f"({' '.join(number(c, '7.3f') for c in com)})   "
                      + "".join(number(m, "11.4g") for m in principal))
-    lines.append(f"total moving mass {robot.total_mass:.3f} kg (fixed to the world, not counted: "
-                 f"{', '.join(links.get(-1, []))})")
+        lines += [" " * width + line for line in more]
+    lines += textwrap.wrap(f"total moving mass {robot.total_mass:.3f} kg (fixed to the world, not counted: "
+                           f"{', '.join(links.get(-1, []))})", columns, subsequent_indent="  ",
+                           break_on_hyphens=False, break_long_words=False)
+    return lines
+
+
+def wrap_names(names, width):
+    """``names`` joined by ``+`` into lines of at most ``width`` characters (a longer name keeps a line of its own);
+    every line but the last ends with the ``+``."""
+    lines = []
+    for name in names:
+        if lines and len(lines[-1]) + 1 + len(name) <= width:
+            lines[-1] += "+" + name
+        else:
+            if lines:
+                lines[-1] += "+"
+            lines.append(name)
     return lines
 
 
