@@ -40,12 +40,18 @@ _BUILDS = threading.BoundedSemaphore(os.cpu_count() or 1)
 #: The writer's version: part of every cache key, so modules of an older writer are never loaded.
 VERSION = "1"
 
-_C_UNARY = {"neg": "-{}", "abs": "fabs({})", "sin": "sin({})", "cos": "cos({})", "sqrt": "sqrt({})",
-            "tanh": "tanh({})", "exp": "exp({})", "log": "log({})", "atan": "atan({})", "asin": "asin({})",
-            "acos": "acos({})", "sign": "(double)(({0} > 0) - ({0} < 0))"}
-_C_BINARY = {"add": "{} + {}", "sub": "{} - {}", "mul": "{} * {}", "div": "{} / {}", "max": "fmax({}, {})",
-             "min": "fmin({}, {})", "lt": "(double)({} < {})", "le": "(double)({} <= {})", "gt": "(double)({} > {})",
-             "ge": "(double)({} >= {})", "eq": "(double)({} == {})", "ne": "(double)({} != {})"}
+C_UNARY = {"neg": "-{}", "abs": "fabs({})", "sin": "sin({})", "cos": "cos({})", "sqrt": "sqrt({})",
+           "tanh": "tanh({})", "exp": "exp({})", "log": "log({})", "atan": "atan({})", "asin": "asin({})",
+           "acos": "acos({})", "sign": "(double)(({0} > 0) - ({0} < 0))"}
+C_BINARY = {"add": "{} + {}", "sub": "{} - {}", "mul": "{} * {}", "div": "{} / {}", "max": "fmax({}, {})",
+            "min": "fmin({}, {})", "lt": "(double)({} < {})", "le": "(double)({} <= {})", "gt": "(double)({} > {})",
+            "ge": "(double)({} >= {})", "eq": "(double)({} == {})", "ne": "(double)({} != {})"}
+
+
+def python_spelling(table):
+    """A table of C formats spelled in Python: the same expressions, with Python's casts and function names."""
+    return {op: text.replace("(double)", "float").replace("fabs(", "abs(").replace("fmax(", "max(")
+            .replace("fmin(", "min(") for op, text in table.items()}
 
 
 def _literal(x):
@@ -80,7 +86,7 @@ def statements(program, outputs, unary, binary, literal):
 
 def c_body(program, outputs):
     """The C statements computing ``outputs`` into ``out[]`` from ``x0[] ... xk[]``, then checking the guards."""
-    lines = [f"    const double t{k} = {e};" for k, e in statements(program, outputs, _C_UNARY, _C_BINARY, _literal)]
+    lines = [f"    const double t{k} = {e};" for k, e in statements(program, outputs, C_UNARY, C_BINARY, _literal)]
     lines += [f"    out[{n}] = {f't{k}' if type(k) is int else _literal(k)};" for n, k in enumerate(outputs)]
     lines += [f"    if ((t{k} != 0.0) != {int(side)}) return {GUARD};" for k, side in program.guards]
     return "\n".join(lines)

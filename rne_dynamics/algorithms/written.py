@@ -118,12 +118,7 @@ def python_source(program, outputs, sizes, quaternions, tolerance):
     """The program as the Python functions ``single``, ``batch`` and ``fresh`` with the C module's checks and
     statuses; they count the states served and call ``hot()`` at the :data:`HOT`-th."""
     names = [f"x{k}" for k in range(len(sizes))]
-    unary = {"neg": "-{}", "abs": "abs({})", "sin": "sin({})", "cos": "cos({})", "sqrt": "sqrt({})",
-             "tanh": "tanh({})", "exp": "exp({})", "log": "log({})", "atan": "atan({})", "asin": "asin({})",
-             "acos": "acos({})", "sign": "float(({0} > 0) - ({0} < 0))"}
-    binary = {"add": "{} + {}", "sub": "{} - {}", "mul": "{} * {}", "div": "{} / {}", "max": "max({}, {})",
-              "min": "min({}, {})", "lt": "float({} < {})", "le": "float({} <= {})", "gt": "float({} > {})",
-              "ge": "float({} >= {})", "eq": "float({} == {})", "ne": "float({} != {})"}
+    unary, binary = _native.python_spelling(_native.C_UNARY), _native.python_spelling(_native.C_BINARY)
     lines = [f"def single(block, {', '.join(names)}):", "    served[0] += 1",
              f"    if served[0] == {HOT}:", "        hot()"]
     for name, n in zip(names, sizes):
