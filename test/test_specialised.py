@@ -15,7 +15,7 @@ import rne_dynamics as rd
 from rne_dynamics.algorithms.driver import BAD_SHAPE, NOT_FINITE, NOT_UNIT, OK, SINGULAR
 from rne_dynamics.algorithms.inputs import gravity_vector
 from rne_dynamics.algorithms.specialised import KERNELS, Unsupported, compiled, kernel_source
-from test_columns_misc import tree_urdf
+from multi_dof import tree_urdf
 
 TOLERANCE = 1e-12
 FORWARD_TOLERANCE = 1e-10  # M qdd = tau - bias solved by another factorisation than the ABA's
