@@ -12,10 +12,11 @@ states (the motors' positions and velocities), ``dx/dt = f(t, q, x)``. With ``c 
 ``K_s = dexp^-1_{-u_s}(v_s)`` (the stage velocity as the rate of the stage's tangent coordinates, the series
 truncated after ``[u, [u, v]] / 12``; ``K_1 = v_1``); the step is ``q ⊕ dt sum b_s K_s``, ``x + dt sum b_s f_s``.
 
-Order 4 on every joint type: halving ``dt`` divides the error by 16 on a tumbling free-flyer and on a spherical
-joint, for each of the three users (``test/test_integrator.py``). Freezing the stages in the tangent space at
-``q_n`` (``K_s = v_s``, no ``dexp^-1``) is only of order 2 there (ratio 4.00): it misses the ``dt^3 [v, dv/dt] / 12``
-of the Magnus expansion. On one-coordinate joints both are the classical RK4.
+Order 4 on every joint type: halving ``dt`` divides the error by 14.4 to 16.1 on a tumbling free-flyer and on a
+spherical joint, for each of the three users (``test/test_integrator.py``; loops need a fixed base, so
+``simulate_closed_loop`` has the spherical joint only). Freezing the stages in the tangent space at ``q_n`` (``K_s =
+v_s``, no ``dexp^-1``) is only of order 2 there (ratios 4.0 to 4.7): it misses the ``dt^3 [v, dv/dt] / 12`` of the
+Magnus expansion. On one-coordinate joints both are the classical RK4.
 """
 from collections import namedtuple
 
