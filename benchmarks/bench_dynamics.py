@@ -10,14 +10,11 @@ take turns, and the spread of the rounds' ratios. Single-state rows time one cal
 talos_full_v2 (44 moving bodies in both libraries; Pinocchio loads its 12 gripper mimic joints as independent joints,
 the same work); so does Panda's finger (Pinocchio's aba and its derivatives refuse mimic joints).
 
-The "call floor" row is the least a numba kernel with inverse dynamics' arguments costs from Python (a compiled
-function that returns at once): no wrapper of a numba kernel with a held ``data=`` can beat it; the "allocating
-floor" row adds what a call without ``data=`` must make (a new block, the result's arrays as views of it). Rows
-marked ``data=`` pass a held ``robot.data()`` (no allocation); rows marked ``specialised_data=`` pass
-``rd.specialised_data(robot)`` (the robot's written-out kernels, compiled or loaded from the disk cache before the
-timing); ``-ff`` robots have a floating base (free-flyer in both). The batch rows compare our per-state time with a
-Python loop of ``rnea`` and with Pinocchio's C++ (estimated). The last rows time a new process's first torques
-on the bundled arm.
+Every call runs the robot's written machine code (``algorithms/written.py``), built or loaded from the disk cache
+before the timing (``rd.specialised_data``). Rows marked ``data=`` pass a held ``robot.data()`` (no allocation), the
+others allocate their results; ``-ff`` robots have a floating base (free-flyer in both). The batch rows compare our
+per-state time with a Python loop of ``rnea`` and with Pinocchio's C++ (estimated). The last rows time a new
+process's first torques on the bundled arm (``benchmarks/bench_startup.py`` times empty caches).
 """
 import argparse
 import os
@@ -36,7 +33,6 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import oracle  # noqa: E402  (the Pinocchio oracle of the tests: paths and state mapping)
 
 import rne_dynamics as rd  # noqa: E402
-from rne_dynamics.algorithms.rnea import INVERSE_DYNAMICS  # noqa: E402  (its memory's sizes, for the floor rows)
 
 ROBOTS = {  # label: (URDF, Pinocchio's mimic joints, floating base)
     "UR5": ("ur_description/urdf/ur5_robot.urdf", True, False),
@@ -46,8 +42,6 @@ ROBOTS = {  # label: (URDF, Pinocchio's mimic joints, floating base)
     "ANYmal-ff": ("anymal_b_simple_description/robots/anymal.urdf", False, True),
 }
 BATCH = 10_000
-#: The calls :func:`rne_dynamics.specialised_data` writes out.
-SPECIALISED = ("inverse_dynamics", "gravity_torques", "mass_matrix", "forward_dynamics", "forward_dynamics_derivatives")
 #: A median spread of the rounds' ratios above this says another process competed for the cores.
 BUSY_SPREAD = 0.10
 
@@ -82,34 +76,6 @@ def ratio_row(ours, theirs, repeats, inner, clock=time.thread_time):
     return float(np.median(samples[0])), float(np.median(samples[1])), ratio, spread
 
 
-@numba.njit(nogil=True, _nrt=False)
-def no_op(fdata, idata, block, q, qd, qdd, environment):
-    """A compiled call that does nothing, with the arguments of ``rd.inverse_dynamics``'s kernel."""
-    return 0
-
-
-def call_floor(case):
-    """The least any numba-compiled inverse dynamics with a held ``data=`` costs from Python: :func:`no_op` called
-    with the kernel's arguments; no checks, no arithmetic."""
-    r, q, qd, qdd = case.robot, case.q, case.qd, case.qdd
-    block, environment = np.empty(1000), np.array([0.0, 0.0, -9.81])
-    return lambda: no_op(r.fdata, r.idata, block, q, qd, qdd, environment)
-
-
-def allocating_floor(case):
-    """The least an allocating inverse_dynamics costs from Python: :func:`call_floor`'s no-op kernel, a new memory
-    block and the result made of its views (what ``Algorithm.run`` does without ``data=``)."""
-    r, q, qd, qdd = case.robot, case.q, case.qd, case.qdd
-    _, _, _, make, size = INVERSE_DYNAMICS.slots(r)
-    environment = np.array([0.0, 0.0, -9.81])
-
-    def call():
-        block = np.empty(size)
-        no_op(r.fdata, r.idata, block, q, qd, qdd, environment)
-        return make(block)
-    return call
-
-
 class Case:
     """One robot in both libraries, with a random state in each one's coordinates."""
 
@@ -122,7 +88,7 @@ class Case:
         self.model = (pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer(), mimic=mimic) if floating
                       else pin.buildModelFromUrdf(path, mimic=mimic))
         self.data = self.model.createData()
-        self.written = rd.specialised_data(self.robot)
+        rd.specialised_data(self.robot)  # every written call's machine code, built or loaded before the timing
         self.label = label
         rng = np.random.default_rng(1)
         self.q = rd.random_configuration(self.robot, rng) if floating else rng.uniform(-1, 1, self.robot.nq)
@@ -162,14 +128,10 @@ def single_rows(case):
         ("joint_torque_regressor", lambda data: rd.joint_torque_regressor(r, q, qd, qdd, data=data),
          "computeJointTorqueRegressor", lambda: pin.computeJointTorqueRegressor(m, d, pq, pv, pa)),
     ]
-    held, written = r.data(), case.written
-    rows = [("call floor (see call_floor)", call_floor(case), "rnea", calls[0][3]),
-            ("allocating floor (see allocating_floor)", allocating_floor(case), "rnea", calls[0][3])]
+    held, rows = r.data(), []
     for name, ours, pin_name, theirs in calls:  # (a lambda unpacking *args would add 0.2 us to ours)
-        rows.append((name, partial(ours, None), pin_name, theirs))
         rows.append((name + " data=", partial(ours, held), pin_name, theirs))
-        if name in SPECIALISED:  # the robot's written-out kernel
-            rows.append((name + " specialised_data=", partial(ours, written), pin_name, theirs))
+        rows.append((name, partial(ours, None), pin_name, theirs))
     return rows
 
 
@@ -184,15 +146,16 @@ def batch_rows(case, quick):
     def loop():
         for pq, pv, pa in states:
             pin.rnea(m, d, pq, pv, pa)
-    ours, written, theirs = median_times([lambda: rd.inverse_dynamics(case.robot, q, qd, qdd),
-                                          lambda: rd.inverse_dynamics(case.robot, q, qd, qdd, data=case.written), loop],
-                                         3 if quick else 7, 1, time.perf_counter)
+    held = case.robot.data()
+    ours, with_data, theirs = median_times([lambda: rd.inverse_dynamics(case.robot, q, qd, qdd),
+                                            lambda: rd.inverse_dynamics(case.robot, q, qd, qdd, data=held), loop],
+                                           3 if quick else 7, 1, time.perf_counter)
     empty = pin.Model()
     empty_data, nothing = empty.createData(), np.zeros(0)
     pq, pv, pa = states[0]
     call, binding = median_times([lambda: pin.rnea(m, d, pq, pv, pa), lambda: pin.rnea(empty, empty_data, nothing,
                                                                                       nothing, nothing)], 7, 2000)
-    return ours / n, written / n, theirs / n, call - binding
+    return ours / n, with_data / n, theirs / n, call - binding
 
 
 def load_time_ms(path, repeats=5):
@@ -219,24 +182,11 @@ def cold_start_s(path, package_root=None):
     return float(out.stdout.strip())
 
 
-def uncompiled_start_s(path):
-    """:func:`cold_start_s` of a copy of the package without its compiled kernels (minutes: every kernel the first
-    call needs is compiled)."""
-    import shutil
-    import tempfile
-    with tempfile.TemporaryDirectory() as root:
-        shutil.copytree(os.path.dirname(rd.__file__), os.path.join(root, "rne_dynamics"),
-                        ignore=shutil.ignore_patterns("__pycache__"))
-        return cold_start_s(path, root)
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats and a 1,000-state batch")
     parser.add_argument("--robots", default=",".join(ROBOTS), help="comma-separated subset of " + ", ".join(ROBOTS))
     parser.add_argument("--no-cold-start", action="store_true", help="skip the cold-start rows")
-    parser.add_argument("--uncompiled", action="store_true",
-                        help="also time a first call without compiled kernels (minutes)")
     args = parser.parse_args(argv)
     repeats, inner = (7, 200) if args.quick else (21, 1000)
     print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
@@ -252,8 +202,8 @@ def main(argv=None):
             print(f"{label:<10}{name:<48}{t_ours:>10.2f}{t_pin:>10.2f}{ratio:>7.2f}{100 * spread:>7.0f}%   "
                   f"{pin_name}")
             spreads.append(spread)
-        t_ours, t_written, t_loop, t_cpp = batch_rows(case, args.quick)
-        for name, t in (("", t_ours), (" specialised_data=", t_written)):
+        t_ours, t_held, t_loop, t_cpp = batch_rows(case, args.quick)
+        for name, t in (("", t_ours), (" data=", t_held)):
             print(f"{label:<10}{'inverse_dynamics batch' + name:<48}{t:>10.2f}{t_loop:>10.2f}"
                   f"{t / t_loop:>7.2f}{'':>8}   python loop of rnea, per state")
             print(f"{label:<10}{'inverse_dynamics batch' + name:<48}{t:>10.2f}{t_cpp:>10.2f}"
@@ -266,10 +216,8 @@ def main(argv=None):
     print(f"load_urdf Talos: {load_time_ms(talos):.1f} ms (after the first import)")
     if not args.no_cold_start:
         starts = [cold_start_s(arm) for _ in range(3)]
-        print(f"first torques in a new process, kernels compiled (rne-dynamics compile): {min(starts):.2f} s "
+        print(f"first torques in a new process, machine code cached (rne-dynamics compile): {min(starts):.2f} s "
               f"(best of 3; {max(starts):.2f} s worst)")
-    if args.uncompiled:
-        print(f"first torques in a new process, nothing compiled: {uncompiled_start_s(arm):.1f} s")
     return 0
 
 

@@ -3,16 +3,17 @@ description and parameters keep changing.
 
 Processes: the node (``python -m rne_dynamics.nodes.inverse_dynamics_node``), a driver publishing ``/joint_states`` at
 ``--rate`` Hz, node_latency.py's receiver of ``/inverse_dynamics/torques``, and this process as the operator. Every
-``--reload-period`` s the operator publishes the other of two robots on ``/robot_description`` (default:
-example-robot-data's panda and the bundled rne_arm6); the driver's messages name the joints of both, so either robot
-finds its joints (extra joints are ignored). Within each period, at fixed fractions of it: gravity tilted, a payload
-set on the current robot's last arm link, a bad description (rne_arm6 with a negative link mass, to be refused), then
-payload and gravity back. The node starts without the ``robot_description`` parameter (an explicit parameter would
-win over the topic) and takes the first robot from the topic. Reported per minute: messages sent, received, dropped
-(sent, never answered), latency percentiles (torques receipt minus JointState stamp) and the node's resident memory;
-at the end the node's own input counters, the swaps and refusals in its log, RSS at start and end (target: growth
-under 5 MB), the drop rates within 1 s after an action and elsewhere, and how busy the machine was with other work
-(the load average before and after, the CPU time of all processes minus the soak's own, from /proc/stat).
+``--reload-period`` s the operator publishes the other of two robots on ``/robot_description`` (default: the bundled
+rne_space_robot and rne_arm6, so the soak is the same on every install); the driver's messages name the joints of
+both, so either robot finds its joints (extra joints are ignored). Within each period, at fixed fractions of it:
+gravity tilted, a payload set on the current robot's last arm link, a bad description (rne_arm6 with a negative link
+mass, to be refused), then payload and gravity back. The node starts without the ``robot_description`` parameter (an
+explicit parameter would win over the topic) and takes the first robot from the topic. Reported per minute: messages
+sent, received, dropped (sent, never answered), latency percentiles (torques receipt minus JointState stamp) and the
+node's resident memory; at the end the node's own input counters, the swaps and refusals in its log, RSS at start and
+end (target: growth under 5 MB), the drop rates within 1 s after an action and elsewhere, and how busy the machine was
+with other work (the load average before and after, the CPU time of all processes minus the soak's own, from
+/proc/stat).
 
     python benchmarks/soak.py [--minutes 10] [--rate 1000] [--reload-period 10]
 """
@@ -30,10 +31,11 @@ HERE = os.path.abspath(__file__)
 BENCHMARKS = os.path.dirname(HERE)
 ROOT = os.path.dirname(BENCHMARKS)
 sys.path.insert(0, BENCHMARKS)
-from node_latency import cpu_seconds, default_robot  # noqa: E402
+from node_latency import cpu_seconds  # noqa: E402
 
 NODE_LATENCY = os.path.join(BENCHMARKS, "node_latency.py")
 BUNDLED = os.path.join(ROOT, "rne_dynamics", "data", "rne_arm6.urdf")
+SPACE_ROBOT = os.path.join(ROOT, "rne_dynamics", "data", "rne_space_robot.urdf")  # fixed base unless told
 TOPIC = "/inverse_dynamics/torques"
 START_DELAY = 6.0  # s from launching the driver to the measurement: process start-up, discovery
 # The operator's actions (Operator.act), evenly spaced within each reload period.
@@ -248,8 +250,9 @@ def main(argv=None):
     parser.add_argument("--minutes", type=float, default=10.0, help="measured minutes (default: 10)")
     parser.add_argument("--rate", type=float, default=1000.0, help="joint states per second (default: 1000)")
     parser.add_argument("--reload-period", type=float, default=10.0, help="seconds between robot swaps (default: 10)")
-    parser.add_argument("--robots", nargs=2, default=[default_robot() or BUNDLED, BUNDLED],
-                        help="the two URDFs to alternate (default: example-robot-data panda, bundled rne_arm6)")
+    parser.add_argument("--robots", nargs=2, default=[SPACE_ROBOT, BUNDLED],
+                        help="the two URDFs to alternate, with no joint name in common (default: the bundled "
+                        "rne_space_robot and rne_arm6, on every install)")
     parser.add_argument("--json", help="also write the results to this file")
     parser.add_argument("--role", choices=("driver",), help=argparse.SUPPRESS)
     parser.add_argument("--end", type=int, help=argparse.SUPPRESS)
@@ -264,6 +267,10 @@ def main(argv=None):
     import rne_dynamics as rd
     texts = [open(path).read() for path in args.robots]
     robots = [rd.load_urdf(text) for text in texts]
+    shared = set(robots[0].joint_names) & set(robots[1].joint_names)
+    if robots[0].name == robots[1].name or shared:  # the driver's messages would name a joint twice: all refused
+        parser.error(f"--robots: give two different robots without common joint names (common: "
+                     f"{', '.join(sorted(shared)) or robots[0].name})")
     bad_text = open(BUNDLED).read().replace('<mass value="', '<mass value="-', 1)
     work = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"rne_soak_{os.getpid()}")
     os.makedirs(work, exist_ok=True)

@@ -14,6 +14,8 @@ import os
 
 from collections import namedtuple
 
+from . import _trace
+
 try:
     import numba
     from numba.core import caching
@@ -173,6 +175,12 @@ def layout(function):
     return function
 
 
+def skip_zero(x):
+    """``x == 0.0`` for a branch that only skips work adding nothing: a traced number (:mod:`rne_dynamics._trace`)
+    is taken as nonzero, so the written code does that work instead of guarding on the value."""
+    return x == 0.0 if x.__class__ is not _trace.Value else False
+
+
 def rows(arrays, n):
     """State ``n`` of a batch's arguments: row ``n`` of each array of two or more dimensions; vectors (gravity) are
     shared by every state."""
@@ -234,6 +242,10 @@ if numba is not None:
         size = " * ".join(f"shape[{k}]" for k in range(len(shape)))
         return _generated("block, offset, shape", f"_array_at(block, offset, shape), offset + {size}",
                           {"_array_at": _array_at})
+
+    @overload(skip_zero, inline="always")
+    def _skip_zero(x):
+        return lambda x: x == 0.0
 
     @overload(rows, inline="always")
     def _rows(arrays, n):

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Create .venv (once), install rne_dynamics, and compile its kernels (once per version of the sources, a few
-# minutes; later processes load them from the cache in milliseconds). Safe to run again.
+# Create .venv (once), install rne_dynamics, and build the bundled arm's machine code (seconds, once per machine;
+# later processes load it from the cache in milliseconds; other robots' is built at their first calls). Safe to run again.
 #   bash scripts/setup_venv.sh            run time and tests (Pinocchio, example-robot-data, pytest, ...)
 #   bash scripts/setup_venv.sh --runtime  run time only (the library, the command line and the ROS 2 nodes)
 set -euo pipefail

@@ -39,14 +39,23 @@ def test_motor_link_simulation_publishes_library_steps(harness):
              if (m.header.stamp.sec, m.header.stamp.nanosec) in link]  # one step's link and motor states
     assert len(pairs) > 30
     for (state, motor), (next_state, next_motor) in zip(pairs, pairs[1:]):  # each the library's RK4 step
-        moved = rd.flexible_simulate(robot, state.position, state.velocity, motor.position, motor.velocity,
-                                     np.zeros(2), 1 / 200.0, 1 / 200.0)
-        np.testing.assert_allclose(next_state.position, moved.q[-1], **EXACT)
-        np.testing.assert_allclose(next_state.velocity, moved.qd[-1], **EXACT)
-        np.testing.assert_allclose(next_motor.position, moved.theta[-1], **EXACT)
-        np.testing.assert_allclose(next_motor.velocity, moved.thetad[-1], **EXACT)
+        elapsed = stamp_ns(next_state) - stamp_ns(state)  # in sub-steps of at most 1/200 s, as the node
+        substeps = -(-elapsed // 5_000_000)
+        q, qd, theta, thetad = state.position, state.velocity, motor.position, motor.velocity
+        for _ in range(substeps):
+            dt = 1e-9 * elapsed / substeps
+            moved = rd.flexible_simulate(robot, q, qd, theta, thetad, np.zeros(2), dt, dt)
+            q, qd, theta, thetad = moved.q[-1], moved.qd[-1], moved.theta[-1], moved.thetad[-1]
+        np.testing.assert_allclose(next_state.position, q, **EXACT)
+        np.testing.assert_allclose(next_state.velocity, qd, **EXACT)
+        np.testing.assert_allclose(next_motor.position, theta, **EXACT)
+        np.testing.assert_allclose(next_motor.velocity, thetad, **EXACT)
     spring = np.array([m.position[0] - s.position[1] for s, m in pairs])
     assert np.abs(spring).max() > 1e-3  # the spring winds up: the link and its motor part
+
+
+def stamp_ns(msg):
+    return msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
 
 
 def test_bad_drive_parameters_are_refused_and_the_last_good_kept(harness):

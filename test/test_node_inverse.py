@@ -127,13 +127,17 @@ def test_bad_messages_warn_and_publish_nothing(harness_factory):
         (joint_state(NAMES, q, [0.0, 1.0, np.inf, 0.0, 0.0, 0.0], sec=102), "velocity of joint 'elbow_joint' is inf"),
         (joint_state(NAMES + ["extra"], q[:3], sec=103), "7 joint names but 3 position values"),
         (joint_state(NAMES, q, qd[:4], sec=104), "6 joint names but 4 velocity values"),
-        (joint_state(["a", "b"], [0.0, 1.0], sec=105), "missing joints shoulder_pan_joint"),
-        (joint_state([], [], sec=106), "no joint names"),
+        (joint_state(NAMES[1:], q[1:], sec=105), "missing joints shoulder_pan_joint: not yet heard"),
         (joint_state(NAMES + ["elbow_joint"], list(q) + [0.0], sec=107), "joint 'elbow_joint' is named twice"),
     ]
     for msg, warning in bad:
         h.publish(JointState, "/joint_states", msg)
         assert h.wait_for_warning(warning), f"no warning '{warning}'; log: {h.warnings()}"
+    assert "locked_joints" in h.warnings("missing joints")[0]  # the remedy
+    # messages that share no joint with the robot (another robot's, an empty one) are counted, not warned about
+    for msg in (joint_state(["a", "b"], [0.0, 1.0], sec=108), joint_state([], [], sec=109)):
+        h.publish(JointState, "/joint_states", msg)
+    assert h.spin_until(lambda: h.node.joint_states.foreign == 2)
     h.publish(JointState, "/joint_states", joint_state(NAMES, q, qd, sec=200))
     wait_for_count(h, torques, 1)
     h.spin_for(0.1)
@@ -158,6 +162,8 @@ def test_a_bad_description_keeps_the_model_and_a_good_one_replaces_it(harness_fa
     torques = h.collect(JointState, "/inverse_dynamics/torques")
     h.publish(String, "/robot_description", String(data=PENDULUM), qos=LATCHED)
     assert h.spin_until(lambda: h.node.model.robot.name == "pendulum")
+    assert h.wait_for_warning("robot description changed: robot 'rne_arm6' (6 joints) replaced by robot "
+                              "'pendulum' (1 joints) from /robot_description topic"), h.warnings()
     assert h.spin_until(lambda: h.probe.count_publishers("/inverse_dynamics/joint_wrenches/hinge") == 1)
     assert h.spin_until(lambda: h.probe.count_publishers("/inverse_dynamics/joint_wrenches/elbow_joint") == 0)
     h.publish(JointState, "/joint_states", joint_state(["hinge", "elbow_joint"], [0.4, 1.0], [0.3, 0.0], sec=7))
@@ -434,3 +440,18 @@ def test_drive_terms_false_gives_rigid_body_torques(harness_factory):
     assert h.spin_until(lambda: h.node.model.settings["drive_terms"])
     h.publish(JointState, "/joint_states", joint_state(NAMES, q, qd, sec=2))
     np.testing.assert_allclose(wait_for_count(h, torques, 2).effort, driven, **EXACT)
+
+
+def test_models_are_built_in_a_process_of_their_own(harness_factory):
+    """A parameter set's model is read and built in the node's builder process (not in the interpreter that runs
+    the joint-state callbacks), which ends with the node."""
+    import os
+
+    h = harness_factory(robot_description=DEFAULT_ROBOT)
+    assert h.node._process.process is None  # the first model is built before any message: in the node
+    assert h.set_parameters(Parameter("gravity", value=[0.0, 0.0, -9.7])).successful
+    assert h.node.model.gravity.tolist() == [0.0, 0.0, -9.7]
+    builder = h.node._process.process
+    assert builder is not None and builder.pid != os.getpid() and builder.poll() is None
+    h.node._process.close()
+    assert builder.poll() is not None

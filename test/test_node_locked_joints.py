@@ -67,3 +67,17 @@ def test_per_joint_arrays_count_the_joints_left(harness_factory):
     msg = wait_for_count(h, torques, 1)
     np.testing.assert_allclose(msg.effort, rd.inverse_dynamics(robot, q, np.zeros(7), np.zeros(7)).torques,
                                rtol=0.0, atol=1e-12)
+
+
+def test_locked_joints_that_move_no_mass_are_not_warned_about(harness_factory):
+    """Romeo's hand joints move no mass (massless hands): loaded as they are, the node says so; locked (the usual
+    remedy for a gripper driven elsewhere), it does not, and the other model warnings stay."""
+    romeo = oracle.robot_path("romeo_description/urdf/romeo.urdf")
+    locked = harness_factory(robot_description=romeo, locked_joints=["LHand=0", "RHand=0"])  # first: /rosout keeps
+    assert locked.node.model is not None and locked.node.model.robot.dof == 31               # the log for later nodes
+    locked.spin_for(0.5)
+    assert not locked.warnings("moves no mass"), locked.warnings("moves no mass")
+    h = harness_factory(robot_description=romeo)
+    assert h.wait_for_warning("joint 'LHand' moves no mass") and h.wait_for_warning("joint 'RHand' moves no mass")
+    other = {text for text in h.warnings() if "moves no mass" not in text}
+    assert set(locked.warnings()) == other  # the other model warnings stay

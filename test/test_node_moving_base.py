@@ -283,3 +283,32 @@ def test_forward_node_simulates_a_free_floating_space_robot():
         assert turn > 0.1 and np.linalg.norm(q[:3]) > 1e-4  # the satellite turned and moved
     finally:
         h.close()
+
+
+BASE_TOPIC_NAMES = ("base_odometry", "base_imu", "base_wrench", "base_acceleration", "center_of_mass",
+                    "center_of_mass_marker")
+
+
+def base_topics(h):
+    """``(subscribed, published)``: the node's base topics as the ROS graph lists them."""
+    def names(listing):
+        return {name.rsplit("/", 1)[1] for name, _ in listing if name.rsplit("/", 1)[1] in BASE_TOPIC_NAMES}
+    return (names(h.probe.get_subscriber_names_and_types_by_node("inverse_dynamics", "/")),
+            names(h.probe.get_publisher_names_and_types_by_node("inverse_dynamics", "/")))
+
+
+def test_only_the_base_topics_the_configuration_uses(harness_factory):
+    h = harness_factory(robot_description=MOBILE)
+    expected = {
+        ("fixed", "imu"): (set(), set()),
+        ("odometry", "imu"): ({"base_odometry", "base_imu"}, {"base_wrench", "center_of_mass",
+                                                             "center_of_mass_marker"}),
+        ("odometry", "differentiate"): ({"base_odometry"}, {"base_wrench", "center_of_mass",
+                                                            "center_of_mass_marker"}),
+        ("free_floating", "differentiate"): ({"base_odometry"}, {"base_acceleration", "center_of_mass",
+                                                                 "center_of_mass_marker"}),
+    }
+    for (mode, source), topics in list(expected.items()) + [(("fixed", "imu"), (set(), set()))]:
+        assert h.set_parameters(Parameter("base", value=mode),
+                                Parameter("base_acceleration_source", value=source)).successful
+        assert h.spin_until(lambda: base_topics(h) == topics), (mode, source, base_topics(h))

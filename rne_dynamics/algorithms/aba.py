@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._jit import arithmetic_kernel, carve, helper, layout
+from .._jit import arithmetic_kernel, carve, helper, layout, skip_zero
 from .crba import composite_rigid_body, crba_workspace
 from ..errors import StateError
 from ..model.drive import drive_friction, drive_torque, drive_torques_add
@@ -376,7 +376,7 @@ def tree_cholesky(M):
     n = M.shape[0]
     scale = 0.0
     for k in range(n):
-        scale = max(scale, M[k, k])
+        scale = np.maximum(scale, M[k, k])  # (numpy's: a traced maximum, not a branch)
     for k in range(n - 1, -1, -1):
         if not M[k, k] > SINGULAR_RATIO * scale:
             return k
@@ -385,7 +385,7 @@ def tree_cholesky(M):
             M[k, i] /= M[k, k]
         for i in range(k):
             L_ki = M[k, i]
-            if L_ki != 0.0:
+            if not skip_zero(L_ki):
                 for j in range(i + 1):
                     M[i, j] -= L_ki * M[k, j]
     return -1
@@ -404,13 +404,13 @@ def tree_solve(L, X):
             X[k, c] /= pivot
         for i in range(k):
             L_ki = L[k, i]
-            if L_ki != 0.0:
+            if not skip_zero(L_ki):
                 for c in range(m):
                     X[i, c] -= L_ki * X[k, c]
     for k in range(n):  # L X = Y
         for i in range(k):
             L_ki = L[k, i]
-            if L_ki != 0.0:
+            if not skip_zero(L_ki):
                 for c in range(m):
                     X[k, c] -= L_ki * X[i, c]
         pivot = L[k, k]

@@ -21,10 +21,12 @@ import numpy as np
 
 from .._jit import (CHUNK, Slot, all_of, apply, arithmetic_kernel, batch_kernel, batch_range, carve, chunk_count,
                     helper, last_sizes, rows, status_of)
+from .._trace import traceable
 from ..errors import SingularMassMatrixError
 from ..model.data import memory, owned
 from ..model.joints import unit_quaternions
 from ..model.robot import model_view, model_view_inline
+from .written import written
 from .inputs import (QUATERNION_TOLERANCE, _explain, all_finite, body_wrenches,
                      check_quaternions, gravity_vector, overflow, states)
 
@@ -32,6 +34,8 @@ from .inputs import (QUATERNION_TOLERANCE, _explain, all_finite, body_wrenches,
 #: mass (its pivot is not positive).
 OK, BAD_SHAPE, NOT_FINITE, NOT_UNIT, OVERFLOW = range(5)
 SINGULAR = 16
+#: The statuses of a robot's written code that say all there is to say: any other (a guard) runs the generic kernel.
+EXPLAINED = (OK, NOT_FINITE, NOT_UNIT, OVERFLOW)
 
 
 @helper
@@ -148,13 +152,8 @@ def result_maker(result, slots):
     return eval(f"lambda block: result({views})", {"result": result})
 
 
-def written_batch(kernel, out, state, gravity):
-    """``(status, first state at fault)`` of a batch run by a robot's written-out kernel
-    (:func:`~rne_dynamics.algorithms.specialised.specialised_data`), each state's results into its row of ``out``."""
-    status = np.empty(len(out), np.int64)
-    kernel(out, *state, *gravity, status)
-    bad = np.flatnonzero(status)
-    return (status[bad[0]], bad[0]) if bad.size else (OK, 0)
+#: Every algorithm, in the order of their modules' import.
+ALGORITHMS = []
 
 
 def _first(array, *_):
@@ -171,8 +170,10 @@ class Algorithm:
     """
 
     def __init__(self, step, layout, arguments, what, result=_first, *, gravity=False, wrenches=False, extras=()):
-        self.layout, self.arguments, self.what, self.result = layout, arguments, what, result
-        self.gravity, self.wrenches = gravity, wrenches
+        self.step, self.layout, self.arguments, self.what, self.result = step, layout, arguments, what, result
+        self.gravity, self.wrenches, self.extras = gravity, wrenches, tuple(extras)
+        self.name = f"{step.__name__}_{layout.__name__}"
+        ALGORITHMS.append(self)
         self.defaults = (gravity_vector(None),) * gravity  # standard gravity: also the environment without wrenches
         parameters = ("f_ext",) * wrenches + ("gravity",) * gravity + tuple(extras)
         self.single, self.batch = entry_points(step, layout, arguments + parameters, len(arguments) - 1,
@@ -184,14 +185,34 @@ class Algorithm:
         """Run on one state or a batch (``state``: the arrays named by ``arguments``), in ``data`` if given; with the
         drives' armature and friction, or (``drive=False``) rigid-body dynamics only. (A method, not ``__call__``:
         calling an instance with keywords costs a tenth of a small robot's call.)"""
-        if data is not None and gravity is None and drive and self.ready and not external_wrenches:
-            try:  # the fewest steps: the held memory and the standard environment
+        if data is not None and gravity is None and drive and not external_wrenches and not extras:
+            try:  # the fewest steps: the held memory and call (the robot's written code, once made) and gravity
                 held = data.held.get(self)
                 if held is not None and data.robot is robot and held[3](*held[2], *state, *self.defaults,
                                                                         *extras) == OK:
                     return held[1]
             except (TypeError, AttributeError, ValueError, IndexError):
                 pass  # another type of argument or Data, or (run as plain Python) a bad shape
+        try:
+            code = None if external_wrenches else robot.written.get((self, drive, *extras), False)
+        except TypeError:  # an array among the extras: written() keys it by its bytes
+            code = False
+        if code is False:
+            code = written(self, robot, drive, extras)
+        if code is not None:  # the robot's written code, unless an argument needs converting or explaining
+            try:
+                environment = self.defaults if gravity is None else (gravity_vector(gravity),)
+                if data is None:
+                    shape = robot.workspace_shapes.get(self) or self.slots(robot)
+                    block = np.empty(shape[4])
+                    if code.single(block, *state, *environment) == OK:
+                        return shape[3](block)
+                elif data.robot is robot:
+                    held = self.held(robot, data)
+                    if code.single(held[0], *state, *environment) == OK:
+                        return held[1]
+            except (TypeError, AttributeError, ValueError, IndexError):
+                pass
         fdata = robot.fdata if drive else robot.rigid_body_fdata
         if self.ready and not external_wrenches:  # one compiled call, unless an argument needs converting or explaining
             try:
@@ -225,27 +246,32 @@ class Algorithm:
         state = states(robot, finite=False, **dict(zip(self.arguments, state)))
         batch = len(state[0]) if state[0].ndim == 2 else 0
         f_ext, g = self.parameters(robot, data, gravity, external_wrenches, batch)
+        drive = fdata is robot.fdata
+        wrenches = bool(f_ext) and f_ext[0].size > 0
+        code = written(self, robot, drive, extras, wrenches)
+        # the written code takes the body wrenches after gravity, flat; its statuses but a guard's need no generic run
+        inputs = (*state, *g, np.ascontiguousarray(f_ext[0]).reshape(max(batch, 1), -1)) if wrenches else (*state, *g)
         if batch:
             slots, results, size, _, _ = self.slots(robot)
             out = memory(robot, data, (self, "batch"), (batch, results))
-            written = (data.held.get((self, "batch")) if data is not None and gravity is None and fdata is robot.fdata
-                       and not external_wrenches else None)
-            try:
-                status, row = written_batch(written, out, state, g)
-            except TypeError:  # none held, or another type of argument
+            status, row = code.batch(out, *inputs) if code is not None else (None, 0)
+            if status not in EXPLAINED:  # the generic kernel, which also says what is wrong
                 status, row = self.batch(fdata, robot.idata, size, out, (*state, *f_ext), (*g, *extras))
             result = self.result(*_batch_views(out, slots))
         else:
             row = None
             block, result, _, _ = self.held(robot, data)
-            environment = g
-            if f_ext and len(f_ext[0]):  # [gravity; the body wrenches]
-                environment = (memory(robot, data, "environment", (3 + f_ext[0].size,)),)
-                environment[0][:3], environment[0][3:] = g[0], f_ext[0].ravel()
-            status = self.single(fdata, robot.idata, block, *state, *environment, *extras)
-            if status == OK and not self.ready:
-                self.single.disable_compile()  # its one signature is compiled: other types go through here
-                self.ready = True
+            status = code.single(block, *inputs[:-1], inputs[-1][0]) if wrenches and code is not None else \
+                code.single(block, *inputs) if code is not None else None
+            if status not in EXPLAINED:
+                environment = g
+                if wrenches:  # [gravity; the body wrenches]
+                    environment = (memory(robot, data, "environment", (3 + f_ext[0].size,)),)
+                    environment[0][:3], environment[0][3:] = g[0], f_ext[0].ravel()
+                status = self.single(fdata, robot.idata, block, *state, *environment, *extras)
+                if status == OK and not self.ready:
+                    self.single.disable_compile()  # its one signature is compiled: other types go through here
+                    self.ready = True
         if status != OK:
             raise self.error(robot, status, state, "" if row is None else f" at state {row}")
         return result
@@ -261,7 +287,9 @@ class Algorithm:
                 return held
         _, _, _, make, size = self.slots(robot)
         block = np.empty(size)
-        held = (block, make(block), (robot.fdata, robot.idata, block), self.single)
+        code = None if self.extras else written(self, robot)  # (an algorithm with extras: its written code by them)
+        held = ((block, make(block), (block,), code.single) if code is not None
+                else (block, make(block), (robot.fdata, robot.idata, block), self.single))
         if data is not None:
             data.held[self] = held
         return held
@@ -271,7 +299,7 @@ class Algorithm:
         measured once; the maker (:func:`result_maker`) makes the result of one state's block."""
         shape = robot.workspace_shapes.get(self)
         if shape is None:
-            w, results, size = self.layout(None, model_view(robot.fdata, robot.idata))
+            w, results, size = self.layout(None, traceable(model_view)(robot.fdata, robot.idata))  # Python: no compile
             slots = tuple(s for s in w if isinstance(s, Slot) and s.offset + int(np.prod(s.shape)) <= results)
             shape = robot.workspace_shapes[self] = (slots, results, size, result_maker(self.result, slots), size)
         return shape

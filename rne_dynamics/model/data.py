@@ -13,7 +13,7 @@ from ..errors import StateError
 class Data:
     """The arrays of one robot's calls, each kept under a key and made again only when its shape changes (a batch of
     another size)."""
-    __slots__ = ("robot", "held", "_arrays")
+    __slots__ = ("robot", "held", "_arrays", "__weakref__")
 
     def __init__(self, robot):
         self.robot = robot

@@ -7,6 +7,8 @@ index ``-1`` (a floating base is body 0, moved by a free-flyer joint). Each join
 coordinate. The kernels receive two buffers (``fdata``, ``idata``) and read them through :func:`model_view`: numba
 dispatches two arrays far faster than a dozen.
 """
+import threading
+import weakref
 from collections import namedtuple
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -215,7 +217,25 @@ class Robot:
 
     def data(self):
         """A new :class:`~rne_dynamics.model.data.Data` for this robot: pass it as ``data=`` to compute in it."""
-        return Data(self)
+        data = Data(self)
+        self.datas.add(data)
+        return data
+
+    @cached_property
+    def datas(self):
+        """The robot's live ``Data`` objects: the written code (:mod:`~rne_dynamics.algorithms.written`) replaces
+        their held calls when its machine code is ready."""
+        return weakref.WeakSet()
+
+    @cached_property
+    def written(self):
+        """Per ``(algorithm, drive)``: the robot's written code (:mod:`~rne_dynamics.algorithms.written`), or None
+        where its generic kernel serves."""
+        return {}
+
+    @cached_property
+    def written_lock(self):
+        return threading.Lock()
 
     @cached_property
     def nb(self):
@@ -277,6 +297,12 @@ class Robot:
     @cached_property
     def has_quaternions(self):
         return self.quaternions.size > 0
+
+    def __getstate__(self):
+        """Pickled without its cached properties (derived, and the algorithms' workspace makers are not picklable):
+        the receiver computes them again (a node's model is built in another process)."""
+        cached = {name for name, value in vars(type(self)).items() if isinstance(value, cached_property)}
+        return {name: value for name, value in self.__dict__.items() if name not in cached}
 
     @cached_property
     def workspace_shapes(self):

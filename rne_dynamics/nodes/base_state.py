@@ -29,7 +29,8 @@ import numpy as np
 import rne_dynamics as rd
 
 from ..errors import StateError
-from .common import DOUBLE, STRING, Spec, stamp_seconds
+from .messages import stamp_seconds
+from .parameters import DOUBLE, STRING, Spec
 
 BASE_MODES = ("fixed", "odometry", "free_floating")
 ACCELERATION_SOURCES = ("imu", "differentiate")

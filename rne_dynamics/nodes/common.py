@@ -2,42 +2,26 @@
 
 The callbacks read one :class:`DynamicsModel` (the robot with payload and drive parameters applied, gravity, name
 maps; never changed once built), replaced by a single assignment. A new description (topic, reload) or a parameter
-set that changes the model is built on one worker thread, in the order the requests came, while the data path goes
-on; the new model is swapped in on the executor's thread between two messages. A parameter set is answered at once
+set that changes the model is read and built in the builder process (:mod:`.builder`: another interpreter, so the
+joint-state callbacks never wait for it), driven by one worker thread in the order the requests came, which then
+loads the kernels the new model needs while the data path goes on; the new model is swapped in on the executor's
+thread between two messages. A parameter set is answered at once
 after the checks that need no new model (types, sizes, signs, link and joint names against the model in service);
 a build that fails afterwards is refused with the reason (logged and in diagnostics), the parameters it set go back
 to the last good values, and the last good model stays in service.
-
-Per-joint parameters (``armature``, ``viscous_friction``, ``coulomb_friction``; the elastic transmissions'
-``joint_stiffness``, ``joint_damping``, ``motor_inertia``, ``gear_ratio``: :mod:`rne_dynamics.model.drive`) are
-double arrays: empty keeps the URDF values (``<dynamics damping friction>``, armature 0; rigid joints, direct
-drive), one value applies to every joint, otherwise one value per movable joint in ``robot.joint_names`` order (the
-movable, non-mimic joints depth-first over the tree, children in document order: not the URDF's document order on a
-branched robot; locked joints left out). Each also takes values by joint name: a map in a parameter file
-(``armature: {elbow_joint: 0.1}``), which ROS flattens to the double parameter ``armature.elbow_joint``; the node
-declares those its start-up overrides name (they can then be set at run time). The drive values come, each later one
-winning for the joints it gives: the URDF, the YAML file of parameter ``drive_file``
-(:func:`rne_dynamics.load_drive`), the arrays, the values by name.
-
-``locked_joints`` holds joints fixed (``joint=position`` entries, :meth:`Robot.with_locked_joints`): the model loses
-them, so joint states need not carry them (a gripper published elsewhere). One string array, as
-``external_wrench_topics``: ROS 2 parameters have no map type, and two parallel arrays (names, positions) could not
-be changed together by ``ros2 param set``.
 """
-import array
 import gc
+import importlib
 import math
-import re
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-import warnings
-from dataclasses import dataclass, field, replace
 from functools import partial
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, ParameterType, SetParametersResult
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.event_handler import PublisherEventCallbacks
 from rclpy.node import Node
@@ -47,12 +31,13 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Header, String
 from std_srvs.srv import Trigger
 
-from .._jit import compiled
-from ..errors import ModelError, ModelWarning, StateError, one_line
-from ..algorithms.inputs import gravity_vector
-from ..model.drive import RIGID as RIGID_DRIVE, load_drive
-from ..model.loops import read_loops
-from ..model.urdf import load_urdf
+from ..errors import StateError, one_line
+from .builder import BuilderProcess
+from .diagnostics import Statistics
+from .joint_states import MergedJointStates
+from .model import DynamicsModel, read_description
+from .parameters import COMMON_PARAMETERS, DOUBLE, STRUCTURE, Spec, check_common, check_names
+
 
 #: QoS of ``/robot_description`` as robot_state_publisher offers it: the last message kept for late joiners.
 DESCRIPTION_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
@@ -60,361 +45,37 @@ DESCRIPTION_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCA
 WARNING_PERIOD = 2.0  # s between two logs of the same input problem
 
 
-@dataclass(frozen=True)
-class Spec:
-    """A node parameter: default (``None``: an empty array), descriptor, and whether it changes the model."""
-    name: str
-    default: object
-    type: int
-    description: str
-    low: float = None
-    high: float = None
-    constraints: str = ""
-    rebuilds_model: bool = False
-    per_joint: bool = False  # a per-joint array that also takes ``<name>.<joint>`` values by joint name
-
-    def descriptor(self):
-        d = ParameterDescriptor(name=self.name, type=self.type, description=self.description,
-                                additional_constraints=self.constraints)
-        if self.low is not None:
-            d.floating_point_range = [FloatingPointRange(from_value=self.low, to_value=self.high, step=0.0)]
-        return d
+def importable_name(cls):
+    """``(module, qualified name)`` of ``cls`` that another process can import: a node started with ``python -m``
+    runs as ``__main__``, which the builder process is not. None for a class of a script run by its path."""
+    module = cls.__module__
+    if module == "__main__":
+        spec = sys.modules["__main__"].__spec__
+        if spec is None:
+            return None
+        module = spec.name
+    return module, cls.__qualname__
 
 
-STRING, DOUBLE, BOOL = ParameterType.PARAMETER_STRING, ParameterType.PARAMETER_DOUBLE, ParameterType.PARAMETER_BOOL
-DOUBLES, STRINGS = ParameterType.PARAMETER_DOUBLE_ARRAY, ParameterType.PARAMETER_STRING_ARRAY
-PER_JOINT = ("empty: as the URDF says; one value: every joint; else one value per joint in joint_names order; or by "
-             "joint name: <name>.<joint> (a map in a parameter file)")
-
-COMMON_PARAMETERS = (
-    Spec("robot_description", "", STRING, "URDF XML text or a URDF file path; when set it wins: messages on the "
-         "relative robot_description topic are then ignored; empty: the robot from the robot_description topic",
-         rebuilds_model=True),
-    Spec("gravity", [0.0, 0.0, -9.81], DOUBLES, "gravitational acceleration in the root-link frame (m/s^2)",
-         constraints="3 finite values", rebuilds_model=True),
-    Spec("payload.link", "", STRING, "link that carries the payload; empty: no payload", rebuilds_model=True),
-    Spec("payload.mass", 0.0, DOUBLE, "payload mass (kg); needs payload.link", 0.0, 1.0e4, rebuilds_model=True),
-    Spec("payload.com", [0.0, 0.0, 0.0], DOUBLES, "payload centre of mass in the payload link frame (m)",
-         constraints="3 finite values", rebuilds_model=True),
-    Spec("payload.inertia", [0.0] * 6, DOUBLES, "payload inertia about its COM, link axes (kg m^2)",
-         constraints="6 values ixx ixy ixz iyy iyz izz, physically possible", rebuilds_model=True),
-    Spec("drive_terms", True, BOOL, "true: torques and accelerations with each drive's rotor inertia and friction "
-         "(URDF <dynamics>, the parameters below); false: rigid-body dynamics only (as Pinocchio's rnea and aba)",
-         rebuilds_model=True),
-    Spec("armature", None, DOUBLES, "rotor inertia reflected to each joint (kg m^2 or kg)",
-         constraints=PER_JOINT + "; >= 0", rebuilds_model=True, per_joint=True),
-    Spec("viscous_friction", None, DOUBLES, "viscous friction coefficient per joint (N m s/rad or N s/m)",
-         constraints=PER_JOINT + "; >= 0", rebuilds_model=True, per_joint=True),
-    Spec("coulomb_friction", None, DOUBLES, "Coulomb friction per joint (N m or N)",
-         constraints=PER_JOINT + "; >= 0", rebuilds_model=True, per_joint=True),
-    Spec("joint_stiffness", None, DOUBLES, "elastic transmission stiffness K per joint (N m/rad); 0: rigid",
-         constraints=PER_JOINT.replace("as the URDF says", "rigid") + "; >= 0", rebuilds_model=True,
-         per_joint=True),
-    Spec("joint_damping", None, DOUBLES, "damping D of the elastic transmission per joint (N m s/rad)",
-         constraints=PER_JOINT.replace("as the URDF says", "none") + "; >= 0", rebuilds_model=True,
-         per_joint=True),
-    Spec("motor_inertia", None, DOUBLES, "motor rotor inertia per joint, motor side (kg m^2)",
-         constraints=PER_JOINT.replace("as the URDF says", "none") + "; >= 0", rebuilds_model=True,
-         per_joint=True),
-    Spec("gear_ratio", None, DOUBLES, "gear ratio per joint (motor angle / joint angle)",
-         constraints=PER_JOINT.replace("as the URDF says", "1") + "; > 0", rebuilds_model=True, per_joint=True),
-    Spec("drive_file", "", STRING, "YAML file of drive parameters per joint, {joint: {parameter: value}} "
-         "(rne_dynamics.load_drive: armature, damping, friction, stiffness, spring_damping, rest_offset, "
-         "motor_inertia, gear_ratio); the per-joint parameters given here override its values; empty: none",
-         rebuilds_model=True),
-    Spec("locked_joints", None, STRINGS, "joints held fixed at a position, entries joint=position (rad or m): "
-         "left out of the model, so joint states need not carry them", constraints="joint=position, each a movable "
-         "joint at most once; locking a mimic joint's source locks it too", rebuilds_model=True),
-    Spec("diagnostics_rate_hz", 1.0, DOUBLE, "rate of the /diagnostics status (Hz)", 0.1, 100.0),
-)
-#: The node parameters of the elastic drives and the names :meth:`Robot.with_drive` gives them.
-ELASTIC_PARAMETERS = {"joint_stiffness": "stiffness", "joint_damping": "spring_damping",
-                      "motor_inertia": "motor_inertia", "gear_ratio": "gear_ratio"}
-#: The per-joint drive parameters and the names :meth:`Robot.with_drive` gives them.
-DRIVE_PARAMETERS = {"armature": "armature", "viscous_friction": "damping", "coulomb_friction": "friction",
-                    **ELASTIC_PARAMETERS}
-PER_JOINT_PARAMETERS = tuple(DRIVE_PARAMETERS)
-
-
-def finite_values(name, value, count=None, non_negative=False):
-    """``value`` as a float array, or a ValueError naming the parameter."""
-    x = np.asarray(value, float)
-    if count is not None and x.shape != (count,):
-        raise ValueError(f"{name} needs {count} values, got {len(x)}")
-    if not np.isfinite(x).all() or (non_negative and (x < 0).any()):
-        raise ValueError(f"{name} must be finite{' and >= 0' if non_negative else ''}, got {list(value)}")
-    return x
-
-
-#: The parameters that change which joints the model has: the others are checked against the model in service.
-STRUCTURE = {"robot_description", "loops_file", "locked_joints"}
-
-
-def check_common(name, value):
-    """Checks of a common parameter value that need no model (the model checks the rest when it is built)."""
-    if name == "gravity":
-        finite_values(name, value, 3)
-    elif name in ("payload.com", "payload.inertia"):
-        finite_values(name, value, 3 if name == "payload.com" else 6)
-    elif name == "locked_joints":
-        locked_positions(value)
-    elif name in PER_JOINT_PARAMETERS:
-        finite_values(name, value, non_negative=True)
-        if name == "gear_ratio" and any(x == 0 for x in value):
-            raise ValueError(f"gear_ratio must be > 0, got {list(value)}")
-
-
-def locked_positions(entries):
-    """``{joint: position}`` from the ``joint=position`` entries of ``locked_joints``; ValueError naming a bad one."""
-    out = {}
-    for entry in entries:
-        joint, sep, value = (part.strip() for part in entry.partition("="))
-        try:
-            position = float(value)
-        except ValueError:
-            position = math.nan
-        if not sep or not joint or not math.isfinite(position):
-            raise ValueError(f"locked_joints entry '{entry}' is not joint=position (a finite number)")
-        if joint in out:
-            raise ValueError(f"locked_joints names joint '{joint}' twice")
-        out[joint] = position
-    return out
-
-
-def check_names(robot, values, specs):
-    """The checks of the common parameter ``values`` against ``robot`` that need no new model: the payload link
-    exists, per-joint arrays have 0, 1 or one value per joint, values by joint name name a joint of the robot, the
-    drive file reads. :class:`ModelError` names what is wrong."""
-    link, mass = values["payload.link"], values["payload.mass"]
-    if link and link not in robot.link_frames:
-        raise ModelError(f"payload.link: robot '{robot.name}' has no link '{link}'")
-    if not link and mass != 0.0:
-        raise ModelError(f"payload.mass is {mass} kg but payload.link is empty: set payload.link first")
-    for name in PER_JOINT_PARAMETERS:
-        per_joint(name, values[name], robot)
-    for name in values:
-        field, _, joint = name.partition(".")
-        if joint and field in specs and specs[field].per_joint and joint not in robot.joint_names:
-            raise ModelError(f"{name}: robot '{robot.name}' has no movable joint '{joint}' (its joints: "
-                             f"{', '.join(robot.joint_names)})")
-    if values["drive_file"]:
-        load_drive(robot, values["drive_file"])
-
-
-def by_joint(name, values):
-    """The values by joint name of per-joint parameter ``name`` (parameters ``<name>.<joint>``): ``{joint: value}``."""
-    prefix = name + "."
-    return {key[len(prefix):]: value for key, value in values.items() if key.startswith(prefix)}
-
-
-def joint_array(name, values, robot, default):
-    """Per-joint parameter ``name`` in ``robot.joint_names`` order, its values by joint name applied over its array
-    (``default``, a number or one per joint, for the joints neither gives); None if neither gives any."""
-    array, named = per_joint(name, values[name], robot), by_joint(name, values)
-    if array is None and not named:
-        return None
-    array = np.array(np.broadcast_to(default, len(robot.joint_names)), float) if array is None else array.copy()
-    for joint, value in named.items():
-        array[list(robot.joint_names).index(joint)] = value
-    return array
-
-
-def per_joint(name, values, robot):
-    """A per-joint parameter as :meth:`Robot.with_drive` takes it (``None`` keeps the robot's values)."""
-    if len(values) == 0:
-        return None
-    n = len(robot.joint_names)
-    if len(values) == 1:
-        return np.full(n, values[0])
-    if len(values) != n:
-        raise ModelError(f"{name} has {len(values)} values; robot '{robot.name}' has {n} joints "
-                         f"({', '.join(robot.joint_names)}): give 0, 1 or {n} values")
-    return np.asarray(values, float)
-
-
-@dataclass(frozen=True)
-class Description:
-    """A robot description as loaded: the robot, the text or path it came from, where from, its model warnings."""
-    robot: object
-    text: str
-    source: str
-    warnings: tuple
-
-
-def read_description(text, source, floating_base=False):
-    """Load a URDF (XML text or path); a bad one raises :class:`ModelError` naming the element at fault.
-
-    ``floating_base``: the node knows how the base moves (the inverse node's ``base`` parameter), so the robot gets a
-    floating base (unless its URDF has a floating root joint already); else a floating base is refused."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ModelWarning)
-        robot = load_urdf(text)
-        if floating_base and not robot.has_floating_base:
-            caught.clear()
-            robot = load_urdf(text, floating_base=True)
-    if robot.dof == 0:
-        raise ModelError(f"robot '{robot.name}' has no movable joint: nothing to compute")
-    several = [name for name, body in zip(robot.joint_names, robot.joint_bodies) if robot.bodies[body].nv != 1]
-    if (robot.has_floating_base and not floating_base) or several:
-        what = f"a floating joint '{robot.base_joint}'" if not several else (
-            f"joints of several coordinates ({', '.join(several)})")
-        raise ModelError(f"robot '{robot.name}' has {what}; the nodes take robots whose joints have one coordinate "
-                         "each (JointState carries one position per joint) and a floating base only when parameter "
-                         "'base' says how it moves (odometry, free_floating); use the library for it")
-    notes = tuple(str(w.message) for w in caught if issubclass(w.category, ModelWarning))
-    return Description(robot, text, source, notes)
-
-
-@dataclass(eq=False)
-class DynamicsModel:
-    """Everything the callbacks need about one robot model, computed once per model."""
-    robot: object
-    gravity: np.ndarray
-    settings: dict  # the parameter values this model was built from
-    joint_names: list = field(init=False)
-    input_names: list = field(init=False)  # the joints a JointState must carry: all, or a closed chain's actuated
-    effort_limits: np.ndarray = field(init=False)
-    locked: dict = field(init=False)  # the locked joints' positions, by name (the model has them as fixed joints)
-    zeros: np.ndarray = field(init=False)
-    _orders: dict = field(init=False, default_factory=dict)
-
-    def __post_init__(self):
-        self.joint_names = list(self.robot.joint_names)
-        self.input_names = list(self.robot.actuated_joint_names)
-        self.effort_limits = self.robot.effort_limits[self.robot.nv - len(self.joint_names):]  # a base's 6 first
-        self.locked = locked_positions(self.settings.get("locked_joints", []))
-        self.zeros = np.zeros(len(self.joint_names))  # shared: never written (kept writable: numba compiles per flag)
-        self.input_zeros = np.zeros(len(self.input_names))
-        self.elastic = np.array([self.joint_names.index(j) for j in self.robot.elastic_joints], dtype=np.int64)
-
-    @staticmethod
-    def structure(robot, values):
-        """A loaded robot with the joint structure the parameter ``values`` give it: its loop closures
-        (``loops_file``), its ``locked_joints`` held fixed. The per-joint values count the joints it has left."""
-        if values.get("loops_file"):  # a closed chain: its loop closures and actuated joints
-            robot = replace(robot, loops=read_loops(values["loops_file"], robot))
-            if not robot.loops.actuated:
-                raise ModelError(f"loops_file {values['loops_file']}: lists no actuated joint")
-        locked = locked_positions(values["locked_joints"])
-        if locked:
-            robot = robot.with_locked_joints(locked)
-            if robot.dof == 0:
-                raise ModelError(f"locked_joints: every joint of robot '{robot.name}' is locked: nothing to compute")
-        return robot
-
-    @classmethod
-    def build(cls, robot, values):
-        """The model for a robot of the joint structure ``values`` give (:meth:`structure`) and the node's parameter
-        values; :class:`ModelError` names what is wrong."""
-        if values["payload.link"]:
-            robot = robot.with_payload(values["payload.link"], values["payload.mass"], values["payload.com"],
-                                       values["payload.inertia"])
-        if values["drive_file"]:
-            robot = load_drive(robot, values["drive_file"])
-        robot = robot.with_drive(**{label: per_joint(name, values[name], robot)
-                                    for name, label in DRIVE_PARAMETERS.items()})
-        named = {label: by_joint(name, values) for name, label in DRIVE_PARAMETERS.items()}
-        robot = robot.with_drive(**{label: given for label, given in named.items() if given})
-        if not values["drive_terms"]:
-            robot = robot.with_drive(**{label: np.zeros(len(robot.joint_names)) for label in RIGID_DRIVE})
-        return cls(robot, gravity_vector(values["gravity"]), dict(values))
-
-    def order(self, names):
-        """Indices into a message's per-name arrays that give the robot's input joints (``joint_names``, or a
-        closed chain's actuated joints) in order."""
-        key = tuple(names)
-        take = self._orders.get(key)
-        if take is None:
-            take = self._order(key)
-            if len(self._orders) > 64:  # a publisher that keeps changing its name list: stay bounded
-                self._orders.clear()
-            self._orders[key] = take
-        if isinstance(take, str):
-            raise StateError(take)
-        return take
-
-    def _order(self, names):
-        position = {}
-        for k, name in enumerate(names):
-            if name in position:
-                return f"joint '{name}' is named twice"
-            position[name] = k
-        missing = [name for name in self.input_names if name not in position]
-        if missing:
-            return (f"{'no joint names' if not names else 'missing joints ' + ', '.join(missing)} "
-                    f"(robot '{self.robot.name}' needs {', '.join(self.input_names)})")
-        return np.array([position[name] for name in self.input_names], dtype=np.intp)
-
-    def gather(self, names, values, what, optional=False):
-        """The robot's joints' entries of a per-name message array (``position``, ``effort`` ...), joint order.
-
-        An empty array of an ``optional`` field reads as zeros. Wrong lengths and non-finite values of the robot's
-        joints raise :class:`StateError` (other joints' values are not looked at).
-        """
-        if len(values) != len(names):
-            if optional and len(values) == 0:
-                return self.input_zeros
-            raise StateError(f"{len(names)} joint names but {len(values)} {what} values")
-        x = (np.frombuffer(values) if type(values) is array.array else np.asarray(values, float))[self.order(names)]
-        if not np.isfinite(x).all():
-            bad = int(np.flatnonzero(~np.isfinite(x))[0])
-            raise StateError(f"{what} of joint '{self.input_names[bad]}' is {x[bad]}")
-        return x
-
-    def joint_unit(self, k):
-        """``N m`` for a revolute joint, ``N`` for a prismatic one."""
-        return "N" if self.robot.joints[self.joint_names[k]].type == "prismatic" else "N m"
-
-
-def stamp_seconds(stamp):
-    return stamp.sec + 1e-9 * stamp.nanosec
-
-
-def doubles(x):
-    """A float64 numpy array as the ``array('d')`` message fields hold (one memory copy, no Python loop)."""
-    return array.array("d", x.tobytes())
-
-
-class Statistics:
-    """Counters behind /diagnostics: a window since the last status, and totals since start or ``~/reset``."""
-
-    def __init__(self):
-        self.reset()
-
-    def reset(self):
-        self.total_inputs = self.total_rejected = self.total_violations = 0
-        self.last_rejection = ""
-        self.refused = {}  # topic -> (wall time, reason) of its last refused input, until a good one arrives
-        self.new_window()
-
-    def new_window(self):
-        self.window_start = time.monotonic()
-        self.inputs = self.rejected = self.violations = 0
-        self.compute_sum = self.compute_max = 0.0
-        self.violating_joints = set()
-
-    def computed(self, seconds):
-        self.inputs += 1
-        self.total_inputs += 1
-        self.compute_sum += seconds
-        self.compute_max = max(self.compute_max, seconds)
-
-    def reject(self, reason, topic=None):
-        self.rejected += 1
-        self.total_rejected += 1
-        self.last_rejection = reason
-        if topic is not None:
-            self.refused[topic] = (time.time(), reason)
-
-    def accepted(self, topic):
-        """A good input on ``topic``: its last refusal is no longer news."""
-        if self.refused:
-            self.refused.pop(topic, None)
-
-    def exceeded(self, joints):
-        self.violations += 1
-        self.total_violations += 1
-        self.violating_joints.update(joints)
+def build(node_class, specs, values, changes, text, source, good):
+    """``(description, model)`` of a model request (in the builder process; picklable in and out): the description
+    from ``text`` (from ``source``), from a new ``robot_description`` parameter in the parameter set ``changes``, or
+    the last good one (``good``: its text and source; read again: the robot may change between fixed and floating
+    base); the model built from it with the parameter ``values`` and checked by ``node_class``'s static hooks.
+    ``(None, None)``: no robot yet. A bad description or value raises :class:`ModelError` naming it.
+    ``node_class`` may be given as its :func:`importable_name`."""
+    if isinstance(node_class, tuple):
+        node_class = getattr(importlib.import_module(node_class[0]), node_class[1])
+    floating = node_class.floating_base(values)
+    if text is None and changes.get("robot_description"):
+        text, source = changes["robot_description"], "parameter robot_description"
+    if text is None and good is None:
+        return None, None
+    description = read_description(*((text, source) if text is not None else good), floating)
+    robot = DynamicsModel.structure(description.robot, values)
+    check_names(robot, values, specs)
+    node_class.check_names(robot, values)
+    return description, DynamicsModel.build(robot, values)
 
 
 class DynamicsNode(Node):
@@ -429,6 +90,7 @@ class DynamicsNode(Node):
         super().__init__(name, **kwargs)
         self.model = None
         self.description = None
+        self.joint_states = None  # MergedJointStates of the model's input joints
         self.refusal = ""  # why the last description or model was refused; cleared by the next good one
         self.stats = Statistics()
         self._specs = {spec.name: spec for spec in COMMON_PARAMETERS + tuple(parameters)}
@@ -455,6 +117,7 @@ class DynamicsNode(Node):
         # of the last good model (with the sets accepted since, in order) and its description.
         self._good_values, self._good_description = self.parameter_values(), None
         self._builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"{name}_model")
+        self._process = BuilderProcess()  # started at the first request
         self._outcomes, self._outcomes_lock = [], threading.Lock()
         self._install_guard = self.create_guard_condition(self._take_outcomes)
         self.diagnostics_publisher = self.create_output(DiagnosticArray, "/diagnostics")
@@ -489,9 +152,6 @@ class DynamicsNode(Node):
     def start(self):
         """Load the ``robot_description`` parameter if it is set (else wait for the topic); before the first message,
         so on the executor's thread."""
-        if not compiled():
-            self.get_logger().info("the dynamics kernels of this installation are not compiled yet: the first model "
-                                   "compiles what it needs (minutes, once); `rne-dynamics compile` does it ahead")
         text = self.get_parameter("robot_description").value
         if not text:
             self.get_logger().info("waiting for a robot description on "
@@ -499,8 +159,8 @@ class DynamicsNode(Node):
             return
         source = "parameter robot_description"
         try:
-            description = read_description(text, source, self.floating_base(self._good_values))
-            model = self.build_model(description, self._good_values)
+            description, model = build(type(self), self._specs, self._good_values, {}, text, source, None)
+            self.check_model(model.prepare(), self._good_values)
         except ValueError as exc:
             self.refuse(f"the robot description from {source}", exc)
             return
@@ -512,13 +172,13 @@ class DynamicsNode(Node):
     def parameter_values(self):
         return {name: self.get_parameter(name).value for name in self._specs}
 
-    def build_model(self, description, values):
-        robot = DynamicsModel.structure(description.robot, values)
-        check_names(robot, values, self._specs)
-        self.check_names(robot, values)
-        model = DynamicsModel.build(robot, values)
-        self.check_model(model, values)
-        return model
+    def build_elsewhere(self, *arguments):
+        """:func:`build` in the builder process (:mod:`.builder`: an interpreter of its own, so the parsing and
+        building never hold the one the joint-state callbacks run in)."""
+        name = importable_name(type(self))
+        if name is None:  # a class of a script run by path: no other process can import it
+            return build(type(self), self._specs, *arguments)
+        return self._process.call(build, name, self._specs, *arguments)
 
     def request_model(self, changes=None, text=None, source=None, reply=None):
         """Build a model on the worker, after the requests before it: from the description ``text`` (from
@@ -530,11 +190,14 @@ class DynamicsNode(Node):
         if text is not None:
             self._descriptions_queued += 1
 
-        def build():
+        def build_on_worker():
             values = self._good_values | changes
+            good = self._good_description
             try:
-                description = self._description_for(values, changes, text, source)
-                model = None if description is None else self.build_model(description, values)
+                description, model = self.build_elsewhere(values, changes, text, source,
+                                                          None if good is None else (good.text, good.source))
+                if model is not None:  # the kernels and the Data the callbacks use, in this process
+                    self.check_model(model.prepare(), values)
             except ValueError as exc:
                 what = (f"the robot description from {source}" if text is not None
                         else f"parameters {', '.join(changes)}")
@@ -546,20 +209,7 @@ class DynamicsNode(Node):
             with self._outcomes_lock:
                 self._outcomes.append(outcome)
             self._install_guard.trigger()
-        self._builder.submit(build)
-
-    def _description_for(self, values, changes, text, source):
-        """The description a build starts from (on the worker): ``text``; a new ``robot_description`` parameter; or
-        the last good one, read again if the base changes between fixed and floating. None: no robot yet."""
-        floating = self.floating_base(values)
-        if text is not None:
-            return read_description(text, source, floating)
-        if changes.get("robot_description"):
-            return read_description(changes["robot_description"], "parameter robot_description", floating)
-        description = self._good_description
-        if description is not None and description.robot.has_floating_base != floating:
-            return read_description(description.text, description.source, floating)
-        return description
+        self._builder.submit(build_on_worker)
 
     def _take_outcomes(self):
         with self._outcomes_lock:
@@ -598,6 +248,7 @@ class DynamicsNode(Node):
 
     def destroy_node(self):
         self._builder.shutdown(wait=True)
+        self._process.close()
         super().destroy_node()
 
     def refuse(self, what, reason):
@@ -610,9 +261,21 @@ class DynamicsNode(Node):
 
     def install(self, description, model):
         previous = self.model
+        locked = model.robot.locked_joints
         for note in description.warnings:
-            self.get_logger().warning(f"{description.source}: {note}")
+            if not any(f"joint '{joint}' moves no mass" in note for joint in locked):  # locked, it moves none
+                self.get_logger().warning(f"{description.source}: {note}")
+        old = self.description.robot if self.description is not None else None  # the descriptions, not the models
+        if old is not None and description.text != self.description.text and (
+                (old.name, old.joint_names) != (description.robot.name, description.robot.joint_names)):
+            self.get_logger().warning(f"robot description changed: robot '{previous.robot.name}' "
+                                      f"({len(previous.joint_names)} joints) replaced by robot '{model.robot.name}' "
+                                      f"({len(model.joint_names)} joints) from {description.source}")
         self.description = description
+        merged = MergedJointStates(model.input_names)
+        if self.joint_states is not None:
+            merged.carry_over(self.joint_states)
+        self.joint_states = merged
         self.model_changed(model, previous)
         self.model = model
         self.refusal = ""
@@ -731,6 +394,28 @@ class DynamicsNode(Node):
             self._warned[key] = now
             self.get_logger().warning(text)
 
+    def stale_joints(self):
+        """The joints whose last ``/joint_states`` value is older than ``joint_state_timeout`` (logged as a WARN)."""
+        if self.joint_states is None:
+            return []
+        stale = self.joint_states.stale(time.monotonic(), self.get_parameter("joint_state_timeout").value)
+        if stale:
+            self.warn_throttled(f"/joint_states: no value for over {self.get_parameter('joint_state_timeout').value:g}"
+                                f" s of joints {', '.join(stale)} (a driver stopped?)", key="stale joints")
+        return stale
+
+    def take_joint_states(self, msg):
+        """Merge a ``/joint_states`` message (:mod:`.joint_states`): True when ``self.joint_states`` holds a full
+        state to answer it; a bad message is refused with the reason, one without the model's joints counted."""
+        if self.model is None:
+            self.reject_input("/joint_states", "no robot model yet")
+            return False
+        try:
+            return self.joint_states.take(msg, time.monotonic())
+        except StateError as exc:
+            self.reject_input("/joint_states", exc)
+            return False
+
     def reject_input(self, topic, reason):
         self.stats.reject(f"{topic}: {reason}", topic)
         self.warn_throttled(f"{topic}: {reason}; message ignored")
@@ -779,6 +464,10 @@ class DynamicsNode(Node):
             else:  # refused earlier, nothing good on that topic since: still news
                 problems += [f"last {topic} input refused at {time.strftime('%H:%M:%S', time.localtime(when))}, "
                              f"none good since: {reason}" for topic, (when, reason) in stats.refused.items()]
+            stale = self.stale_joints()
+            if stale:
+                problems.append(f"no /joint_states value for over {self.get_parameter('joint_state_timeout').value:g} "
+                                f"s of joints {', '.join(stale)}")
             problems += self.diagnostic_problems()
             status.level = DiagnosticStatus.WARN if problems else DiagnosticStatus.OK
             status.message = "; ".join(problems) or f"robot '{robot.name}' OK"
@@ -788,6 +477,8 @@ class DynamicsNode(Node):
                    "compute time max [ms]": 1e3 * stats.compute_max,
                    "effort limit violations": stats.total_violations,
                    "effort limit violations (window)": stats.violations}
+        if self.joint_states is not None:
+            values["joint states without model joints"] = self.joint_states.foreign
         values |= self.diagnostic_values()
         status.values = [KeyValue(key=key, value=f"{v:.6g}" if isinstance(v, float) else str(v))
                          for key, v in values.items()]
@@ -800,12 +491,14 @@ class DynamicsNode(Node):
     def check_parameter(self, name, value):
         """Raise ValueError if ``value`` is invalid for ``name`` whatever the model."""
 
-    def floating_base(self, values):
+    @staticmethod
+    def floating_base(values):
         """Whether the parameter ``values`` say how the base moves, so that the robot is loaded with a floating
         base."""
         return False
 
-    def check_names(self, robot, values):
+    @staticmethod
+    def check_names(robot, values):
         """Raise ValueError if the parameter ``values`` do not fit ``robot``'s names, sizes or limits: checks cheap
         enough for the set-parameters callback, which runs them against the robot in service."""
 
@@ -829,47 +522,3 @@ class DynamicsNode(Node):
     def diagnostic_problems(self):
         """Problems of the subclass's own that make the diagnostics status a WARN."""
         return []
-
-
-#: Longest time (s) the model-building worker holds the interpreter before the joint-state callback gets it back
-#: (Python's default, 5 ms, let a swap delay a burst of 1 kHz messages).
-GIL_SWITCH_INTERVAL = 5e-4
-
-
-def spin(node_class, args=None):
-    """Run one node until Ctrl-C or shutdown (the body of the executables' ``main``). Arguments rcl cannot parse and
-    parameter values the node refuses at start end it with a one-line reason and exit code 2."""
-    import sys
-
-    import rclpy
-    from rclpy.exceptions import ParameterException
-    from rclpy.executors import ExternalShutdownException
-    from rclpy.impl.implementation_singleton import rclpy_implementation
-
-    name = re.sub(r"(?<!^)(?=[A-Z])", "_", node_class.__name__).lower()  # InverseDynamicsNode: the executable
-    try:
-        rclpy.init(args=args)
-    except rclpy_implementation.RCLError as exc:
-        reason = str(exc).split("\n")[0][:200]
-        print(f"{name}: error: cannot parse the ROS arguments ({reason}...); a value with ': ' (URDF text) cannot "
-              "be given with -p: give robot_description a file path (-p robot_description:=/path/robot.urdf) or "
-              "publish the text on robot_description", file=sys.stderr)
-        return 2
-    node = None
-    try:
-        node = node_class()
-        sys.setswitchinterval(GIL_SWITCH_INTERVAL)
-        # Python's full garbage collection walks every object (numba's and rclpy's: 35 ms on this machine), holding
-        # the interpreter; the allocations of a model build trigger it. Frozen objects are never walked again.
-        gc.freeze()
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except ParameterException as exc:  # a -p value that the node's checks refuse
-        print(f"{name}: error: {' '.join(str(exc).split())}", file=sys.stderr)
-        return 2
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0

@@ -20,7 +20,8 @@ from sensor_msgs.msg import JointState
 import rne_dynamics as rd
 
 from ..errors import ModelError, StateError
-from .common import DOUBLE, DOUBLES, PER_JOINT, STRING, Spec, doubles, joint_array, per_joint, stamp_seconds
+from .messages import doubles, stamp_seconds
+from .parameters import DOUBLE, DOUBLES, PER_JOINT, STRING, Spec, joint_array, per_joint
 
 PARAMETERS = (
     Spec("observer_gain", 0.0, DOUBLE, "momentum observer gain (1/s): external joint torques from the measured "

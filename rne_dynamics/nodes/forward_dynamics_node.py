@@ -2,10 +2,12 @@
 
 ``~/effort_command`` (JointState: name + effort, every joint of the robot) gives ``~/accelerations``: a
 JointTrajectory with one point (positions, velocities, accelerations, effort) and the command's stamp, computed at
-the state last read from ``/joint_states``. With ``simulate: true`` the node instead integrates its own state every
-``1 / rate_hz`` s under gravity and the last effort command (held; zero until the first), publishes it on
-``/joint_states`` (position, velocity, and the applied effort; the ``locked_joints`` at their positions, at rest),
-and computes ``~/accelerations`` at that state.
+the state last read from ``/joint_states``. With ``simulate: true`` the node instead integrates its own state under
+gravity and the last effort command (held; zero until the first), publishes it on ``/joint_states`` every
+``1 / rate_hz`` s (position, velocity, and the applied effort; the ``locked_joints`` at their positions, at rest),
+and computes ``~/accelerations`` at that state. The simulation keeps time (:class:`SimulationClock`): each period it
+simulates the wall time elapsed since the last, in sub-steps of at most ``1 / rate_hz``, and stamps its messages with
+the simulated time; diagnostics report the real-time factor and WARN when the machine cannot keep up.
 ``~/reset`` returns the simulation to ``initial_positions`` at rest with zero effort.
 
 With ``base: free_floating`` the robot gets a floating base that nothing holds (a space robot; set ``gravity`` to
@@ -25,6 +27,7 @@ are then the rigid robot's at the measured state under the commanded efforts.
 import time
 
 import numpy as np
+from builtin_interfaces.msg import Time
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -33,7 +36,10 @@ import rne_dynamics as rd
 
 from ..errors import ModelError, StateError
 from ..algorithms.simulate import step as simulation_step
-from .common import BOOL, DOUBLE, DOUBLES, STRING, DynamicsNode, Spec, doubles, joint_array, spin
+from .common import DynamicsNode
+from .messages import doubles
+from .parameters import BOOL, DOUBLE, DOUBLES, STRING, Spec, joint_array
+from .runner import spin
 
 BASE_MODES = ("fixed", "free_floating")
 
@@ -49,6 +55,48 @@ PARAMETERS = (
     Spec("base", "fixed", STRING, "fixed (the root link is the world's) or free_floating (a floating base that "
          "nothing holds, moved by the joints)", constraints="fixed | free_floating", rebuilds_model=True),
 )
+
+
+#: Most sub-steps one timer tick takes to catch up with the wall clock (one if a step costs over a quarter period):
+#: time beyond is dropped (the real-time factor falls below 1) rather than the executor held longer.
+MAX_SUBSTEPS = 10
+REAL_TIME_TOLERANCE = 0.95  # a real-time factor below this makes the diagnostics WARN
+
+
+class SimulationClock:
+    """The simulated time of the forward node: it follows the wall clock (``time.monotonic_ns``), in integer
+    nanoseconds since the start, and gives the stamps (``start_stamp_ns``, the ROS time of the start, plus the
+    simulated time). Each timer tick simulates the wall time elapsed since the last, at most :data:`MAX_SUBSTEPS`
+    periods of ``period_ns`` (fewer on a slow machine): time beyond (a machine too slow for the rate, an executor held
+    up) is dropped."""
+
+    def __init__(self, period_ns, start_stamp_ns, wall_ns):
+        self.period_ns, self.start_stamp_ns = period_ns, start_stamp_ns
+        self.simulated_ns = 0
+        self.dropped_ns = 0  # wall time the simulation did not follow
+        self.wall_start = wall_ns
+        self.window = (wall_ns, 0)  # (wall, simulated) at the start of the diagnostics window
+        self.last_factor = 1.0
+
+    def advance(self, wall_ns, substeps=MAX_SUBSTEPS):
+        """The time (ns) to simulate now, at most ``substeps`` periods, already added to ``simulated_ns``."""
+        behind = wall_ns - self.wall_start - self.dropped_ns - self.simulated_ns
+        elapsed = min(max(behind, 0), substeps * self.period_ns)
+        self.dropped_ns += behind - elapsed if behind > elapsed else 0
+        self.simulated_ns += elapsed
+        return elapsed
+
+    def stamp(self):
+        sec, nanosec = divmod(self.start_stamp_ns + self.simulated_ns, 1_000_000_000)
+        return Time(sec=sec, nanosec=nanosec)
+
+    def window_factor(self):
+        """Simulated over wall time since the last call (the diagnostics window); kept in ``last_factor``."""
+        wall, simulated = time.monotonic_ns(), self.simulated_ns
+        if wall > self.window[0]:
+            self.last_factor = (simulated - self.window[1]) / (wall - self.window[0])
+        self.window = (wall, simulated)
+        return self.last_factor
 
 
 def full_state(model, q, qd=None, at=None):
@@ -107,10 +155,11 @@ class ForwardDynamicsNode(DynamicsNode):
         self.command = None   # effort applied in the simulation
         self.simulating = False
         self.joint_states_subscription = self.joint_states_publisher = self.step_timer = None
-        self.odometry_publisher = self.create_output(Odometry, "~/base_odometry")
-        self.motor_states_publisher = self.create_output(JointState, "~/motor_states")
+        self.odometry_publisher = self.motor_states_publisher = None  # a floating base's, elastic joints'
         self.motors = None    # (theta, thetad) of the elastic joints' motors in the simulation
         self.steps = 0
+        self.clock = None  # SimulationClock while simulating
+        self.step_cost_ns = 0.0  # the computing time of one sub-step, averaged
         self.start()
         self.configure_mode()
 
@@ -154,16 +203,9 @@ class ForwardDynamicsNode(DynamicsNode):
         self.stats.accepted("~/effort_command")
 
     def on_joint_states(self, msg):
-        model = self.model
-        if model is None:
-            return
-        try:
-            self.measured = (model.gather(msg.name, msg.position, "position"),
-                             model.gather(msg.name, msg.velocity, "velocity", optional=True))
-        except StateError as exc:
-            self.reject_input("/joint_states", exc)
-            return
-        self.stats.accepted("/joint_states")
+        if self.take_joint_states(msg):
+            self.measured = (self.joint_states.q, self.joint_states.qd)
+            self.stats.accepted("/joint_states")
 
     # -- simulation --------------------------------------------------------------------------------------------
 
@@ -171,22 +213,34 @@ class ForwardDynamicsNode(DynamicsNode):
         model = self.model
         if model is None:
             return
+        # a machine whose steps cost more than a quarter of a period has no time to catch up beside the nodes that
+        # share it (a controller closing the loop): it then takes one step per tick, so it still publishes every
+        # period (and says it runs slower than real time), instead of all its time catching up
+        affordable = MAX_SUBSTEPS if 4 * self.step_cost_ns < self.clock.period_ns else 1
+        elapsed = self.clock.advance(time.monotonic_ns(), affordable)
+        if elapsed == 0:
+            return
+        substeps = -(-elapsed // self.clock.period_ns)  # ceil: sub-steps of at most 1 / rate_hz
+        dt = 1e-9 * elapsed / substeps
         q, qd = self.state
+        started = time.perf_counter_ns()
         try:
-            if self.motors is None:
-                q, qd = simulation_step(model.robot, q, qd, with_base_force(model, self.command), self.dt,
-                                        gravity=model.gravity)
-            else:  # the motor-link model: one RK4 step of links and motors under the held motor torques
-                moved = rd.flexible_simulate(model.robot, q, qd, *self.motors, self.command, self.dt, self.dt,
-                                             gravity=model.gravity)
-                q, qd, self.motors = moved.q[-1], moved.qd[-1], (moved.theta[-1], moved.thetad[-1])
+            for _ in range(substeps):
+                if self.motors is None:
+                    q, qd = simulation_step(model.robot, q, qd, with_base_force(model, self.command), dt,
+                                            gravity=model.gravity)
+                else:  # the motor-link model: one RK4 step of links and motors under the held motor torques
+                    moved = rd.flexible_simulate(model.robot, q, qd, *self.motors, self.command, dt, dt,
+                                                 gravity=model.gravity)
+                    q, qd, self.motors = moved.q[-1], moved.qd[-1], (moved.theta[-1], moved.thetad[-1])
         except ValueError as exc:
             self.warn_throttled(f"simulation step failed: {exc}; state held")
             return
+        self.step_cost_ns += 0.2 * ((time.perf_counter_ns() - started) / substeps - self.step_cost_ns)
         self.state = (q, qd)
-        self.steps += 1
+        self.steps += substeps
         out = self.simulated
-        out.header.stamp = self.get_clock().now().to_msg()
+        out.header.stamp = self.clock.stamp()
         positions, zeros = self.locked_tail
         out.position = doubles(np.concatenate((joints_part(model, q), positions)))
         out.velocity = doubles(np.concatenate((joints_part(model, qd), zeros)))
@@ -220,9 +274,10 @@ class ForwardDynamicsNode(DynamicsNode):
         self.joint_states_subscription = self.joint_states_publisher = self.step_timer = None
         self.simulating = self.get_parameter("simulate").value
         if self.simulating:
-            self.dt = 1.0 / self.get_parameter("rate_hz").value
+            rate = self.get_parameter("rate_hz").value
+            self.clock = SimulationClock(round(1e9 / rate), self.get_clock().now().nanoseconds, time.monotonic_ns())
             self.joint_states_publisher = self.create_output(JointState, "/joint_states")
-            self.step_timer = self.create_timer(self.dt, self.step_simulation)
+            self.step_timer = self.create_timer(1.0 / rate, self.step_simulation)
         else:
             self.joint_states_subscription = self.create_subscription(JointState, "/joint_states",
                                                                       self.on_joint_states, 10)
@@ -250,14 +305,16 @@ class ForwardDynamicsNode(DynamicsNode):
                                          gravity=model.gravity)
         simulation_step(model.robot, q0, v0, v0, 1e-3, gravity=model.gravity)
 
-    def check_names(self, robot, values):
+    @staticmethod
+    def check_names(robot, values):
         initial_positions(robot, values)
 
     def check_parameter(self, name, value):
         if name == "base" and value not in BASE_MODES:
             raise ValueError(f"base must be one of {', '.join(BASE_MODES)} for the forward node, got '{value}'")
 
-    def floating_base(self, values):
+    @staticmethod
+    def floating_base(values):
         return values["base"] == "free_floating"
 
     def model_changed(self, model, previous):
@@ -267,6 +324,10 @@ class ForwardDynamicsNode(DynamicsNode):
         self.simulated = JointState(name=names + list(model.locked))
         self.locked_tail = np.array(list(model.locked.values())), np.zeros(len(model.locked))
         self.motor_states = JointState(name=list(model.robot.elastic_joints))
+        self.odometry_publisher = self.sync_output(self.odometry_publisher, model.robot.has_floating_base, Odometry,
+                                                   "~/base_odometry")
+        self.motor_states_publisher = self.sync_output(self.motor_states_publisher, bool(model.robot.elastic_joints),
+                                                       JointState, "~/motor_states")
         self.odometry = Odometry(child_frame_id=model.robot.root_link)
         self.odometry.header.frame_id = "world"
         if previous is None or previous.joint_names != names:
@@ -274,6 +335,15 @@ class ForwardDynamicsNode(DynamicsNode):
             self.initial_state(model)
         elif previous.robot.elastic_joints != model.robot.elastic_joints:  # motors added or taken away
             self.initial_state(model)
+
+    def sync_output(self, publisher, wanted, msg_type, topic):
+        """The publisher of ``topic`` if the model ``wanted`` it, else none (only the topics the robot uses)."""
+        if wanted and publisher is None:
+            return self.create_output(msg_type, topic)
+        if not wanted and publisher is not None:
+            self.destroy_publisher(publisher)
+            return None
+        return publisher
 
     def parameters_changed(self, names):
         if names & {"simulate", "rate_hz"}:
@@ -291,8 +361,16 @@ class ForwardDynamicsNode(DynamicsNode):
     def diagnostic_values(self):
         values = {"mode": "simulating" if self.simulating else "reading /joint_states"}
         if self.simulating:
-            values |= {"simulation steps": self.steps, "simulated time [s]": self.steps * self.dt}
+            values |= {"simulation steps": self.steps, "simulated time [s]": 1e-9 * self.clock.simulated_ns,
+                       "real-time factor": self.clock.last_factor}
         return values
+
+    def diagnostic_problems(self):
+        factor = self.clock.window_factor() if self.simulating else 1.0
+        if factor < REAL_TIME_TOLERANCE:
+            return [f"the simulation ran at {factor:.2f} of real time (a step costs more than 1/rate_hz on this "
+                    "machine): lower rate_hz"]
+        return []
 
 
 def main(args=None):

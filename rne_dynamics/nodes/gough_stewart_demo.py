@@ -16,7 +16,7 @@ from sensor_msgs.msg import JointState
 from ..algorithms.kinematics import frame_placement
 from ..model.urdf import load_urdf
 from ..robots import GOUGH_STEWART, GOUGH_STEWART_LOOPS
-from .common import spin
+from .runner import spin
 
 
 def anchors(robot):

@@ -41,10 +41,14 @@ import rne_dynamics as rd
 
 from ..errors import ModelError, StateError
 from . import base_state, external_torques, wrench_inputs
-from .common import BOOL, DOUBLE, STRING, STRINGS, DynamicsNode, Spec, doubles, spin, stamp_seconds
+from .common import DynamicsNode
+from .messages import doubles, stamp_seconds
+from .parameters import BOOL, DOUBLE, STRING, STRINGS, Spec
+from .runner import spin
 from .external_torques import ExternalTorques
 from .markers import LoadMarkers, deleting_all
 from .planning import PlanRequests
+from ..planning.feedforward import flexible_feedforward_through
 
 ACCELERATION_SOURCES = ("zero", "differentiate")
 LISTENERS_REFRESH = 0.1  # s: a new subscriber of an optional output gets its first message at most this late
@@ -67,62 +71,25 @@ PARAMETERS = (
 
 
 def flexible_efforts(model, points, q):
-    """The motor torques of the exact flexible feedforward (:func:`rne_dynamics.flexible_feedforward`) at the
-    trajectory's points: the positions are interpolated by the quintic B-spline through them (not-a-knot ends; its
-    4th derivative is continuous), whose derivatives are the velocities up to the snap (the points' own velocities
-    and accelerations are not used). Raises ValueError for times that do not increase or fewer than 6 points.
-
-    With spring damping ``D > 0`` the spring-damper equation is solved along the whole trajectory, which the library
-    takes sampled uniformly: the spline is resampled every :func:`damped_sample_step` seconds, on a grid through
-    every point, and the motor torques are those of the grid's samples at the points."""
-    from scipy.interpolate import make_interp_spline
-
-    nanoseconds = np.array([p.time_from_start.sec * 1_000_000_000 + p.time_from_start.nanosec for p in points])
-    t = 1e-9 * nanoseconds
-    if len(t) < 6:
-        raise StateError(f"with elastic joints a trajectory needs at least 6 points (a quintic spline through them "
-                         f"gives the link snap), got {len(t)}")
-    if np.any(np.diff(t) <= 0):
-        k = int(np.flatnonzero(np.diff(t) <= 0)[0]) + 1
-        raise StateError(f"time_from_start must increase: point {k} is at {t[k]} s, point {k - 1} at {t[k - 1]} s")
-    spline = make_interp_spline(t, q, k=5)
-    transmission = model.robot.transmission
-    if not ((transmission.spring_damping > 0) & (transmission.stiffness > 0)).any():
-        derivatives = [spline(t, nu=n) for n in range(1, 5)]
-        return rd.flexible_feedforward(model.robot, q, *derivatives, gravity=model.gravity).motor_torques
-    step, at_points = damped_sample_step(nanoseconds, transmission)
-    grid = t[0] + step * np.arange(at_points[-1] + 1)
-    grid[at_points] = t  # the points themselves, not their rounded multiples of the step
-    samples = [spline(grid, nu=n) for n in range(5)]
-    return rd.flexible_feedforward(model.robot, *samples, gravity=model.gravity, dt=step).motor_torques[at_points]
+    """The motor torques of the exact flexible feedforward at a JointTrajectory's ``points`` (positions ``q``):
+    :func:`rne_dynamics.planning.flexible_feedforward_through` (the points' own velocities and accelerations are
+    not used)."""
+    nanoseconds = [p.time_from_start.sec * 1_000_000_000 + p.time_from_start.nanosec for p in points]
+    return flexible_feedforward_through(model.robot, nanoseconds, q, gravity=model.gravity)
 
 
-MAX_DAMPED_SAMPLES = 200_000  # a trajectory resampled finer than this is refused (memory, time on the executor)
-
-
-def damped_sample_step(nanoseconds, transmission):
-    """The uniform step (s) at which :func:`flexible_efforts` resamples a trajectory for damped springs, and the
-    indices of the points (``time_from_start`` in integer nanoseconds) on that grid.
-
-    The grid must pass through every point: its step divides the greatest common divisor ``g`` of the points' times
-    since the first. It is ``g / m`` with the smallest ``m`` that makes it at most ``min(1 ms, 0.1 min(D / K))``:
-    a tenth of the fastest spring-damper time constant ``D / K``. The spring's deflection is solved exactly for the
-    torque's cubic Hermite pieces between samples (:func:`rne_dynamics.flexible_feedforward`); the motor
-    acceleration carries its error times ``(K / D)^2``, which that step keeps below a hundredth of the error of one
-    sample per time constant. Raises StateError when the grid would need more than :data:`MAX_DAMPED_SAMPLES`."""
-    damped = (transmission.spring_damping > 0) & (transmission.stiffness > 0)
-    time_constant = float(np.min(transmission.spring_damping[damped] / transmission.stiffness[damped]))
-    largest = min(1e-3, 0.1 * time_constant)
-    since = nanoseconds - nanoseconds[0]
-    common = int(np.gcd.reduce(since[1:]))
-    subdivisions = math.ceil(1e-9 * common / largest)
-    samples = since[-1] // common * subdivisions + 1
-    if samples > MAX_DAMPED_SAMPLES:
-        raise StateError(f"with spring damping the trajectory is resampled on a uniform grid through its points, at "
-                         f"most {largest:.3g} s apart: its points' times (common step {1e-9 * common:.9g} s) would "
-                         f"need {samples} samples, more than {MAX_DAMPED_SAMPLES}; give the points on a coarser "
-                         "common time grid")
-    return 1e-9 * common / subdivisions, since // common * subdivisions
+#: The topics of a moving base: which ``base`` modes and ``base_acceleration_source`` values use each.
+BASE_TOPICS = {
+    "~/base_odometry": (("odometry", "free_floating"), base_state.ACCELERATION_SOURCES),
+    "~/base_imu": (("odometry",), ("imu",)),
+    "~/base_wrench": (("odometry",), base_state.ACCELERATION_SOURCES),
+    "~/base_acceleration": (("free_floating",), base_state.ACCELERATION_SOURCES),
+    "~/center_of_mass": (("odometry", "free_floating"), base_state.ACCELERATION_SOURCES),
+    "~/center_of_mass_marker": (("odometry", "free_floating"), base_state.ACCELERATION_SOURCES),
+}
+BASE_OUTPUTS = {"~/base_wrench": WrenchStamped, "~/base_acceleration": AccelStamped,
+                "~/center_of_mass": PointStamped, "~/center_of_mass_marker": Marker}
+BASE_INPUTS = {"~/base_odometry": (Odometry, "on_base_odometry"), "~/base_imu": (Imu, "on_base_imu")}
 
 
 def topic_token(name):
@@ -142,8 +109,8 @@ class VelocityDerivative:
 
     def __init__(self, dof, cutoff_hz):
         self.time_constant = 1.0 / (2.0 * math.pi * cutoff_hz)
-        self.qdd = np.zeros(dof)
-        self.t = self.qd = None
+        self.qdd, self.qd = np.zeros(dof), np.zeros(dof)
+        self.t = None
 
     def update(self, t, qd):
         """Take a measurement at ``t`` (s); the reason it was not used, or None."""
@@ -156,7 +123,8 @@ class VelocityDerivative:
             if not np.isfinite(qdd).all():
                 return "the derivative of the velocity is not finite"
             self.qdd = qdd
-        self.t, self.qd = t, qd
+        self.t = t
+        np.copyto(self.qd, qd)  # qd is the merged joint state, which the next message overwrites
         return None
 
 
@@ -201,14 +169,8 @@ class InverseDynamicsNode(DynamicsNode):
         self.command_publisher = self.create_output(Float64MultiArray, "~/gravity_command")
         self.markers_publisher = self.create_output(MarkerArray, "~/load_markers")
         self.trajectory_publisher = self.create_output(JointTrajectory, "~/trajectory_with_efforts")
-        self.base_wrench_publisher = self.create_output(WrenchStamped, "~/base_wrench")
-        self.base_acceleration_publisher = self.create_output(AccelStamped, "~/base_acceleration")
-        self.center_of_mass_publisher = self.create_output(PointStamped, "~/center_of_mass")
-        self.center_of_mass_marker_publisher = self.create_output(Marker, "~/center_of_mass_marker")
-        self.base = None
+        self.base, self.base_topics = None, {}
         self.reset_base()
-        self.create_subscription(Odometry, "~/base_odometry", self.on_base_odometry, 10)
-        self.create_subscription(Imu, "~/base_imu", self.on_base_imu, 10)
         self.wrench_inputs, self.wrench_subscriptions = None, []
         self.reset_wrench_inputs()
         self.wrench_publishers = {}  # joint name -> publisher of ~/joint_wrenches/<joint>
@@ -231,34 +193,13 @@ class InverseDynamicsNode(DynamicsNode):
     # -- joint states ------------------------------------------------------------------------------------------
 
     def on_joint_states(self, msg):
-        model, out = self.model, self.outputs
-        if model is None:
-            self.reject_input("/joint_states", "no robot model yet")
-            return
         start = time.perf_counter()
-        try:
-            q = model.gather(msg.name, msg.position, "position")
-            qd = model.gather(msg.name, msg.velocity, "velocity", optional=True)
-        except StateError as exc:
-            self.reject_input("/joint_states", exc)
+        if not self.take_joint_states(msg):
             return
-        qdd = model.input_zeros
-        if self.derivative is not None:
-            unused = self.derivative.update(stamp_seconds(msg.header.stamp), qd)
-            if unused:
-                self.warn_throttled(f"/joint_states: acceleration_source 'differentiate' {unused}; keeping the last "
-                                    "acceleration estimate")
-            qdd = self.derivative.qdd
-        stamp = msg.header.stamp
+        model, out, stamp = self.model, self.outputs, msg.header.stamp
+        q, qd = self.joint_states.q, self.joint_states.qd
         try:
-            external = self.measured_wrenches(model, q)
-            if model.robot.loops is not None:
-                result = self.closed_loop(model, q, qd, qdd)
-            elif self.base is None:
-                result = rd.inverse_dynamics(model.robot, q, qd, qdd, gravity=model.gravity,
-                                             external_wrenches=external)
-            else:
-                result = self.base.inverse_dynamics(model, stamp_seconds(stamp), q, qd, qdd, external)
+            result = self.dynamics(model, stamp, q, qd, self.acceleration(stamp, qd, model))
         except ValueError as exc:  # the torques overflow; a loop that cannot close; a stale or missing base state
             self.reject_input("/joint_states", exc)
             return
@@ -275,15 +216,46 @@ class InverseDynamicsNode(DynamicsNode):
             problem = self.external.update(model, msg, q, qd)
             if problem:
                 self.warn_throttled(problem)
+        self.publish_listened(model, out, stamp, q, result)
+        self.check_limits(model, result.torques, "/joint_states")
+        self.stats.computed(time.perf_counter() - start)
+        self.stats.accepted("/joint_states")
 
-        # The other outputs go only to topics somebody listens to: each publish costs tens of microseconds.
+    def acceleration(self, stamp, qd, model):
+        """The joint accelerations of parameter ``acceleration_source``: zero, or the filtered derivative of qd."""
+        if self.derivative is None:
+            return model.input_zeros
+        unused = self.derivative.update(stamp_seconds(stamp), qd)
+        if unused:
+            self.warn_throttled(f"/joint_states: acceleration_source 'differentiate' {unused}; keeping the last "
+                                "acceleration estimate")
+        return self.derivative.qdd
+
+    def dynamics(self, model, stamp, q, qd, qdd, gravity_only=False):
+        """The inverse dynamics of a joint state for the robot's kind: a closed chain, a fixed or a moving base
+        (``gravity_only``: the gravity torques, no external wrench)."""
+        if gravity_only:
+            if model.robot.loops is not None:
+                return self.closed_loop(model, q, model.input_zeros, model.input_zeros).torques
+            if self.base is None:
+                return rd.gravity_torques(model.robot, q, gravity=model.gravity, data=model.gravity_data)
+            return self.base.gravity_torques(model, q)
+        external = self.measured_wrenches(model, q)
+        if model.robot.loops is not None:
+            return self.closed_loop(model, q, qd, qdd)
+        if self.base is None:
+            return rd.inverse_dynamics(model.robot, q, qd, qdd, gravity=model.gravity, external_wrenches=external,
+                                       data=model.data)
+        return self.base.inverse_dynamics(model, stamp_seconds(stamp), q, qd, qdd, external)
+
+    def publish_listened(self, model, out, stamp, q, result):
+        """The outputs beside ``~/torques``, to the topics somebody listens to (each publish costs tens of
+        microseconds), and the effort-limit check."""
         now = time.monotonic()
         if now - out.listeners_checked > LISTENERS_REFRESH:
             self.refresh_listeners(out, now)
         if out.to_gravity or out.to_command:
-            gravity = (self.closed_loop(model, q, model.input_zeros, model.input_zeros).torques
-                       if model.robot.loops is not None else rd.gravity_torques(model.robot, q, gravity=model.gravity)
-                       if self.base is None else self.base.gravity_torques(model, q))
+            gravity = self.dynamics(model, stamp, q, None, None, gravity_only=True)
             if out.to_gravity:
                 out.gravity.header.stamp = stamp
                 out.gravity.effort = doubles(gravity)
@@ -297,9 +269,6 @@ class InverseDynamicsNode(DynamicsNode):
             self.last_markers = now
             self.markers_publisher.publish(out.markers.update(stamp, result.torques,
                                                               getattr(result, "loop_wrenches", None)))
-        self.check_limits(model, result.torques, "/joint_states")
-        self.stats.computed(time.perf_counter() - start)
-        self.stats.accepted("/joint_states")
 
     def closed_loop(self, model, qa, qda, qdda):
         """Closed-loop inverse dynamics with the actuated torques spread over the tree's joints (passive: 0)."""
@@ -328,18 +297,18 @@ class InverseDynamicsNode(DynamicsNode):
             msg.header.stamp, msg.header.frame_id = stamp, base_frame
             force, torque = msg.wrench.force, msg.wrench.torque
             force.x, force.y, force.z, torque.x, torque.y, torque.z = mounting_wrench.tolist()
-            self.base_wrench_publisher.publish(msg)
+            self.base_topics["~/base_wrench"].publish(msg)
         if base_acceleration is not None:
             msg = AccelStamped()
             msg.header.stamp, msg.header.frame_id = stamp, base_frame
             linear, angular = msg.accel.linear, msg.accel.angular
             linear.x, linear.y, linear.z, angular.x, angular.y, angular.z = base_acceleration.tolist()
-            self.base_acceleration_publisher.publish(msg)
+            self.base_topics["~/base_acceleration"].publish(msg)
         msg = PointStamped()
         msg.header.stamp, msg.header.frame_id = stamp, world_frame
         msg.point.x, msg.point.y, msg.point.z = center_of_mass.tolist()
-        self.center_of_mass_publisher.publish(msg)
-        self.center_of_mass_marker_publisher.publish(center_of_mass_marker(msg))
+        self.base_topics["~/center_of_mass"].publish(msg)
+        self.base_topics["~/center_of_mass_marker"].publish(center_of_mass_marker(msg))
 
     def on_base_odometry(self, msg):
         self.take_base_message(msg, "~/base_odometry", "on_odometry")
@@ -383,11 +352,20 @@ class InverseDynamicsNode(DynamicsNode):
             self.reject_input(sensor.topic, exc)
 
     def reset_base(self):
+        """The base state of parameter ``base`` and its topics: none for a fixed base (see :data:`BASE_TOPICS`)."""
         mode = self.get_parameter("base").value
+        source = self.get_parameter("base_acceleration_source").value
         cutoff = self.get_parameter("base_acceleration_cutoff_hz").value
         self.base = None if mode == "fixed" else base_state.BaseState(
-            mode, self.get_parameter("base_acceleration_source").value,
-            self.get_parameter("base_stamp_tolerance").value, lambda n: VelocityDerivative(n, cutoff))
+            mode, source, self.get_parameter("base_stamp_tolerance").value, lambda n: VelocityDerivative(n, cutoff))
+        wanted = {topic for topic, (modes, sources) in BASE_TOPICS.items() if mode in modes and source in sources}
+        for topic in set(self.base_topics) - wanted:
+            handle = self.base_topics.pop(topic)
+            (self.destroy_publisher if topic in BASE_OUTPUTS else self.destroy_subscription)(handle)
+        for topic in wanted - set(self.base_topics):
+            self.base_topics[topic] = (self.create_output(BASE_OUTPUTS[topic], topic) if topic in BASE_OUTPUTS else
+                                       self.create_subscription(BASE_INPUTS[topic][0], topic,
+                                                                getattr(self, BASE_INPUTS[topic][1]), 10))
 
     def refresh_listeners(self, out, now):
         """Note which optional outputs have subscribers (asking costs microseconds: not for every message)."""
@@ -468,10 +446,12 @@ class InverseDynamicsNode(DynamicsNode):
         base_state.check_parameter(name, value)
         external_torques.check_parameter(name, value)
 
-    def floating_base(self, values):
+    @staticmethod
+    def floating_base(values):
         return values["base"] != "fixed"
 
-    def check_names(self, robot, values):
+    @staticmethod
+    def check_names(robot, values):
         unknown = [j for j in values["command_joints"] if j not in robot.joint_names]
         if unknown:
             raise ModelError(f"command_joints: robot '{robot.name}' has no movable joint "

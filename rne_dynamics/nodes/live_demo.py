@@ -70,7 +70,7 @@ def make_motion_node(context, robot, home):
     from sensor_msgs.msg import JointState
 
     from .. import inverse_dynamics
-    from .common import doubles
+    from .messages import doubles
 
     amplitude, phase = swing(robot, home)
     w, wc = 2 * math.pi * SWING_HZ, 2 * math.pi * TRACKING_HZ
@@ -172,7 +172,7 @@ def main(argv=None):
         return 2
     home = home_pose(robot)
     print(f"{robot.name}: {robot.dof} joints; simulating at {args.rate:g} Hz -> /joint_states -> inverse_dynamics "
-          f"(starting the nodes; the first run compiles the kernels)", flush=True)
+          f"(starting the nodes)", flush=True)
     context = Context()
     rclpy.init(context=context, args=["--ros-args", "--log-level", "warn"])
     nodes = []

@@ -20,7 +20,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 import rne_dynamics as rd
 
 from ..errors import ModelError, StateError
-from .common import doubles
+from .messages import doubles
 
 
 class PlanRequests:

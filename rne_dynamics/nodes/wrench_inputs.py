@@ -15,7 +15,7 @@ import numpy as np
 import rne_dynamics as rd
 
 from ..errors import ModelError, StateError
-from .common import DOUBLE, STRINGS, Spec
+from .parameters import DOUBLE, STRINGS, Spec
 
 PARAMETERS = (
     Spec("external_wrench_topics", None, STRINGS, "measured external wrenches: entries link=topic "

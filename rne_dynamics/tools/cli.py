@@ -166,14 +166,16 @@ def build_parser():
                                    "and the exact flexible feedforward: worst link errors and a PNG of both")
     flexible.add_argument("--output", "-o", metavar="PNG", default="rne_flexible.png",
                           help="the figure to write (default: %(default)s)")
-    commands.add_parser("compile", help="compile every numba kernel now, once per installation (the set-up runs "
-                        "it), so that no later process or node waits for a compilation")
+    compile_ = commands.add_parser("compile", help="build the bundled arm's machine code now, once per machine (the "
+                                   "set-up runs it; any other robot's is built at its first calls, in the background)")
+    compile_.add_argument("--generic", action="store_true", help="also compile the generic numba kernels (minutes, "
+                          "once per installation; they serve the rare states and calls the written code does not)")
     return parser
 
 
 def run_compile(args):
     from . import precompile
-    return precompile.run()
+    return precompile.run(generic=args.generic)
 
 
 def run_flexible(args):

@@ -1,14 +1,16 @@
-"""``rne-dynamics compile``: compile every kernel ahead of its first use (``scripts/setup_venv.sh`` runs it).
+"""``rne-dynamics compile``: prepare the machine code ahead of its first use (``scripts/setup_venv.sh`` runs it).
 
-numba compiles a kernel the first time it runs and caches the machine code on disk, keyed by the types of its
-arguments, which are the same for every robot (the model is two arrays). One pass over the public calls on the
-bundled arm, one state and a batch, therefore serves every later process and every robot: a new process then loads
-each kernel it uses from the cache in milliseconds instead of compiling it for seconds.
+Every call runs its robot's written code (:mod:`~rne_dynamics.algorithms.written`), built in about a second per
+algorithm the first time a robot needs it and cached on disk. This builds the bundled arm's, so that ``live`` and
+the nodes start on machine code. ``--generic`` also compiles the generic numba kernels, which serve what the
+written code does not (a state past one of its guards, a call it cannot write out); they otherwise compile at their
+first use, once per installation.
 """
 import glob
 import os
 import shutil
 import time
+from functools import partial
 
 import numpy as np
 
@@ -58,28 +60,56 @@ def calls(rd, robot, batch):
         ("hybrid_dynamics", lambda: rd.hybrid_dynamics(robot, q, qd, qdd, qddd, known_acceleration=robot.joint_names)),
         ("step", lambda: (rd.step(robot, q, qd, qdd, 0.001), rd.step(robot, q, qd, qdd, 0.001,
                                                                      method="semi_implicit"))),
-    ] + [("specialised_data", lambda: rd.specialised_data(robot)),
-         ("flexible_simulate", lambda: rd.flexible_simulate(elastic, q, qd, [0.0], [0.0], qdd, 0.001, 0.001))
+    ] + [("flexible_simulate", lambda: rd.flexible_simulate(elastic, q, qd, [0.0], [0.0], qdd, 0.001, 0.001))
          ] * (not batch)
 
 
-def run(robot_path=None, out=print):
-    """Compile (or load from the cache) every kernel, the bundled arm with a floating base (which takes every code
-    path a fixed base takes, and the quaternions'); prints one line per call. Returns the exit code."""
+def run(robot_path=None, generic=False, out=partial(print, flush=True)):
+    """Build the bundled arm's written machine code (fixed and floating base), and with ``generic`` compile every
+    generic kernel; prints one line per step with the count. Returns the exit code."""
     import rne_dynamics as rd
+    from ..algorithms import written
+    from ..algorithms.driver import ALGORITHMS
 
-    robot = rd.load_urdf(robot_path or bundled_robot_path(), floating_base=True)
     start = time.perf_counter()
-    out(f"compiling the kernels of rne_dynamics (once per installation; cached in {cache_directories()})")
-    for batch in (0, 3):
-        for name, call in calls(rd, robot, batch):
+    robots = [rd.load_urdf(robot_path or bundled_robot_path(), floating_base=floating) for floating in (False, True)]
+    steps = [a for a in ALGORITHMS if not a.extras]
+    out(f"building the machine code of {robots[0].name}'s {len(steps)} calls, fixed and floating base "
+        f"(once per machine; cached in {written._native.cache_folder()})")
+    made = [(robot, a, written.written(a, robot)) for robot in robots for a in steps]
+    for code in {id(c): c for _, _, c in made if c is not None}.values():
+        code.start()  # in parallel: the compiler runs in its own processes
+    for n, (robot, algorithm, code) in enumerate(made, 1):
+        t = time.perf_counter()
+        state = "not written out" if code is None else "ready" if code.wait() else f"failed: {code.failure}"
+        base = "floating" if robot.has_floating_base else "fixed"
+        out(f"  [{n:2d}/{len(made)}] {algorithm.name:<55} {base:<8} {state} ({time.perf_counter() - t:4.1f} s)")
+    if generic:
+        compile_generic(rd, robots[1], out)
+    out(f"done in {time.perf_counter() - start:.0f} s")
+    return 0
+
+
+def compile_generic(rd, robot, out):
+    """Compile (or load from numba's cache) every generic kernel on ``robot``: one pass over the public calls with
+    the written code off."""
+    from ..algorithms import written
+
+    out(f"compiling the generic kernels (once per installation; cached in {cache_directories()})")
+    mode, written.MODE = written.MODE, "0"
+    try:
+        robot = robot.with_drive()  # a new robot object: none of its calls has written code yet
+        passes = [(name + (" batch" if batch else ""), call)
+                  for batch in (0, 3) for name, call in calls(rd, robot, batch)]
+        for n, (name, call) in enumerate(passes, 1):
             t = time.perf_counter()
             call()
-            out(f"  {name + (' batch' if batch else ''):<44} {time.perf_counter() - t:6.1f} s")
+            out(f"  [{n:2d}/{len(passes)}] {name:<44} {time.perf_counter() - t:6.1f} s")
+    finally:
+        written.MODE = mode
     removed = remove_stale_caches()
-    out(f"done in {time.perf_counter() - start:.0f} s" + (f"; removed {removed} caches of older sources" if removed
-                                                          else ""))
-    return 0
+    if removed:
+        out(f"removed {removed} caches of older sources")
 
 
 def remove_stale_caches():

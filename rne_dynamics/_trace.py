@@ -1,0 +1,260 @@
+"""Partial evaluation of a kernel step: run the generic step once, as plain Python, on *symbolic* numbers with the
+model's numbers as constants, and record the straight-line program it computes.
+
+This is how a robot's own code is derived from the equations (Khalil & Kleinfinger's "customized symbolic" models,
+obtained the way Pinocchio obtains its generated code from its templated algorithms): nothing is written twice.
+Every value the step computes is a float (a constant: it depends on the model only, and is folded on the spot) or a
+:class:`Value` (it depends on the inputs: one node of the program). Products with a zero constant vanish, products
+with one are the other factor, and equal nodes are made once (hash-consing), so the program holds only the work the
+robot needs.
+
+Each node also carries its number at a *sample* state. A branch on an input-dependent comparison (a pivot check, a
+skipped zero) follows the sample's side and becomes a *guard*: the written code checks it and reports when a state
+takes the other side, so the caller can hand that state to the generic kernel.
+"""
+import math
+import operator
+import types
+from threading import RLock
+
+import numpy as np
+
+
+class Untraceable(TypeError):
+    """The step did something a straight-line program cannot record."""
+
+
+class Program:
+    """The nodes recorded while tracing: ``ops[k]`` is ``(operation, operands)``, an operand a node index or a float
+    constant; ``("input", (argument, element))`` reads an input."""
+
+    def __init__(self):
+        self.ops = []
+        self.values = []
+        self.index = {}
+        self.guards = []  # (comparison node, the side the sample took)
+
+    def node(self, op, args, value):
+        key = (op, tuple(x if type(x) is int else ("constant", x) for x in args))  # node 3 is not the constant 3.0
+        k = self.index.get(key)
+        if k is None:
+            k = self.index[key] = len(self.ops)
+            self.ops.append((op, args))
+            self.values.append(value)
+        return Value(self, k)
+
+    def input(self, argument, element, value):
+        k = len(self.ops)
+        self.ops.append(("input", (argument, element)))
+        self.values.append(float(value))
+        return Value(self, k)
+
+
+def _operand(x):
+    """A node index or a float; anything else cannot enter the program."""
+    if type(x) is Value:
+        return x.k
+    try:
+        return float(x)
+    except TypeError:
+        raise Untraceable(f"a {type(x).__name__} ({x!r}) met a traced number") from None
+
+
+def _sample(x):
+    return x.program.values[x.k] if type(x) is Value else float(x)
+
+
+_COMMUTATIVE = {"add", "mul", "max", "min"}
+_BINARY = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv,
+           "max": max, "min": min, "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
+           "eq": operator.eq, "ne": operator.ne}
+_UNARY = {"neg": operator.neg, "abs": abs, "sin": math.sin, "cos": math.cos, "sqrt": math.sqrt, "tanh": math.tanh,
+          "exp": math.exp, "log": math.log, "atan": math.atan, "asin": math.asin, "acos": math.acos,
+          "sign": lambda x: float(np.sign(x))}
+
+
+def binary(op, a, b):
+    """``a op b`` with at least one traced operand, folded where a constant allows."""
+    if type(a) is not Value and type(b) is not Value:
+        return _BINARY[op](a, b)
+    A, B = _operand(a), _operand(b)
+    if op == "add":
+        if A == 0.0 and type(A) is float:
+            return b
+        if B == 0.0 and type(B) is float:
+            return a
+    elif op == "sub":
+        if B == 0.0 and type(B) is float:
+            return a
+        if A == 0.0 and type(A) is float:
+            return unary("neg", b)
+        if A == B:
+            return 0.0
+    elif op == "mul":
+        for c, x in ((A, b), (B, a)):
+            if type(c) is float:
+                if c == 0.0:  # a finite model's zero: the term vanishes (an infinite input is caught by the caller)
+                    return 0.0
+                if c == 1.0:
+                    return x
+                if c == -1.0:
+                    return unary("neg", x)
+    elif op == "div" and type(B) is float and B == 1.0:
+        return a
+    if op in _COMMUTATIVE and (type(A) is float or (type(B) is not float and B < A)):
+        A, B = B, A
+    program = (a if type(a) is Value else b).program
+    return program.node(op, (A, B), _BINARY[op](_sample(a), _sample(b)))
+
+
+def unary(op, a):
+    if type(a) is not Value:
+        return _UNARY[op](a)
+    if op == "neg":
+        o, args = a.program.ops[a.k]
+        if o == "neg":
+            return Value(a.program, args[0])
+    return a.program.node(op, (a.k,), _UNARY[op](_sample(a)))
+
+
+class Value:
+    """A number that depends on the inputs: node ``k`` of ``program``."""
+    __slots__ = ("program", "k")
+
+    def __init__(self, program, k):
+        self.program, self.k = program, k
+
+    def __add__(self, other): return binary("add", self, other)
+    def __radd__(self, other): return binary("add", other, self)
+    def __sub__(self, other): return binary("sub", self, other)
+    def __rsub__(self, other): return binary("sub", other, self)
+    def __mul__(self, other): return binary("mul", self, other)
+    def __rmul__(self, other): return binary("mul", other, self)
+    def __truediv__(self, other): return binary("div", self, other)
+    def __rtruediv__(self, other): return binary("div", other, self)
+    def __neg__(self): return unary("neg", self)
+    def __pos__(self): return self
+    def __abs__(self): return unary("abs", self)
+    def __lt__(self, other): return Comparison(binary("lt", self, other))
+    def __le__(self, other): return Comparison(binary("le", self, other))
+    def __gt__(self, other): return Comparison(binary("gt", self, other))
+    def __ge__(self, other): return Comparison(binary("ge", self, other))
+    def __eq__(self, other): return Comparison(binary("eq", self, other))
+    def __ne__(self, other): return Comparison(binary("ne", self, other))
+    __hash__ = None
+
+    def __float__(self):
+        raise Untraceable("a traced number was converted to a float")
+
+    def __index__(self):
+        raise Untraceable("a traced number was used as an index")
+
+    def __pow__(self, exponent):
+        if exponent == 2:
+            return self * self
+        raise Untraceable(f"power {exponent!r}")
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """numpy's scalars and functions on a traced number (``np.float64 * x``, ``np.sign(x)``)."""
+        name = {"add": "add", "subtract": "sub", "multiply": "mul", "true_divide": "div", "divide": "div",
+                "negative": "neg", "absolute": "abs", "fabs": "abs", "maximum": "max", "minimum": "min",
+                "fmax": "max", "fmin": "min", "less": "lt", "less_equal": "le", "greater": "gt",
+                "greater_equal": "ge"}.get(ufunc.__name__, ufunc.__name__)
+        if method != "__call__" or kwargs:
+            return NotImplemented
+        if name in _UNARY and len(inputs) == 1:
+            return unary(name, inputs[0])
+        if name in _BINARY and len(inputs) == 2:
+            result = binary(name, *inputs)
+            return Comparison(result) if name in ("lt", "le", "gt", "ge", "eq", "ne") else result
+        if name == "square":
+            return inputs[0] * inputs[0]
+        if name == "isfinite":
+            return Comparison(binary("eq", binary("sub", inputs[0], inputs[0]), 0.0))
+        return NotImplemented
+
+
+class Comparison:
+    """An input-dependent comparison: as a condition it takes the sample's side, and the program keeps it as a
+    guard."""
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __bool__(self):
+        if type(self.value) is not Value:
+            return bool(self.value)
+        side = bool(_sample(self.value))
+        self.value.program.guards.append((self.value.k, side))
+        return side
+
+    def __invert__(self):
+        return not self
+
+
+#: The functions of ``math`` a kernel may call, made to accept traced numbers (while tracing they stand in for
+#: ``math`` in the package's modules).
+_MATH = types.SimpleNamespace(**{name: getattr(math, name) for name in dir(math) if not name.startswith("_")})
+for _name in ("sin", "cos", "sqrt", "tanh", "exp", "log", "atan", "asin", "acos"):
+    setattr(_MATH, _name, (lambda name: lambda x: unary(name, x))(_name))
+_MATH.fabs = lambda x: unary("abs", x)
+_MATH.isfinite = lambda x: (math.isfinite(x) if type(x) is not Value
+                            else Comparison(binary("eq", binary("sub", x, x), 0.0)))
+
+_clones = {}
+_namespaces = {}
+_LOCK = RLock()
+
+
+def traceable(function):
+    """``function`` (a kernel: its Python, where numba compiled it) as a copy whose globals see the traceable copies
+    of the package's functions and :data:`_MATH` for ``math``: tracing runs the same code without changing any
+    module, so a kernel numba compiles meanwhile in another thread sees the real ones. Also the Python of a kernel
+    all the way down, for a Python caller that needs its answer now rather than after numba compiles it."""
+    function = getattr(function, "py_func", function)
+    with _LOCK:
+        clone = _clones.get(function)
+        if clone is None:
+            clone = _clones[function] = types.FunctionType(function.__code__, _namespace(function.__globals__),
+                                                           function.__name__, function.__defaults__,
+                                                           function.__closure__)
+    return clone
+
+
+def _namespace(module_globals):
+    namespace = _namespaces.get(id(module_globals))
+    if namespace is None:
+        namespace = _namespaces[id(module_globals)] = dict(module_globals)
+        for name, value in module_globals.items():
+            if value is math:
+                namespace[name] = _MATH
+            elif getattr(getattr(value, "py_func", value), "__module__", "").startswith("rne_dynamics") \
+                    and isinstance(getattr(value, "py_func", value), types.FunctionType):
+                namespace[name] = traceable(value)
+    return namespace
+
+
+def symbols(program, argument, sample):
+    """An object array of ``sample``'s shape whose elements read input ``argument`` (samples: ``sample``)."""
+    flat = np.asarray(sample, float).ravel()
+    out = np.empty(flat.size, object)
+    for e, x in enumerate(flat):
+        out[e] = program.input(argument, e, x)
+    return out.reshape(np.shape(sample))
+
+
+def trace(run, samples):
+    """The program of ``run(*inputs)``: ``samples`` gives each input's shape and sample numbers; ``run`` returns the
+    flat sequence of outputs (numbers) and calls kernels through :func:`traceable`. Returns ``(program, outputs)``,
+    each output a node index or a constant."""
+    program = Program()
+    inputs = [symbols(program, a, s) for a, s in enumerate(samples)]
+    with np.errstate(all="ignore"):
+        outputs = run(*inputs)
+    result = []
+    for x in outputs:
+        if x is None:
+            raise Untraceable("an output was never written")
+        result.append(_operand(x))
+    return program, result

@@ -1,0 +1,241 @@
+"""Each robot's own code for each algorithm, derived from the algorithm's generic step: the default path of every
+call.
+
+The first call of an algorithm on a robot traces its step (:mod:`rne_dynamics._trace`: the generic equations run
+once on symbolic numbers with the model's numbers as constants, zeros folded, the tree unrolled) and gets a
+straight-line program of the state's inputs. That program serves at once as Python, and is built as C in the
+background (:mod:`rne_dynamics._native`, about a second for an arm); the built module replaces the Python in every
+``Data`` of the robot when it is ready, and is cached on disk for every later process, keyed by the model's numbers
+and the kernel sources. A change of an equation therefore changes the written code with it.
+
+The written code takes the standard inputs of the driver's one-state entry (the state, then gravity, then nothing:
+no external wrenches, no per-call parameters such as a link); any state it cannot serve (a guard of the trace, a
+non-finite number, a bad size) returns a non-zero status and the generic kernel runs it and explains.
+"""
+import math
+import os
+import sys
+import sysconfig
+import logging
+import threading
+
+import numpy as np
+
+from .. import _jit, _native, _trace
+from .._trace import Untraceable, trace, traceable
+from ..model.robot import model_view
+from .configuration import random_configuration
+from .inputs import NO_WRENCHES, QUATERNION_TOLERANCE, gravity_vector
+
+log = logging.getLogger(__name__)
+OK, BAD_SHAPE, NOT_FINITE, NOT_UNIT, OVERFLOW, GUARD = (_native.OK, _native.BAD_SHAPE, _native.NOT_FINITE,
+                                                       _native.NOT_UNIT, _native.OVERFLOW, _native.GUARD)
+#: Programs larger than this are not written as Python (compiling it would take longer than it serves).
+PYTHON_LIMIT = 60000
+#: The machine code is built once the Python has served this many states: a robot called a few times (a test, a
+#: script) costs no compiler run, one called in a loop gets machine code within milliseconds of running time.
+HOT = 64
+#: The key of the variant that takes external wrenches.
+WRENCHES = "external wrenches"
+#: ``RNE_DYNAMICS_WRITTEN=0``: every call runs its generic kernel; ``=python``: the written code, never built.
+MODE = os.environ.get("RNE_DYNAMICS_WRITTEN", "")
+
+_stamp = None
+
+
+def sources_stamp():
+    """The hash of the kernel sources (:func:`rne_dynamics._jit._sources_hash`) and of the tracer and writers,
+    computed once per process."""
+    global _stamp
+    if _stamp is None:
+        writers = [open(module.__file__, "rb").read() for module in (_trace, _native, sys.modules[__name__])]
+        _stamp = _native.digest(_jit._sources_hash(), *writers)
+    return _stamp
+
+
+class Written:
+    """A robot's written code for one algorithm: ``single(block, *inputs)`` and ``batch(out, *inputs)``, each
+    returning the driver's status codes (the batch: with the first state at fault). Python until the machine code is
+    ready (``native``); the machine code is built once the Python has served :data:`HOT` states, or when asked
+    (:meth:`wait`)."""
+
+    def __init__(self, build):
+        self.single = self.batch = None
+        self.native = False
+        self.failure = None
+        self._build = build
+        self._builder = None
+        self._lock = threading.Lock()
+
+    def start(self):
+        """Build the machine code in the background (once)."""
+        with self._lock:
+            if self._builder is None:
+                self._builder = threading.Thread(target=self._build, args=(self,), daemon=True, name="written")
+                self._builder.start()
+
+    def wait(self):
+        """Build the machine code if it is not built yet and wait for it; returns whether it is in use."""
+        if not self.native:
+            self.start()
+            self._builder.join()
+        return self.native
+
+
+def inputs_of(algorithm, robot):
+    """Sample values of the written code's inputs: a random configuration, tangent vectors, standard gravity."""
+    rng = np.random.default_rng(7)
+    samples = [random_configuration(robot, rng)] + [rng.uniform(-1.0, 1.0, robot.nv)
+                                                   for _ in algorithm.arguments[1:]]
+    return samples + [gravity_vector(None)] * algorithm.gravity
+
+
+def program_of(algorithm, robot, fdata, extras=(), wrenches=False):
+    """The traced program of ``algorithm`` on the model ``(fdata, robot.idata)`` with the per-call parameters
+    ``extras`` (and external wrenches as inputs, if ``wrenches``): ``(program, outputs, sizes)``."""
+    m = traceable(model_view)(fdata, robot.idata)
+    _, results, size = algorithm.layout(None, m)
+    samples = inputs_of(algorithm, robot)
+    layout, step = traceable(algorithm.layout), traceable(algorithm.step)
+    if wrenches:
+        samples.append(np.random.default_rng(8).uniform(-1.0, 1.0, 6 * robot.nb))
+    state = len(algorithm.arguments)
+
+    def run(*inputs):
+        block = np.full(size, None, object)
+        w, _, _ = layout(block, m)
+        f_ext = (inputs[-1].reshape(robot.nb, 6) if wrenches else NO_WRENCHES[0],) * algorithm.wrenches
+        status = step(m, w, *inputs[:state], *f_ext, *inputs[state:state + algorithm.gravity], *extras)
+        if status not in (None, OK):
+            raise Untraceable(f"the sample state returned status {status}")
+        return block[:results]
+
+    program, outputs = trace(run, samples)
+    return program, outputs, [len(s) for s in samples]
+
+
+def python_source(program, outputs, sizes, quaternions, tolerance):
+    """The program as two Python functions ``single`` and ``batch`` with the C module's checks and statuses; they
+    count the states served and call ``hot()`` at the :data:`HOT`-th."""
+    names = [f"x{k}" for k in range(len(sizes))]
+    unary = {"neg": "-{}", "abs": "abs({})", "sin": "sin({})", "cos": "cos({})", "sqrt": "sqrt({})",
+             "tanh": "tanh({})", "exp": "exp({})", "log": "log({})", "atan": "atan({})", "asin": "asin({})",
+             "acos": "acos({})", "sign": "float(({0} > 0) - ({0} < 0))"}
+    binary = {"add": "{} + {}", "sub": "{} - {}", "mul": "{} * {}", "div": "{} / {}", "max": "max({}, {})",
+              "min": "min({}, {})", "lt": "float({} < {})", "le": "float({} <= {})", "gt": "float({} > {})",
+              "ge": "float({} >= {})", "eq": "float({} == {})", "ne": "float({} != {})"}
+    lines = [f"def single(block, {', '.join(names)}):", "    served[0] += 1",
+             f"    if served[0] == {HOT}:", "        hot()"]
+    for name, n in zip(names, sizes):
+        lines.append(f"    if {name}.__class__ is not ndarray or {name}.shape != ({n},) or {name}.dtype != float64: "
+                     f"return {BAD_SHAPE}")
+    lines.append(f"    if block.__class__ is not ndarray or block.ndim != 1 or block.shape[0] < {len(outputs)}: "
+                 f"return {BAD_SHAPE}")
+    for name in names:
+        lines += [f"    {name} = {name}.tolist()", f"    if not all(map(isfinite, {name})): return {NOT_FINITE}"]
+    for s in quaternions:
+        norm = f"sqrt(x0[{s}] ** 2 + x0[{s + 1}] ** 2 + x0[{s + 2}] ** 2 + x0[{s + 3}] ** 2)"
+        lines.append(f"    if not abs({norm} - 1.0) <= {tolerance!r}: return {NOT_UNIT}")
+    lines.append("    try:")
+
+    def operand(a):
+        return f"t{a}" if type(a) is int else repr(float(a))
+
+    lines += [f"        t{k} = {e}" for k, e in _native.statements(program, outputs, unary, binary, operand)]
+    lines.append(f"        out = [{', '.join(operand(k) for k in outputs)}]")
+    lines.append(f"    except (ZeroDivisionError, OverflowError, ValueError):\n        return {OVERFLOW}")
+    lines += [f"    if (t{k} != 0.0) != {side}: return {GUARD}" for k, side in program.guards]
+    lines += [f"    if not all(map(isfinite, out)): return {OVERFLOW}", f"    block[:{len(outputs)}] = out",
+              f"    return {OK}", "", "",
+              f"def batch(out, {', '.join(names)}):",
+              "    for n in range(out.shape[0]):",
+              f"        status = single(out[n], {', '.join(f'{x} if {x}.ndim == 1 else {x}[n]' for x in names)})",
+              f"        if status != {OK}:", "            return status, n", f"    return {OK}, 0"]
+    return "\n".join(lines) + "\n"
+
+
+def python_functions(source, hot):
+    """``single`` and ``batch`` of :func:`python_source`'s text; ``hot()`` is called when they have served enough."""
+    namespace = dict(served=[0], hot=hot, ndarray=np.ndarray, float64=np.dtype(np.float64), isfinite=math.isfinite,
+                     sqrt=math.sqrt, sin=math.sin, cos=math.cos, tanh=math.tanh, exp=math.exp, log=math.log,
+                     atan=math.atan, asin=math.asin, acos=math.acos)
+    exec(compile(source, "<written>", "exec"), namespace)
+    return namespace["single"], namespace["batch"]
+
+
+def module_name(algorithm, robot, fdata, extras=(), wrenches=False):
+    """The cached module's name: the algorithm, the sources' version, and a digest of the model's numbers, the
+    per-call parameters and what the machine code depends on."""
+    key = _native.digest(algorithm.name, fdata.tobytes(), robot.idata.tobytes(), sources_stamp(), np.__version__,
+                         sysconfig.get_config_var("EXT_SUFFIX"), wrenches,
+                         *(e.tobytes() if isinstance(e, np.ndarray) else repr(e) for e in extras))
+    return _native.module_name(algorithm.name, sources_stamp(), key)
+
+
+def written(algorithm, robot, drive=True, extras=(), wrenches=False, wait=False):
+    """The written code of ``algorithm`` for ``robot`` (with its drive terms, or ``drive=False`` rigid-body
+    dynamics) and the per-call parameters ``extras`` (a link, a reference frame: written in as constants), made on
+    first use and kept by the robot under ``(algorithm, drive, *extras)``; None where the step cannot be written
+    out. With ``wrenches``, the variant that takes external body wrenches ``(nb, 6)``, flat, after gravity (kept
+    under ``(algorithm, drive, WRENCHES, *extras)``). ``wait``: return once the machine code is in use (or has
+    failed)."""
+    if wrenches and not algorithm.wrenches:
+        return None
+    key = (algorithm, drive, *((WRENCHES,) if wrenches else ()),
+           *(e.tobytes() if isinstance(e, np.ndarray) else e for e in extras))
+    made = robot.written.get(key, False)
+    if made is False:
+        with robot.written_lock:
+            made = robot.written.get(key, False)
+            if made is False:
+                fdata = robot.fdata if drive else robot.rigid_body_fdata
+                made = robot.written[key] = make(algorithm, robot, fdata, extras, wrenches)
+    if wait and made is not None:
+        made.wait()
+    return made
+
+
+def make(algorithm, robot, fdata, extras, wrenches):
+    """Load the machine code from the cache, else trace and serve the Python (the machine code is built when hot)."""
+    if MODE == "0":
+        return None
+    name = module_name(algorithm, robot, fdata, extras, wrenches)
+    made = Written(lambda made: install(made, name, source, algorithm, robot))
+    try:
+        module = _native.load(name)
+    except ImportError:  # a damaged file: built again
+        module = None
+    if module is not None:
+        made.single, made.batch, made.native = module.single, module.batch, True
+        return made
+    try:
+        program, outputs, sizes = program_of(algorithm, robot, fdata, extras, wrenches)
+    except (Untraceable, ArithmeticError, TypeError, ValueError, IndexError) as error:
+        log.debug("%s on robot '%s' runs its generic kernel: it cannot be written out (%s)", algorithm.name,
+                  robot.name, error)
+        return None
+    quaternions = [int(s) for s in robot.quaternions]
+    source = _native.c_source(name, program, outputs, sizes, quaternions, QUATERNION_TOLERANCE)
+    if len(program.ops) <= PYTHON_LIMIT:
+        hot = made.start if MODE != "python" else (lambda: None)
+        made.single, made.batch = python_functions(
+            python_source(program, outputs, sizes, quaternions, QUATERNION_TOLERANCE), hot)
+    elif MODE == "python" or not made.wait():
+        return None
+    return made
+
+
+def install(made, name, source, algorithm, robot):
+    """Build the C module, then put it in ``made`` and in the held entries of the robot's ``Data`` objects."""
+    try:
+        _native.build(name, source)
+        module = _native.load(name)
+    except (OSError, RuntimeError, ImportError) as error:
+        made.failure = str(error)
+        return
+    made.single, made.batch, made.native = module.single, module.batch, True
+    if made is robot.written.get((algorithm, True)):  # the held call of a Data
+        for data in list(robot.datas):
+            held = data.held.get(algorithm)
+            if held is not None:
+                data.held[algorithm] = (held[0], held[1], (held[0],), module.single)

@@ -1,0 +1,231 @@
+"""Each robot's written code (``algorithms/written.py``: the generic step traced with the model's numbers as
+constants) against the generic kernels, the reference: the main calls on every example-robot-data URDF both
+libraries load, fixed and floating, with rotor inertia, damping and friction, under two gravities, as Python; every
+algorithm that can be written out on a few robots as machine code, equal to its Python to the last bit; the status
+codes of bad states; guards; ``rd.specialised_data``; a new process gets exact results before its machine code is
+built, and the next process loads it from the disk cache."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import oracle
+import rne_dynamics as rd
+from rne_dynamics import _native, _trace
+from rne_dynamics.algorithms import aba, crba, gravity, rnea, written
+from rne_dynamics.algorithms.driver import ALGORITHMS, BAD_SHAPE, NOT_FINITE, NOT_UNIT, OK
+from rne_dynamics.algorithms.inputs import gravity_vector
+from multi_dof import tree_urdf
+
+TOLERANCE = 1e-12
+MAIN = [rnea.INVERSE_DYNAMICS, rnea.BIAS, gravity.GRAVITY, crba.MASS_MATRIX, aba.ACCELERATIONS]
+CASES = ([(path, False) for path in oracle.comparable_paths()]  # every example-robot-data URDF both libraries load
+         + [(path, True) for path in oracle.floating_comparable_paths()])
+NATIVE = ["ur_description/urdf/ur5_robot.urdf", "panda_description/urdf/panda.urdf",
+          "anymal_b_simple_description/robots/anymal.urdf"]
+#: The robots whose every algorithm is built as machine code here (a build of all is about a minute per robot).
+EVERY_ALGORITHM = NATIVE[:1]
+
+
+def with_drives(robot):
+    """``robot`` with random rotor inertias, damping and friction on every joint."""
+    rng = np.random.default_rng(7)
+    n = len(robot.joint_names)
+    return oracle.with_armature(robot, 3).with_drive(damping=rng.uniform(0.0, 0.5, n),
+                                                     friction=rng.uniform(0.0, 0.5, n))
+
+
+def inputs(algorithm, robot, rng, gravity=None):
+    """A random state of ``algorithm``'s arguments, and the gravity it takes (if any)."""
+    state = [rd.random_configuration(robot, rng)] + [rng.uniform(-2.0, 2.0, robot.nv) for _ in algorithm.arguments[1:]]
+    return state + [gravity_vector(gravity)] * algorithm.gravity
+
+
+def generic(algorithm, robot, arguments):
+    """The generic kernel's results (one state's block up to its results)."""
+    _, results, size, _, _ = algorithm.slots(robot)
+    block = np.full(size, np.nan)
+    assert algorithm.single(robot.fdata, robot.idata, block, *arguments) == OK
+    return block[:results]
+
+
+def assert_equal_to_generic(robot, algorithms, native, states=2):
+    rng = np.random.default_rng(0)
+    for algorithm in algorithms:
+        code = written.written(algorithm, robot, wait=native)
+        assert code is not None and code.native == native, algorithm.name
+        for g in (None, [1.7, -2.3, -9.1]):
+            for _ in range(states):
+                arguments = inputs(algorithm, robot, rng, g)
+                expected = generic(algorithm, robot, arguments)
+                block = np.full(expected.size + 3, np.nan)
+                assert code.single(block, *arguments) == OK, algorithm.name
+                assert oracle.relative_error(block[:expected.size], expected) < TOLERANCE, algorithm.name
+
+
+@pytest.fixture
+def python_only(monkeypatch, tmp_path):
+    """Written code served as Python, never built (and a cache folder of the test's own)."""
+    monkeypatch.setattr(written, "MODE", "python")
+    monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
+
+
+@pytest.mark.parametrize("path, floating_base", CASES,
+                         ids=[oracle.short_name(p) + ("-floating" if f else "") for p, f in CASES])
+def test_written_code_equals_the_generic_kernels(path, floating_base, python_only):
+    assert_equal_to_generic(with_drives(oracle.load_quietly(path, floating_base=floating_base)), MAIN, native=False)
+
+
+@pytest.mark.parametrize("floating_base", [False, True], ids=["fixed", "floating"])
+def test_planar_and_spherical_joints(floating_base, python_only):
+    robot = with_drives(rd.load_urdf(tree_urdf(), floating_base=floating_base))
+    assert_equal_to_generic(robot, [a for a in ALGORITHMS if not a.extras], native=False, states=3)
+
+
+@pytest.mark.parametrize("path", NATIVE)
+def test_machine_code_equals_the_generic_kernels_and_its_python(path, monkeypatch, tmp_path):
+    """The main calls (every algorithm that can be written out, on the first robot), built as C: equal to the
+    generic kernel, and to the same program run as Python to the last bit (one program, two spellings)."""
+    monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
+    robot = with_drives(oracle.load_quietly(oracle.robot_path(path), floating_base=True))
+    algorithms = [a for a in ALGORITHMS if not a.extras] if path in EVERY_ALGORITHM else MAIN
+    assert_equal_to_generic(robot, algorithms, native=True, states=1)
+    rng = np.random.default_rng(5)
+    for algorithm in algorithms:
+        program, outputs, sizes = written.program_of(algorithm, robot, robot.fdata)
+        single, _ = written.python_functions(written.python_source(program, outputs, sizes, [3], 1e-6), lambda: None)
+        arguments = inputs(algorithm, robot, rng)
+        ours, theirs = np.empty(len(outputs)), np.empty(len(outputs))
+        assert single(ours, *arguments) == written.written(algorithm, robot).single(theirs, *arguments) == OK
+        np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.filterwarnings("ignore:invalid value")
+@pytest.mark.parametrize("native", [False, True], ids=["python", "machine code"])
+def test_bad_states_give_the_generic_status_codes(native, monkeypatch, tmp_path):
+    monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
+    robot = oracle.load_quietly(rd.bundled_robot_path(), floating_base=True)
+    code = written.written(aba.ACCELERATIONS, robot, wait=native)
+    assert code.native == native
+    block, q, zeros, g = np.empty(robot.nv), rd.neutral(robot), np.zeros(robot.nv), gravity_vector(None)
+    assert code.single(block, q, zeros, zeros, g) == OK
+    assert code.single(block, q[:-1], zeros, zeros, g) == BAD_SHAPE
+    assert code.single(block[:-1], q, zeros, zeros, g) == BAD_SHAPE
+    assert code.single(block, q.astype(np.float32), zeros, zeros, g) == BAD_SHAPE
+    nan = zeros.copy()
+    nan[2] = np.nan
+    assert code.single(block, q, nan, zeros, g) == NOT_FINITE
+    assert code.single(block, q, zeros, zeros, np.array([0.0, np.inf, 0.0])) == NOT_FINITE
+    assert code.single(block, 1.1 * q, zeros, zeros, g) == NOT_UNIT  # the base's quaternion, 10% long
+    out = np.empty((4, robot.nv))
+    states = np.stack([q] * 4), np.zeros((4, robot.nv)), np.zeros((4, robot.nv))
+    assert code.batch(out, *states, g) == (OK, 0)
+    states[1][2, 0] = np.nan
+    assert code.batch(out, *states, g) == (NOT_FINITE, 2)
+
+
+def test_the_tracer_folds_the_models_zeros_and_ones_and_shares_equal_terms():
+    def run(x):
+        a = x[0] * 0.0 + x[1] * 1.0   # the first term vanishes, the second is x[1] itself
+        b = x[1] * 1.0 + 0.0
+        return [a, b, a * b, 2.0 * 3.0]
+
+    program, outputs = _trace.trace(run, [np.array([2.0, 3.0])])
+    assert outputs[0] == outputs[1] == 1 and outputs[3] == 6.0  # node 1 reads x[1]
+    assert [op for op, _ in program.ops] == ["input", "input", "mul"]
+    with pytest.raises(_trace.Untraceable, match="index"):
+        _trace.trace(lambda x: [[1.0, 2.0][x[0]]], [np.array([0.0])])
+
+
+@pytest.mark.parametrize("native", [False, True], ids=["python", "machine code"])
+def test_a_state_past_a_guard_is_refused_for_the_generic_kernel(native, tmp_path, monkeypatch):
+    """A branch on a traced number follows the sample state and becomes a guard: a state on its other side gets
+    the status that hands it to the generic kernel."""
+    monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
+    program, outputs = _trace.trace(lambda x: [x[0] if x[0] > 0.0 else -x[0]], [np.array([2.0])])
+    assert program.guards == [(1, True)]
+    if native:
+        _native.build("guarded_00000000_0", _native.c_source("guarded_00000000_0", program, outputs, [1]))
+        single = _native.load("guarded_00000000_0").single
+    else:
+        single = written.python_functions(written.python_source(program, outputs, [1], [], 1e-6), lambda: None)[0]
+    out = np.empty(1)
+    assert single(out, np.array([5.0])) == OK and out[0] == 5.0
+    assert single(out, np.array([-5.0])) == _native.GUARD
+
+
+def generic_call(monkeypatch, robot_of, call):
+    """``call(robot)`` on a new robot (``robot_of()``) whose calls all run their generic kernels."""
+    with monkeypatch.context() as patch:
+        patch.setattr(written, "MODE", "0")
+        return call(robot_of())
+
+
+def test_specialised_data_runs_machine_code_and_keeps_the_generic_answers(tmp_path, monkeypatch):
+    """rd.specialised_data: the held calls run the machine code; the other calls with it (another gravity,
+    external wrenches, drive=False, a bad state) the generic ones or other written code, into the same arrays, with
+    the same errors."""
+    monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
+
+    def robot_of():
+        return oracle.with_armature(oracle.load_quietly(oracle.robot_path(NATIVE[1])), 1)
+
+    robot = robot_of()
+    data = rd.specialised_data(robot)
+    rng = np.random.default_rng(3)
+    q, qd, qdd = (rng.uniform(-1.5, 1.5, robot.nv) for _ in range(3))
+    first = rd.inverse_dynamics(robot, q, qd, qdd, data=data)
+    assert type(data.held[rnea.INVERSE_DYNAMICS][3]).__name__ == "builtin_function_or_method"
+    expected = generic(rnea.INVERSE_DYNAMICS, robot, (q, qd, qdd, gravity_vector(None)))
+    assert oracle.relative_error(np.concatenate([x.ravel() for x in first]), expected) < TOLERANCE
+    link = robot.link_names[-1]
+    for keywords in ({"gravity": [0.0, 1.0, -9.0]}, {"external_wrenches": {link: [1.0, 2.0, 3.0, 0.1, 0.2, 0.3]}},
+                     {"drive": False}):
+        reference = generic_call(monkeypatch, robot_of,
+                                 lambda r: rd.inverse_dynamics(r, q, qd, qdd, **keywords).torques)
+        again = rd.inverse_dynamics(robot, q, qd, qdd, data=data, **keywords)
+        assert again.torques is first.torques  # the held arrays
+        assert oracle.relative_error(again.torques, reference) < TOLERANCE
+    with pytest.raises(rd.StateError, match="qd"):
+        rd.inverse_dynamics(robot, q, np.full(robot.nv, np.nan), qdd, data=data)
+    with pytest.raises(rd.StateError, match="tau"):
+        rd.forward_dynamics(robot, q, qd, np.full(robot.nv, np.inf), data=data)
+    states = [rng.uniform(-1.5, 1.5, (300, robot.nv)) for _ in range(3)]
+    batch = rd.inverse_dynamics(robot, *states, data=data)
+    for ours, theirs in zip(batch, generic_call(monkeypatch, robot_of, lambda r: rd.inverse_dynamics(r, *states))):
+        assert oracle.relative_error(ours, theirs) < TOLERANCE
+    states[1][17, 2] = np.nan
+    with pytest.raises(rd.StateError, match="qd is not finite at joint .panda_joint3. \\(state 17\\)"):
+        rd.inverse_dynamics(robot, *states, data=data)
+
+
+COLD = """
+import sys, time
+import numpy as np
+import rne_dynamics as rd
+from rne_dynamics.algorithms import aba
+robot = rd.load_urdf(rd.bundled_robot_path())
+q, qd, tau = np.load(sys.argv[1])
+start = time.perf_counter()
+qdd = rd.forward_dynamics(robot, q, qd, tau)
+code = robot.written[(aba.ACCELERATIONS, True)]
+print(time.perf_counter() - start, int(code.native), *qdd)
+code.wait()
+"""
+
+
+def test_a_new_process_is_exact_before_its_machine_code_is_built_and_the_next_loads_it(tmp_path):
+    robot = rd.load_urdf(rd.bundled_robot_path())
+    rng = np.random.default_rng(11)
+    state = np.stack([rng.uniform(-1.0, 1.0, robot.nv) for _ in range(3)])
+    np.save(tmp_path / "state.npy", state)
+    environment = dict(os.environ, RNE_DYNAMICS_CACHE=str(tmp_path / "cache"))
+    runs = [subprocess.run([sys.executable, "-c", COLD, str(tmp_path / "state.npy")], env=environment,
+                           capture_output=True, text=True, check=True).stdout.split() for _ in range(2)]
+    reference = generic(aba.ACCELERATIONS, robot, (*state, gravity_vector(None)))
+    for run, native in zip(runs, ("0", "1")):  # the first served by its Python, the second by the cached module
+        assert run[1] == native
+        assert oracle.relative_error(np.array(run[2:], float), reference) < TOLERANCE
+    assert len(list((tmp_path / "cache" / "native").glob("forward_step_accelerations_memory_*"))) == 1
