@@ -4,6 +4,7 @@ into a Python extension module, cached on disk.
 The module has two functions over float64 numpy arrays, both returning the driver's status codes:
 
 - ``single(block, *inputs)``: one state; the results go into ``block[:len(outputs)]``;
+- ``fresh(*inputs)``: one state into a new array of the outputs, returned (or the status, an int);
 - ``batch(out, *inputs)``: ``out`` ``(N, len(outputs))``; each input holds one row per state, or one row for all;
   returns ``(status, first state at fault)``; the interpreter is released meanwhile.
 
@@ -39,19 +40,23 @@ _BUILDS = threading.BoundedSemaphore(os.cpu_count() or 1)
 #: The writer's version: part of every cache key, so modules of an older writer are never loaded.
 VERSION = "1"
 
-_C_UNARY = {"neg": "-{}", "abs": "fabs({})", "sin": "sin({})", "cos": "cos({})", "sqrt": "sqrt({})",
-            "tanh": "tanh({})", "exp": "exp({})", "log": "log({})", "atan": "atan({})", "asin": "asin({})",
-            "acos": "acos({})", "sign": "(double)(({0} > 0) - ({0} < 0))"}
-_C_BINARY = {"add": "{} + {}", "sub": "{} - {}", "mul": "{} * {}", "div": "{} / {}", "max": "fmax({}, {})",
-             "min": "fmin({}, {})", "lt": "(double)({} < {})", "le": "(double)({} <= {})", "gt": "(double)({} > {})",
-             "ge": "(double)({} >= {})", "eq": "(double)({} == {})", "ne": "(double)({} != {})"}
+C_UNARY = {"neg": "-{}", "abs": "fabs({})", "sin": "sin({})", "cos": "cos({})", "sqrt": "sqrt({})",
+           "tanh": "tanh({})", "exp": "exp({})", "log": "log({})", "atan": "atan({})", "asin": "asin({})",
+           "acos": "acos({})", "sign": "(double)(({0} > 0) - ({0} < 0))"}
+C_BINARY = {"add": "{} + {}", "sub": "{} - {}", "mul": "{} * {}", "div": "{} / {}", "max": "fmax({}, {})",
+            "min": "fmin({}, {})", "lt": "(double)({} < {})", "le": "(double)({} <= {})", "gt": "(double)({} > {})",
+            "ge": "(double)({} >= {})", "eq": "(double)({} == {})", "ne": "(double)({} != {})"}
+
+
+def python_spelling(table):
+    """A table of C formats spelled in Python: the same expressions, with Python's casts and function names."""
+    return {op: text.replace("(double)", "float").replace("fabs(", "abs(").replace("fmax(", "max(")
+            .replace("fmin(", "min(") for op, text in table.items()}
 
 
 def _literal(x):
-    text = repr(float(x))
-    if text in ("inf", "-inf", "nan"):
-        raise ValueError(f"a traced program holds the constant {text}")
-    return f"({text})" if text.startswith("-") else text
+    text = {"inf": "INFINITY", "-inf": "-INFINITY", "nan": "NAN"}.get(repr(float(x)), repr(float(x)))
+    return f"({text})" if text.startswith("-") else text  # (an unbounded joint's limits are infinite)
 
 
 def statements(program, outputs, unary, binary, literal):
@@ -81,7 +86,7 @@ def statements(program, outputs, unary, binary, literal):
 
 def c_body(program, outputs):
     """The C statements computing ``outputs`` into ``out[]`` from ``x0[] ... xk[]``, then checking the guards."""
-    lines = [f"    const double t{k} = {e};" for k, e in statements(program, outputs, _C_UNARY, _C_BINARY, _literal)]
+    lines = [f"    const double t{k} = {e};" for k, e in statements(program, outputs, C_UNARY, C_BINARY, _literal)]
     lines += [f"    out[{n}] = {f't{k}' if type(k) is int else _literal(k)};" for n, k in enumerate(outputs)]
     lines += [f"    if ((t{k} != 0.0) != {int(side)}) return {GUARD};" for k, side in program.guards]
     return "\n".join(lines)
@@ -149,6 +154,24 @@ static PyObject *single(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return PyLong_FromLong(state(x, out));
 }}
 
+static PyObject *fresh(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{{
+    Py_ssize_t count;
+    double *x[INPUTS + 1];
+    if (nargs != INPUTS) return PyLong_FromLong({bad_shape});
+    for (int k = 0; k < INPUTS; k++) {{
+        x[k] = array_of(args[k], sizes[k], 1, &count, 0);
+        if (!x[k] || count != 1) return PyLong_FromLong({bad_shape});
+    }}
+    npy_intp length = OUTPUTS;
+    PyObject *block = PyArray_SimpleNew(1, &length, NPY_DOUBLE);
+    if (!block) return NULL;
+    int status = state(x, (double *)PyArray_DATA((PyArrayObject *)block));
+    if (status == {ok}) return block;
+    Py_DECREF(block);
+    return PyLong_FromLong(status);
+}}
+
 static PyObject *batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {{
     Py_ssize_t N, count, step[INPUTS];
@@ -176,6 +199,7 @@ static PyObject *batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 static PyMethodDef methods[] = {{
     {{"single", (PyCFunction)(void (*)(void))single, METH_FASTCALL, "one state"}},
     {{"batch", (PyCFunction)(void (*)(void))batch, METH_FASTCALL, "a batch of states"}},
+    {{"fresh", (PyCFunction)(void (*)(void))fresh, METH_FASTCALL, "one state into a new array"}},
     {{NULL, NULL, 0, NULL}}
 }};
 

@@ -206,6 +206,17 @@ class FloatingMapping:
             idx_v[start_v:start_v + joint.nv] = joint.idx_v + np.arange(joint.nv)
         self.idx_v = idx_v  # Pinocchio's index of each of our velocity coordinates
         assert sorted(idx_v) == list(range(model.nv)), "our velocity coordinates are not Pinocchio's"
+        # (our velocity index of the source, multiplier k, damping, friction) of each mimic joint's own <dynamics>,
+        # which Pinocchio's model drops (it has no velocity coordinate); q_mimic = k q_source (+ offset)
+        self.mimic_drives = []
+        for joint in robot.joints.values():
+            if joint.mimic is None or joint.type == "fixed":
+                continue
+            k, source = 1.0, joint
+            while source.mimic is not None:
+                k, source = k * source.mimic[1], robot.joints[source.mimic[0]]
+            if source.name in robot.idx_v:
+                self.mimic_drives.append((robot.idx_v[source.name], k, joint.damping, joint.friction))
 
     def q(self, q):
         """Pinocchio configuration for our ``q`` (one state)."""
@@ -242,13 +253,20 @@ class FloatingMapping:
 
     def drive_torques(self, v):
         """The URDF ``<dynamics>`` damping and friction Pinocchio stores but its algorithms leave out (none on the
-        free-flyer)."""
+        free-flyer), and those of the mimic joints, which Pinocchio does not store."""
         V = self.v(v)
-        return self.ours(self.model.damping * V + self.model.friction * np.sign(V))
+        out = self.ours(self.model.damping * V + self.model.friction * np.sign(V))
+        for i, k, damping, friction in self.mimic_drives:  # virtual work: k times the mimic drive's own torque
+            mimic_velocity = k * v[i]
+            out[i] += k * (damping * mimic_velocity + friction * np.sign(mimic_velocity))
+        return out
 
     def damping(self):
         """``d drive_torques / d v``: the URDF viscous damping per velocity coordinate, our order."""
-        return self.ours(self.model.damping)
+        out = self.ours(self.model.damping).copy()
+        for i, k, damping, _ in self.mimic_drives:
+            out[i] += k * k * damping
+        return out
 
     def regressor_columns(self):
         """Pinocchio's regressor (and ``toDynamicParameters``) columns in our body order: 10 per entry of

@@ -74,3 +74,56 @@ def test_every_command_that_loads_a_robot_takes_the_model_options(command):
     assert cli.robot_source(args)["check_inertia"] == "warn"
     assert cli.robot_source(args)["locked_joints"] == {"a": 1.0, "b": [0.0, 0.0, 0.0, 1.0]}
 
+
+
+TIAGO = [oracle.robot_path(f"tiago_description/robots/{name}.urdf") for name in ("tiago", "tiago_dual",
+                                                                                  "tiago_no_hand")]
+ANTENNA = ("link 'base_antenna_left_link': inertia is not positive semi-definite (smallest principal moment "
+           "-3.53486e-08 kg m^2), slightly: the rigid body it is fixed to (link 'base_footprint'")
+
+
+@pytest.mark.parametrize("path", TIAGO, ids=oracle.short_name)
+def test_tiago_floats_its_antennas_judged_on_the_base_they_are_fixed_to(path):
+    """TIAGo's antennas (principal moment -3.5e-8 kg m^2, CAD rounding) are fixed to its 43 kg base: with a
+    floating base they belong to a moving rigid body, which is physical; it loads with a warning naming each
+    antenna, and its RNEA equals Pinocchio's."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        robot = rd.load_urdf(path, floating_base=True)
+    noted = [str(w.message) for w in caught if ANTENNA in str(w.message)]
+    assert len(noted) == 1 and "loaded as lumped" in noted[0]
+    assert any("base_antenna_right_link" in str(w.message) and "slightly" in str(w.message) for w in caught)
+    model = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer(), mimic=True)
+    data, mapping = model.createData(), oracle.FloatingMapping(robot, model)
+    for q, v, a in zip(*oracle.random_floating_states(robot, 2, seed=3)):
+        expected = mapping.ours(pin.rnea(model, data, mapping.q(q), mapping.v(v), mapping.v(a)))
+        assert oracle.relative_error(rd.inverse_dynamics(robot, q, v, a).torques,
+                                     expected + mapping.drive_torques(v)) < 1e-12
+
+
+def two_links(moment, fixed_to_big_body):
+    """A moving body of link 'arm' (1 kg, 0.1 kg m^2) and a link 'tag' with principal moment ``moment``, fixed to
+    it (``fixed_to_big_body``) or moved by a joint of its own."""
+    tag_joint = ('<joint name="glue" type="fixed"><parent link="arm"/><child link="tag"/></joint>' if fixed_to_big_body
+                 else '<joint name="tag_hinge" type="revolute"><parent link="arm"/><child link="tag"/>'
+                      '<axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>')
+    return f"""<robot name="tagged"><link name="base"/>
+<link name="arm"><inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/>
+  </inertial></link>
+<link name="tag"><inertial><mass value="0.001"/><inertia ixx="{moment}" ixy="0" ixz="0" iyy="1e-6" iyz="0" izz="1e-6"/>
+  </inertial></link>
+<joint name="hinge" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 1 0"/>
+  <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>{tag_joint}</robot>"""
+
+
+def test_slight_only_against_a_physical_body_it_is_fixed_to():
+    """-1e-8 kg m^2 on a link fixed to a 0.1 kg m^2 body: a warning naming the link; the same link on a body of its
+    own, or -1e-3 kg m^2 (beyond 1e-6 of the body's scale) fixed to it: refused as before."""
+    with pytest.warns(rd.ModelWarning, match="link 'tag': inertia is not positive semi-definite .* slightly: the "
+                                              "rigid body it is fixed to \\(link 'arm', 1.001 kg\\)"):
+        robot = rd.load_urdf(two_links(-1e-8, True))
+    assert robot.joint_names == ("hinge",)
+    for moment, fixed in ((-1e-8, False), (-1e-3, True)):
+        with pytest.raises(rd.URDFError, match="link 'tag': inertia is not positive semi-definite .*no rigid body "
+                                               "has it"):
+            rd.load_urdf(two_links(moment, fixed))

@@ -72,6 +72,14 @@ def text(values):
     return " ".join(repr(float(x)) for x in values)
 
 
+def random_link(rng):
+    """A massive link with a full-rank inertia: a solid box's principal moments, turned, about a random COM."""
+    mass = float(rng.uniform(0.3, 3.0))
+    a, b, c = rng.uniform(0.05, 0.5, 3)
+    moments = mass / 12 * np.array([b * b + c * c, a * a + c * c, a * a + b * b])
+    return Link(mass, rng.uniform(-0.2, 0.2, 3), rng.uniform(-np.pi, np.pi, 3), moments)
+
+
 def random_tree(seed):
     """``(links, joints)``: 6 to 9 links, joint ``k`` joining link ``joints[k].parent`` to link ``k + 1``; at least
     one planar and one spherical joint; every link massive with a full-rank inertia (so ``M`` is positive
@@ -80,12 +88,7 @@ def random_tree(seed):
     count = int(rng.integers(5, 9))  # moving bodies
     kinds = ["planar", "spherical"] + [str(kind) for kind in rng.choice(KINDS, count - 2)]
     rng.shuffle(kinds)
-    links = []
-    for _ in range(count + 1):
-        mass = float(rng.uniform(0.3, 3.0))
-        a, b, c = rng.uniform(0.05, 0.5, 3)
-        moments = mass / 12 * np.array([b * b + c * c, a * a + c * c, a * a + b * b])
-        links.append(Link(mass, rng.uniform(-0.2, 0.2, 3), rng.uniform(-np.pi, np.pi, 3), moments))
+    links = [random_link(rng) for _ in range(count + 1)]
     joints = []
     for child, kind in enumerate(kinds, start=1):
         parent = child - 1 if rng.integers(2) else int(rng.integers(0, child))  # chains and bushes
@@ -100,13 +103,16 @@ def random_tree(seed):
     return links, joints
 
 
+def link_element(k, link):
+    """The URDF ``<link name="l{k}">`` of ``link``."""
+    ixx, iyy, izz = (repr(float(x)) for x in link.moments)
+    return (f'<link name="l{k}"><inertial><origin xyz="{text(link.com)}" rpy="{text(link.rpy)}"/>'
+            f'<mass value="{float(link.mass)!r}"/><inertia ixx="{ixx}" ixy="0" ixz="0" iyy="{iyy}" iyz="0" '
+            f'izz="{izz}"/></inertial></link>')
+
+
 def tree_urdf(links, joints):
-    parts = ['<robot name="joint_types">']
-    for k, link in enumerate(links):
-        ixx, iyy, izz = (repr(float(x)) for x in link.moments)
-        parts.append(f'<link name="l{k}"><inertial><origin xyz="{text(link.com)}" rpy="{text(link.rpy)}"/>'
-                     f'<mass value="{float(link.mass)!r}"/><inertia ixx="{ixx}" ixy="0" ixz="0" iyy="{iyy}" iyz="0" '
-                     f'izz="{izz}"/></inertial></link>')
+    parts = ['<robot name="joint_types">'] + [link_element(k, link) for k, link in enumerate(links)]
     for k, joint in enumerate(joints):
         extra = "" if joint.kind == "spherical" else f'<axis xyz="{text(joint.axis)}"/>'
         if joint.kind == "revolute":

@@ -95,7 +95,7 @@ def test_machine_code_equals_the_generic_kernels_and_its_python(path, monkeypatc
     rng = np.random.default_rng(5)
     for algorithm in algorithms:
         program, outputs, sizes = written.program_of(algorithm, robot, robot.fdata)
-        single, _ = written.python_functions(written.python_source(program, outputs, sizes, [3], 1e-6), lambda: None)
+        single = written.python_functions(written.python_source(program, outputs, sizes, [3], 1e-6), lambda: None)[0]
         arguments = inputs(algorithm, robot, rng)
         ours, theirs = np.empty(len(outputs)), np.empty(len(outputs))
         assert single(ours, *arguments) == written.written(algorithm, robot).single(theirs, *arguments) == OK

@@ -6,9 +6,9 @@ import math
 import numpy as np
 
 from ..errors import StateError
-from ..model.configuration import integrate_rows, log_quaternion, log_se2, log_se3, quaternion_conjugate, \
-    quaternion_multiply
-from ..model.joints import FREE_FLYER, PLANAR, PRISMATIC, SPHERICAL
+from ..model.configuration import integrate_rows, log_quaternion, log_se2, log_se3, neutral_configuration, \
+    quaternion_conjugate, quaternion_multiply
+from ..model.joints import REAL_LINE, SE2, SE3, SO3, type_of_code
 from ..model.data import memory, results
 from .inputs import states
 
@@ -16,10 +16,7 @@ from .inputs import states
 def neutral(robot, *, data=None):
     """The neutral configuration ``(nq,)``: every coordinate 0, identity quaternions (``[0, 0, 0, 1]``); Pinocchio's
     ``pin.neutral``. ``data``: a ``robot.data()`` to write it in."""
-    q = memory(robot, data, "neutral", (robot.nq,))
-    q[...] = 0.0
-    q[robot.quaternions + 3] = 1.0
-    return q
+    return neutral_configuration(robot, memory(robot, data, "neutral", (robot.nq,)))
 
 
 def integrate(robot, q, v, dt=1.0, *, data=None):
@@ -53,14 +50,15 @@ def difference(robot, q0, q1, *, data=None):
             continue
         a, z = q0[..., b.idx_q:b.idx_q + b.nq], q1[..., b.idx_q:b.idx_q + b.nq]
         o = out[..., b.idx_v:b.idx_v + b.nv]
-        if b.code == FREE_FLYER:
-            o[...] = log_se3(a, z)
-        elif b.code == SPHERICAL:
-            o[...] = log_quaternion(quaternion_multiply(quaternion_conjugate(a), z))[0]
-        elif b.code == PLANAR:
-            o[...] = log_se2(a, z)
-        else:
+        group = type_of_code(b.code).group
+        if group == REAL_LINE:
             o[...] = z - a
+        elif group == SE3:
+            o[...] = log_se3(a, z)
+        elif group == SO3:
+            o[...] = log_quaternion(quaternion_multiply(quaternion_conjugate(a), z))[0]
+        elif group == SE2:
+            o[...] = log_se2(a, z)
     return out
 
 
@@ -74,10 +72,8 @@ def random_configuration(robot, rng=None, size=None):
     lower, upper = robot.position_limits.T
     span = np.ones(robot.nq)  # half-range of an unlimited coordinate: 1 m, or pi for an angle
     for b in robot.bodies:
-        if b.code == PLANAR:
-            span[b.idx_q + 2] = math.pi
-        elif b.nq == 1 and b.code != PRISMATIC:  # revolute
-            span[b.idx_q] = math.pi
+        for k in () if b.mimic else type_of_code(b.code).angles:
+            span[b.idx_q + k] = math.pi
     has_lower, has_upper = np.isfinite(lower), np.isfinite(upper)
     lo = np.where(has_lower, lower, np.where(has_upper, upper - 2 * span, -span))
     hi = np.where(has_upper, upper, np.where(has_lower, lower + 2 * span, span))

@@ -20,7 +20,7 @@ coordinates (free-flyer, planar, spherical). Mimic joints map into ``v`` as in :
 from collections import namedtuple
 
 from .._jit import arithmetic_kernel, carve, layout
-from ..model.robot import S_times_add
+from ..model.joints import S_times_add
 from ..model.spatial import (add_scaled, cross_force_add, cross_motion_add, dot6, matrix_times, motion_to_parent,
                              rigid_inertia_matrix, rigid_inertia_to_parent)
 from .driver import Algorithm

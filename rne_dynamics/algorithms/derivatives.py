@@ -41,8 +41,8 @@ ancestors:
 
 and so on for ``qd`` and ``qdd`` with the brackets of the torques; the floating base has no named joint, hence no
 row. External wrenches are fixed in their bodies, so they only turn with them. The drive terms of
-:func:`~rne_dynamics.model.drive.drive_torques_add` add ``armature`` to ``dtau/dqdd`` and ``damping`` to
-``dtau/dqd``; Coulomb friction ``sign(qd)`` has zero derivative wherever ``qd != 0`` (undefined at 0, taken as 0).
+:func:`~rne_dynamics.model.drive.drive_torques_add` add ``armature`` to ``dtau/dqdd`` and ``damping`` plus the smooth
+Coulomb law's slope to ``dtau/dqd``; ``sign(qd)`` has zero derivative wherever ``qd != 0`` (undefined at 0, taken as 0).
 """
 from collections import namedtuple
 
@@ -231,7 +231,7 @@ def newton_euler_derivatives(m, w, q, qd, qdd, gravity, f_ext, dtau_dq, dtau_dqd
             for n in range(3):
                 Bw_c[λ, k, n] += Bw_c[i, k, n]
         add_scaled(F[λ], 1.0, F[i])
-    drive_jacobians_add(m, dtau_dqd, dtau_dqdd)
+    drive_jacobians_add(m, qd, dtau_dqd, dtau_dqdd)
     if dw_dq.shape[0] > 0:
         joint_wrench_terms(m, w, dw_dq, dw_dqd, dw_dqdd)
 

@@ -203,10 +203,9 @@ class Algorithm:
             try:
                 environment = self.defaults if gravity is None else (gravity_vector(gravity),)
                 if data is None:
-                    shape = robot.workspace_shapes.get(self) or self.slots(robot)
-                    block = np.empty(shape[4])
-                    if code.single(block, *state, *environment) == OK:
-                        return shape[3](block)
+                    block = code.fresh(*state, *environment)  # a new array of the results, or a status
+                    if block.__class__ is np.ndarray:
+                        return (robot.workspace_shapes.get(self) or self.slots(robot))[3](block)
                 elif data.robot is robot:
                     held = self.held(robot, data)
                     if code.single(held[0], *state, *environment) == OK:

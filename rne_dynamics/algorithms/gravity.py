@@ -12,8 +12,7 @@ inertia (armature) inside ``M``; this is what :func:`rne_dynamics.inverse_dynami
 from collections import namedtuple
 
 from .._jit import carve, helper, layout
-from ..model.joints import X_up
-from ..model.robot import S_transpose_times_add
+from ..model.joints import S_transpose_times_add, X_up
 from ..model.spatial import base_acceleration, cross
 from .driver import Algorithm
 

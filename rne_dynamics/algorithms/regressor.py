@@ -22,7 +22,7 @@ import numpy as np
 from .._jit import arithmetic_kernel, carve, helper, layout
 from .configuration import random_configuration
 from .driver import Algorithm
-from ..model.robot import S_transpose_times_add
+from ..model.joints import S_transpose_times_add
 from .rnea import body_motion
 from ..model.spatial import base_acceleration, cross_force_add, force_to_parent_add, set_at_rest
 

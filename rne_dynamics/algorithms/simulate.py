@@ -29,7 +29,7 @@ from ..errors import StateError
 from .inputs import gravity_vector, states
 from ..model.configuration import integrate_configuration
 from .integrator import STAGES, rkmk4_stage, stages_workspace
-from ..model.joints import PRISMATIC, is_revolute
+from ..model.joints import has_stops
 
 METHODS = ("rk4", "semi_implicit")
 
@@ -83,7 +83,7 @@ def joint_stops(m, limits, q_next, qd_next):
     """Hard stops of the one-coordinate joints: a coordinate at or past a limit is put on it and its velocity into
     the limit zeroed (a mimic body repeats its source's stop: the same result)."""
     for i in range(m.nb):
-        if is_revolute(m.jtype[i]) or m.jtype[i] == PRISMATIC:
+        if has_stops(m.jtype[i]):
             k = m.idx_q[i]
             c = m.col_v[m.col_start[i]]
             if q_next[k] <= limits[0, k]:

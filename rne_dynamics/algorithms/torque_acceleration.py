@@ -31,7 +31,7 @@ from collections import namedtuple
 
 from .._jit import arithmetic_kernel, carve, layout
 from ..model.drive import drive_rates_add
-from ..model.robot import S_times_add, S_transpose_times_add
+from ..model.joints import S_times_add, S_transpose_times_add
 from ..model.spatial import (add_scaled, base_acceleration, cross_force_add, cross_motion_add, force_to_parent_add,
                              inertia_times, motion_to_child)
 from .driver import Algorithm

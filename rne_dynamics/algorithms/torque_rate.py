@@ -26,8 +26,7 @@ from collections import namedtuple
 
 from .._jit import arithmetic_kernel, carve, helper, layout
 from ..model.drive import drive_rates_add
-from ..model.joints import X_up
-from ..model.robot import S_times_add, S_transpose_times_add
+from ..model.joints import S_times_add, S_transpose_times_add, X_up
 from ..model.spatial import (add_scaled, base_acceleration, cross_force_add, cross_motion_add, force_to_parent_add,
                              inertia_times, motion_to_child)
 from .driver import Algorithm

@@ -60,7 +60,7 @@ class Written:
     (:meth:`wait`)."""
 
     def __init__(self, build):
-        self.single = self.batch = None
+        self.single = self.batch = self.fresh = None
         self.native = False
         self.failure = None
         self._build = build
@@ -115,15 +115,10 @@ def program_of(algorithm, robot, fdata, extras=(), wrenches=False):
 
 
 def python_source(program, outputs, sizes, quaternions, tolerance):
-    """The program as two Python functions ``single`` and ``batch`` with the C module's checks and statuses; they
-    count the states served and call ``hot()`` at the :data:`HOT`-th."""
+    """The program as the Python functions ``single``, ``batch`` and ``fresh`` with the C module's checks and
+    statuses; they count the states served and call ``hot()`` at the :data:`HOT`-th."""
     names = [f"x{k}" for k in range(len(sizes))]
-    unary = {"neg": "-{}", "abs": "abs({})", "sin": "sin({})", "cos": "cos({})", "sqrt": "sqrt({})",
-             "tanh": "tanh({})", "exp": "exp({})", "log": "log({})", "atan": "atan({})", "asin": "asin({})",
-             "acos": "acos({})", "sign": "float(({0} > 0) - ({0} < 0))"}
-    binary = {"add": "{} + {}", "sub": "{} - {}", "mul": "{} * {}", "div": "{} / {}", "max": "max({}, {})",
-              "min": "min({}, {})", "lt": "float({} < {})", "le": "float({} <= {})", "gt": "float({} > {})",
-              "ge": "float({} >= {})", "eq": "float({} == {})", "ne": "float({} != {})"}
+    unary, binary = _native.python_spelling(_native.C_UNARY), _native.python_spelling(_native.C_BINARY)
     lines = [f"def single(block, {', '.join(names)}):", "    served[0] += 1",
              f"    if served[0] == {HOT}:", "        hot()"]
     for name, n in zip(names, sizes):
@@ -139,7 +134,7 @@ def python_source(program, outputs, sizes, quaternions, tolerance):
     lines.append("    try:")
 
     def operand(a):
-        return f"t{a}" if type(a) is int else repr(float(a))
+        return f"t{a}" if type(a) is int else f"({float(a)!r})"  # inf and nan: names of the namespace
 
     lines += [f"        t{k} = {e}" for k, e in _native.statements(program, outputs, unary, binary, operand)]
     lines.append(f"        out = [{', '.join(operand(k) for k in outputs)}]")
@@ -150,17 +145,21 @@ def python_source(program, outputs, sizes, quaternions, tolerance):
               f"def batch(out, {', '.join(names)}):",
               "    for n in range(out.shape[0]):",
               f"        status = single(out[n], {', '.join(f'{x} if {x}.ndim == 1 else {x}[n]' for x in names)})",
-              f"        if status != {OK}:", "            return status, n", f"    return {OK}, 0"]
+              f"        if status != {OK}:", "            return status, n", f"    return {OK}, 0", "", "",
+              f"def fresh({', '.join(names)}):", f"    block = empty({len(outputs)})",
+              f"    status = single(block, {', '.join(names)})", f"    return block if status == {OK} else status"]
     return "\n".join(lines) + "\n"
 
 
 def python_functions(source, hot):
-    """``single`` and ``batch`` of :func:`python_source`'s text; ``hot()`` is called when they have served enough."""
-    namespace = dict(served=[0], hot=hot, ndarray=np.ndarray, float64=np.dtype(np.float64), isfinite=math.isfinite,
-                     sqrt=math.sqrt, sin=math.sin, cos=math.cos, tanh=math.tanh, exp=math.exp, log=math.log,
-                     atan=math.atan, asin=math.asin, acos=math.acos)
+    """``single``, ``batch`` and ``fresh`` of :func:`python_source`'s text; ``hot()`` is called when they have
+    served enough."""
+    namespace = dict(served=[0], hot=hot, ndarray=np.ndarray, empty=np.empty, float64=np.dtype(np.float64),
+                     isfinite=math.isfinite, sqrt=math.sqrt, sin=math.sin, cos=math.cos, tanh=math.tanh,
+                     exp=math.exp, log=math.log, atan=math.atan, asin=math.asin, acos=math.acos, inf=math.inf,
+                     nan=math.nan)
     exec(compile(source, "<written>", "exec"), namespace)
-    return namespace["single"], namespace["batch"]
+    return namespace["single"], namespace["batch"], namespace["fresh"]
 
 
 def module_name(algorithm, robot, fdata, extras=(), wrenches=False):
@@ -206,11 +205,11 @@ def make(algorithm, robot, fdata, extras, wrenches):
     except ImportError:  # a damaged file: built again
         module = None
     if module is not None:
-        made.single, made.batch, made.native = module.single, module.batch, True
+        made.single, made.batch, made.fresh, made.native = module.single, module.batch, module.fresh, True
         return made
     try:
         program, outputs, sizes = program_of(algorithm, robot, fdata, extras, wrenches)
-    except (Untraceable, ArithmeticError, TypeError, ValueError, IndexError) as error:
+    except (Untraceable, ArithmeticError, TypeError, ValueError, IndexError, AttributeError) as error:
         log.debug("%s on robot '%s' runs its generic kernel: it cannot be written out (%s)", algorithm.name,
                   robot.name, error)
         return None
@@ -218,7 +217,7 @@ def make(algorithm, robot, fdata, extras, wrenches):
     source = _native.c_source(name, program, outputs, sizes, quaternions, QUATERNION_TOLERANCE)
     if len(program.ops) <= PYTHON_LIMIT:
         hot = made.start if MODE != "python" else (lambda: None)
-        made.single, made.batch = python_functions(
+        made.single, made.batch, made.fresh = python_functions(
             python_source(program, outputs, sizes, quaternions, QUATERNION_TOLERANCE), hot)
     elif MODE == "python" or not made.wait():
         return None
@@ -233,7 +232,7 @@ def install(made, name, source, algorithm, robot):
     except (OSError, RuntimeError, ImportError) as error:
         made.failure = str(error)
         return
-    made.single, made.batch, made.native = module.single, module.batch, True
+    made.single, made.batch, made.fresh, made.native = module.single, module.batch, module.fresh, True
     if made is robot.written.get((algorithm, True)):  # the held call of a Data
         for data in list(robot.datas):
             held = data.held.get(algorithm)

@@ -3,7 +3,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .joints import NQ, NV
+from .joints import type_of_code
 
 
 @dataclass(frozen=True)
@@ -30,11 +30,11 @@ class Body:
 
     @property
     def nq(self):
-        return NQ[self.code]
+        return type_of_code(self.code).nq
 
     @property
     def nv(self):
-        return NV[self.code]
+        return type_of_code(self.code).nv
 
     def with_mass_added(self, mass, com, I_com):
         """This body with a point-less rigid mass added: ``com`` and ``I_com`` (about the com) in the body frame;
@@ -46,7 +46,8 @@ class Body:
 
 @dataclass(frozen=True)
 class JointInfo:
-    """A URDF joint as written, with its limits and dynamics; ``mimic`` is ``(source, multiplier, offset)``."""
+    """A URDF joint as written, with its limits and dynamics; ``mimic`` is ``(source, multiplier, offset)``;
+    ``pitch``: a screw joint's travel per revolution (m)."""
     name: str
     type: str
     parent: str
@@ -59,6 +60,7 @@ class JointInfo:
     damping: float = 0.0
     friction: float = 0.0
     mimic: tuple = None
+    pitch: float = 0.0
 
 
 def inertia_problem(I):

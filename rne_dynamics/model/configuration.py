@@ -35,7 +35,7 @@ import math
 import numpy as np
 
 from .._jit import helper, kernel
-from .joints import FREE_FLYER, PLANAR, SPHERICAL
+from .joints import REAL_LINE, SE2, SE3, SO3, configuration_group
 from .robot import model_view
 from .spatial import cross, quaternion_rotation
 
@@ -123,19 +123,21 @@ def integrate_planar(q, k, v, c, dt, out):
 
 @helper
 def integrate_body(m, i, q, v, dt, out):
-    """The coordinates of body ``i``'s joint in ``out = q ⊕ v dt`` (a mimic body rewrites its source's, the same
-    value)."""
-    code = m.jtype[i]
+    """The coordinates of body ``i``'s joint in ``out = q ⊕ v dt``, by the group of its configuration (a mimic body
+    rewrites its source's, the same value; an unknown joint code: NaN)."""
+    group = configuration_group(m.jtype[i])
     k = m.idx_q[i]
     c = m.col_v[m.col_start[i]]
-    if code == FREE_FLYER:
-        integrate_free_flyer(q, k, v, c, dt, out)
-    elif code == SPHERICAL:
-        turn_quaternion(q, k, dt * v[c], dt * v[c + 1], dt * v[c + 2], False, out)
-    elif code == PLANAR:
-        integrate_planar(q, k, v, c, dt, out)
-    else:  # one coordinate: the group is the real line
+    if group == REAL_LINE:
         out[k] = q[k] + dt * v[c]
+    elif group == SE3:
+        integrate_free_flyer(q, k, v, c, dt, out)
+    elif group == SO3:
+        turn_quaternion(q, k, dt * v[c], dt * v[c + 1], dt * v[c + 2], False, out)
+    elif group == SE2:
+        integrate_planar(q, k, v, c, dt, out)
+    else:
+        out[k] = math.nan
 
 
 @helper
@@ -199,6 +201,15 @@ def integrate_rows(fdata, idata, q, v, dt, out):
     m = model_view(fdata, idata)
     for n in range(q.shape[0]):
         integrate_configuration(m, q[n], v[n], dt, out[n])
+
+
+def neutral_configuration(robot, out=None):
+    """The neutral configuration ``(nq,)`` (into ``out``): every coordinate 0, identity quaternions
+    (``[0, 0, 0, 1]``)."""
+    q = np.empty(robot.nq) if out is None else out
+    q[...] = 0.0
+    q[robot.quaternions + 3] = 1.0
+    return q
 
 
 # ------------------------------------------------------------------------------------------ logarithms (numpy)

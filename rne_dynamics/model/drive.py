@@ -1,9 +1,14 @@
 """The drive layer: everything between a rigid joint and its actuator, per joint of ``robot.joint_names``.
 
 - ``armature`` (rotor inertia reflected to the joint, kg m^2 or kg), ``damping`` (viscous friction, N m s/rad),
-  ``friction`` (Coulomb, N m): terms of the rigid joint's torque, ``tau = tau_rigid + armature qdd + damping qd +
-  friction sign(qd)``. The algorithms take them from the compiled drive steps below (the rotor inertia also enters
-  the articulated-body pivots); a call with ``drive=False`` runs on the rigid-body model, whose drive terms are zero
+  ``friction`` (Coulomb, N m), ``friction_offset`` (a constant torque, N m, either sign: the drive's torque-sensor
+  or current offset) and ``coulomb_velocity`` (rad/s): terms of the rigid joint's torque,
+  ``tau = tau_rigid + armature qdd + damping qd + friction s(qd) + friction_offset`` with the Coulomb shape
+  ``s(qd) = tanh(qd / coulomb_velocity)`` (the smooth Coulomb law of Gaz, Cognetti, Oliva, Robuffo Giordano &
+  De Luca, IEEE RA-L 2019, in its tanh form: continuous through ``qd = 0``, so simulation has no switch there) or
+  ``sign(qd)`` where ``coulomb_velocity`` is 0 (the default: the URDF's ``friction``). The algorithms take them
+  from the compiled drive steps below (the rotor inertia also enters the articulated-body pivots); a call with
+  ``drive=False`` runs on the rigid-body model, whose drive terms are zero
   (:attr:`Robot.rigid_body_fdata <rne_dynamics.model.robot.Robot.rigid_body_fdata>`).
 - ``stiffness`` ``K`` (N m/rad, N/m), ``spring_damping`` ``D`` (N m s/rad), ``rest_offset`` ``q0``: a joint with
   ``K > 0`` is elastic. In Khalil's lumped model (:mod:`~rne_dynamics.algorithms.elastic`) its force is
@@ -13,10 +18,11 @@
   reflected to the joint, ``B = n^2 motor_inertia``; its motor positions and torques are joint-side
   (``theta`` = motor angle / n, ``tau_m`` = n x motor torque).
 
-URDF has no stiffness tag: nothing here is read from a URDF but ``armature``, ``damping`` and ``friction``. Values
+URDF has no stiffness tag: nothing here is read from a URDF but ``damping`` and ``friction``. Values
 come from :meth:`Robot.with_drive <rne_dynamics.model.robot.Robot.with_drive>`, from a YAML file
 (:func:`load_drive`) and from the nodes' parameters.
 """
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,30 +32,48 @@ from .._jit import arithmetic_kernel, helper
 from ..errors import ModelError, yaml_problem
 
 #: The drive parameters, in the order of :meth:`Robot.with_drive`; the rigid joint's three first.
-RIGID = ("armature", "damping", "friction")
+RIGID = ("armature", "damping", "friction", "friction_offset", "coulomb_velocity")
 ELASTIC = ("stiffness", "spring_damping", "rest_offset", "motor_inertia", "gear_ratio")
 PARAMETERS = RIGID + ELASTIC
+#: The parameters that may be negative.
+SIGNED = ("friction_offset", "rest_offset")
 #: Values of a joint nobody described: rigid, direct drive.
 DEFAULTS = {"stiffness": 0.0, "spring_damping": 0.0, "rest_offset": 0.0, "motor_inertia": 0.0, "gear_ratio": 1.0}
 
 
 @helper
+def coulomb_shape(m, c, qd_c):
+    """``s(qd)`` of column ``c``: ``tanh(qd / coulomb_velocity)``, or ``sign(qd)`` where ``coulomb_velocity`` is 0
+    (a branch on the model, never on the velocity)."""
+    if m.coulomb_velocity[c] > 0.0:
+        return math.tanh(qd_c / m.coulomb_velocity[c])
+    return np.sign(qd_c)
+
+
+@helper
+def coulomb_slope(m, c, qd_c):
+    """``d s / d qd`` of column ``c``: ``(1 - tanh^2) / coulomb_velocity``; 0 for ``sign`` (taken as 0 at 0)."""
+    if m.coulomb_velocity[c] > 0.0:
+        return (1.0 - math.tanh(qd_c / m.coulomb_velocity[c]) ** 2) / m.coulomb_velocity[c]
+    return 0.0
+
+
+@helper
 def drive_friction(m, c, qd_c):
-    """Viscous and Coulomb friction of motion column ``c`` at velocity ``qd_c``: ``damping qd + friction sign(qd)``."""
-    return m.damping[c] * qd_c + m.friction[c] * np.sign(qd_c)
+    """Friction of motion column ``c`` at velocity ``qd_c``: ``damping qd + friction s(qd) + friction_offset``."""
+    return m.damping[c] * qd_c + m.friction[c] * coulomb_shape(m, c, qd_c) + m.friction_offset[c]
 
 
 @helper
 def drive_torque(m, c, qd_c, qdd_c):
-    """The torque of column ``c``'s drive beyond the rigid body's: ``armature qdd + damping qd + friction
-    sign(qd)``."""
+    """The torque of column ``c``'s drive beyond the rigid body's: ``armature qdd`` + :func:`drive_friction`."""
     return m.armature[c] * qdd_c + drive_friction(m, c, qd_c)
 
 
 @arithmetic_kernel
 def drive_torques_add(m, qd, qdd, tau):
-    """``tau += armature qdd + damping qd + friction sign(qd)``, :func:`drive_torque` of every column (zero on the
-    base's and mimic columns)."""
+    """``tau += armature qdd + damping qd + friction s(qd) + friction_offset``, :func:`drive_torque` of every column
+    (zero on the base's and mimic columns)."""
     for c in range(m.ncol):
         k = m.col_v[c]
         tau[k] += drive_torque(m, c, qd[k], qdd[k])
@@ -59,18 +83,21 @@ def drive_torques_add(m, qd, qdd, tau):
 def drive_rates_add(m, rate, rate_of_rate, out):
     """A time derivative of the drive torques, ``out += armature d/dt(qdd) + damping d/dt(qd)`` with ``rate`` the
     derivative of ``qd`` and ``rate_of_rate`` that of ``qdd`` (``qdd, qddd`` for ``d tau / dt``; ``qddd, qdddd``
-    for ``d2 tau / dt2``); Coulomb friction is constant wherever ``qd != 0`` and adds nothing."""
+    for ``d2 tau / dt2``). Coulomb friction and the offset are left out: ``sign(qd)`` is constant wherever
+    ``qd != 0``; the smooth ``friction tanh(qd / coulomb_velocity)``'s rate is not modelled here (it matters only
+    within a few ``coulomb_velocity`` of rest)."""
     for c in range(m.ncol):
         k = m.col_v[c]
         out[k] += m.armature[c] * rate_of_rate[k] + m.damping[c] * rate[k]
 
 
 @arithmetic_kernel
-def drive_jacobians_add(m, dtau_dqd, dtau_dqdd):
-    """The drives' share of ``d tau / d qd`` (``damping`` on the diagonal; Coulomb's derivative is zero wherever
-    ``qd != 0``, taken as zero at 0) and of ``d tau / d qdd`` (the rotor inertia: :func:`rotor_inertia_add`)."""
+def drive_jacobians_add(m, qd, dtau_dqd, dtau_dqdd):
+    """The drives' share of ``d tau / d qd`` (``damping + friction s'(qd)`` on the diagonal, :func:`coulomb_slope`)
+    and of ``d tau / d qdd`` (the rotor inertia: :func:`rotor_inertia_add`)."""
     for c in range(m.ncol):
-        dtau_dqd[m.col_v[c], m.col_v[c]] += m.damping[c]
+        k = m.col_v[c]
+        dtau_dqd[k, k] += m.damping[c] + m.friction[c] * coulomb_slope(m, c, qd[k])
     rotor_inertia_add(m, dtau_dqdd)
 
 
@@ -111,11 +138,11 @@ def check(robot, label, values):
     ok = np.isfinite(values)
     if label == "gear_ratio":
         ok &= values > 0
-    elif label != "rest_offset":
+    elif label not in SIGNED:
         ok &= values >= 0
     bad = np.flatnonzero(~ok)
     if bad.size:
-        need = {"rest_offset": "finite", "gear_ratio": "finite and > 0"}.get(label, "finite and >= 0")
+        need = "finite" if label in SIGNED else "finite and > 0" if label == "gear_ratio" else "finite and >= 0"
         raise ModelError(f"{label} of joint '{robot.joint_names[bad[0]]}' must be {need}, got {values[bad[0]]}")
     if label == "stiffness":
         for name, K, body in zip(robot.joint_names, values, robot.joint_bodies):

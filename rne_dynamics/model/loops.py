@@ -2,7 +2,7 @@
 (Khalil 2010, Sec. 2.2), and which tree coordinates are actuated.
 
 A closure names a frame on each side of the cut joint (a link and a fixed offset) and the cut joint's kind; the
-constraint holds when the two frames meet as that joint allows. Read from the loop file (README, YAML or the
+constraint holds when the two frames meet as that joint allows. Read from the loop file (docs/loops.md, YAML or the
 same as a dict) or from Isaac Sim's URDF extension ``<loop_joint>``, the one loop element of a URDF tool in real use
 (MuJoCo's ``<equality>``, SDFormat's graph of joints and PyBullet's ``createConstraint`` live outside URDF;
 Pinocchio reads loops from MJCF and SDFormat only)::
@@ -21,6 +21,7 @@ from functools import cached_property
 import numpy as np
 
 from ..errors import ModelError, URDFError, yaml_problem
+from .spatial import rpy_to_matrix
 
 #: Constraints of each cut-joint kind (rows of the constraint Jacobian).
 CONSTRAINTS = {"point": 3, "revolute": 5, "prismatic": 5, "weld": 6}
@@ -86,11 +87,6 @@ def _normals(axis):
     n1 = np.cross(axis, helper)
     n1 /= np.linalg.norm(n1)
     return np.column_stack([n1, np.cross(axis, n1)])
-
-
-def _rpy(roll, pitch, yaw):
-    from .urdf import rpy_to_matrix  # urdf imports this module
-    return rpy_to_matrix(roll, pitch, yaw)
 
 
 def read_loops(source, robot, urdf_closures=(), urdf_where="<urdf>"):
@@ -186,7 +182,7 @@ def _closure(where, k, c, robot):
         link = c.get(f"link_{side}")
         if link not in robot.link_frames:
             raise ModelError(f"{where}: {owner}: link_{side} '{link}' is not a link of '{robot.name}'")
-        sides[side] = (link, _rpy(*_vector(where, owner, c, f"rpy_{side}", (0, 0, 0))),
+        sides[side] = (link, rpy_to_matrix(*_vector(where, owner, c, f"rpy_{side}", (0, 0, 0))),
                        _vector(where, owner, c, f"xyz_{side}", (0, 0, 0)))
     if robot.link_frames[sides["a"][0]][0] == robot.link_frames[sides["b"][0]][0]:
         raise ModelError(f"{where}: {owner}: link_a '{sides['a'][0]}' and link_b '{sides['b'][0]}' are one rigid "

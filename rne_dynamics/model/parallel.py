@@ -209,13 +209,3 @@ def gough_stewart(base_radius=0.5, platform_radius=0.3, base_spread=np.radians(1
     return Mechanism(_urdf("gough_stewart", links, joints),
                      {"actuated": [f"leg_{k}" for k in range(1, 7)], "loops": loops})
 
-
-def platform_anchors(mechanism, robot, q):
-    """``(B, P)`` ``(6, 3)`` each: base and platform anchors of a :func:`gough_stewart` robot in the world at
-    ``q``."""
-    from ..algorithms.kinematics import frame_placement
-    T = frame_placement(robot, q, "platform")
-    base = [frame_placement(robot, q, f"cardan_{k}")[:3, 3] for k in range(1, 7)]
-    platform = [frame_placement(robot, q, "platform_ball")[:3, 3]]
-    platform += [T[:3, :3] @ np.array(loop["xyz_b"]) + T[:3, 3] for loop in mechanism.loops["loops"]]
-    return np.array(base), np.array(platform)

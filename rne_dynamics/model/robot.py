@@ -20,8 +20,8 @@ from ..errors import ModelError
 from .body import inertia_problem, triangle_problem
 from . import drive
 from .data import Data
-from .joints import FREE_FLYER, QUATERNION_START, rotation_terms
-from .spatial import add_scaled, dot6
+from .joints import rotation_terms, type_of_code
+from .joints import S_times_add, S_transpose_times_add  # noqa: F401 (where rnea.py imports them from today)
 
 #: Fields of the model seen by the kernels; per body unless noted.
 ModelView = namedtuple("ModelView", [
@@ -51,6 +51,8 @@ ModelView = namedtuple("ModelView", [
     "armature",   # per column: rotor inertia reflected to the joint (0 on mimic columns)
     "damping",    # per column: viscous friction coefficient
     "friction",   # per column: Coulomb friction
+    "friction_offset",   # per column: constant friction torque
+    "coulomb_velocity",  # per column: velocity scale of the smooth Coulomb law (0: sign)
     "nl",         # number of links (robot.link_names)
     "link_body",  # per link: its body (-1: the fixed base)
     "link_R",     # per link: its pose in its body, (nl, 3, 3) and (nl, 3)
@@ -60,7 +62,8 @@ ModelView = namedtuple("ModelView", [
 
 #: A body's block in ``fdata`` (row: columns 0:3 | 3:6): 0: axis | p_tree; 1: h | mass, q_mult, q_offset;
 #: 2-4: R_tree | I; 5-7: R_sin | R_versine. Motion column ``c`` is block ``nb + c``: row 0: S; row 1: col_mult,
-#: armature, damping, friction. Link ``l`` is block ``nb + ncol + l``: rows 0-2: R, row 3: p (columns 0:3).
+#: armature, damping, friction, friction_offset, coulomb_velocity. Link ``l`` is block ``nb + ncol + l``: rows
+#: 0-2: R, row 3: p (columns 0:3).
 BLOCK = (8, 6)
 
 
@@ -90,29 +93,15 @@ def model_view_inline(fdata, idata):
     links = fdata[nb + ncol:]
     return ModelView(nb, nv, nq, nj, ncol, parent, jtype, idx_q, col_start, col_v, joint_body, b[:, 0, 0:3],
                      b[:, 2:5, 0:3], b[:, 0, 3:6], b[:, 1, 3], b[:, 1, 0:3], b[:, 2:5, 3:6], b[:, 1, 4], b[:, 1, 5],
-                     b[:, 5:8, 0:3], b[:, 5:8, 3:6], c[:, 0], c[:, 1, 0], c[:, 1, 1], c[:, 1, 2], c[:, 1, 3], nl,
+                     b[:, 5:8, 0:3], b[:, 5:8, 3:6], c[:, 0], c[:, 1, 0], c[:, 1, 1], c[:, 1, 2], c[:, 1, 3],
+                     c[:, 1, 4], c[:, 1, 5], nl,
                      link_body, links[:, 0:3, 0:3], links[:, 3, 0:3])
 
 
-@helper
-def S_times_add(m, i, x, scale, out):
-    """``out += scale S_i x_i``: body ``i``'s joint motion for the velocity-space vector ``x`` (``qd``, ``qdd``),
-    ``x_i`` its joint's entries (a mimic column reads its source's, times ``q_mult``)."""
-    for c in range(m.col_start[i], m.col_start[i + 1]):
-        add_scaled(out, scale * m.col_mult[c] * x[m.col_v[c]], m.S[c])
-
-
-@helper
-def S_transpose_times_add(m, i, f, tau):
-    """``tau_i += S_i^T f``: the generalised forces of body ``i``'s joint for the wrench ``f`` across it (a mimic's
-    reach its source by virtual work, ``q_mult S^T f``)."""
-    for c in range(m.col_start[i], m.col_start[i + 1]):
-        tau[m.col_v[c]] += m.col_mult[c] * dot6(m.S[c], f)
-
-
-def pack(bodies, joint_bodies, links, armature, damping, friction):
+def pack(bodies, joint_bodies, links, drive_terms):
     """The ``(fdata, idata)`` buffers from a list of :class:`Body`, in the layout :func:`model_view` reads.
-    ``links``: ``(body, R, p)`` per link; ``armature``, ``damping``, ``friction`` are per velocity coordinate."""
+    ``links``: ``(body, R, p)`` per link; ``drive_terms`` ``(nv, 5)``: per velocity coordinate the values of
+    :data:`drive.RIGID <rne_dynamics.model.drive.RIGID>`."""
     nb = len(bodies)
     col_start = np.cumsum([0] + [len(b.S) for b in bodies])
     col_v = [b.idx_v + k for b in bodies for k in range(len(b.S))]
@@ -136,7 +125,7 @@ def pack(bodies, joint_bodies, links, armature, damping, friction):
             block[0] = column
             block[1, 0] = b.q_mult
             if not b.mimic:
-                block[1, 1:4] = armature[b.idx_v + k], damping[b.idx_v + k], friction[b.idx_v + k]
+                block[1, 1:6] = drive_terms[b.idx_v + k]
     return fdata, idata
 
 
@@ -146,7 +135,8 @@ class Robot:
 
     ``q`` (``nq``) and ``v`` (``nv`` = ``dof``) hold the base's coordinates first when the base floats, then each
     joint of ``joint_names`` (``idx_q[name]``, ``idx_v[name]``); ``link_frames[link] = (body, R, p)`` places every
-    link in its body (body ``-1`` is the fixed base). ``armature``, ``damping`` and ``friction`` are per joint of
+    link in its body (body ``-1`` is the fixed base). ``armature``, ``damping``, ``friction``,
+    ``friction_offset`` and ``coulomb_velocity`` (:mod:`~rne_dynamics.model.drive`) are per joint of
     ``joint_names``; a joint with several coordinates has the value on each.
     """
     name: str
@@ -166,12 +156,17 @@ class Robot:
     loops: object = None    # model.loops.Loops: the loop closures and actuated joints of a closed-chain robot
     transmission: object = None  # the elastic drives (rne_dynamics.model.drive.Transmission); None: rigid
     locked_joints: dict = field(default_factory=dict)  # joint -> its position (a tuple), for joints held fixed
+    friction_offset: np.ndarray = None   # None: zeros
+    coulomb_velocity: np.ndarray = None  # None: zeros (Coulomb friction is friction sign(qd))
     fdata: np.ndarray = field(init=False, repr=False)
     idata: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self):
+        for label in ("friction_offset", "coulomb_velocity"):
+            if getattr(self, label) is None:
+                object.__setattr__(self, label, np.zeros(len(self.joint_names)))
         fdata, idata = pack(self.bodies, self.joint_bodies, [self.link_frames[name] for name in self.link_names],
-                            *(self._per_coordinate(x) for x in (self.armature, self.damping, self.friction)))
+                            np.column_stack([self._per_coordinate(getattr(self, x)) for x in drive.RIGID]))
         fdata.setflags(write=False)
         idata.setflags(write=False)
         object.__setattr__(self, "fdata", fdata)
@@ -181,9 +176,8 @@ class Robot:
     def rigid_body_fdata(self):
         """``fdata`` with no drive terms (armature, damping and friction zero): the model of a ``drive=False`` call,
         rigid-body dynamics only."""
-        zero = np.zeros(self.nv)
         fdata = pack(self.bodies, self.joint_bodies, [self.link_frames[name] for name in self.link_names],
-                     zero, zero, zero)[0]
+                     np.zeros((self.nv, len(drive.RIGID))))[0]
         fdata.setflags(write=False)
         return fdata
 
@@ -269,18 +263,19 @@ class Robot:
     @cached_property
     def q_names(self):
         """A name per entry of ``q``: the joint's, or ``joint.x``, ``joint.qw``... for a joint with several."""
-        return self._coordinate_names("nq", {FREE_FLYER: "x y z qx qy qz qw", 3: "x y theta", 4: "qx qy qz qw"})
+        return self._coordinate_names("q_names")
 
     @cached_property
     def v_names(self):
         """A name per entry of ``v``, as :attr:`q_names`."""
-        return self._coordinate_names("nv", {FREE_FLYER: "vx vy vz wx wy wz", 3: "vx vy wz", 4: "wx wy wz"})
+        return self._coordinate_names("v_names")
 
-    def _coordinate_names(self, size, suffixes):
+    def _coordinate_names(self, field):
         names = []
         for b in self.bodies:
             if not b.mimic:
-                names += [b.joint] if getattr(b, size) == 1 else [f"{b.joint}.{s}" for s in suffixes[b.code].split()]
+                suffixes = getattr(type_of_code(b.code), field)
+                names += [f"{b.joint}.{s}" for s in suffixes] if suffixes else [b.joint]
         return tuple(names)
 
     @cached_property
@@ -291,8 +286,8 @@ class Robot:
     @cached_property
     def quaternions(self):
         """Start indices in ``q`` of the unit quaternions (free-flyer and spherical joints)."""
-        return np.array([b.idx_q + QUATERNION_START[b.code] for b in self.bodies
-                         if not b.mimic and b.code in QUATERNION_START], dtype=np.int64)
+        return np.array([b.idx_q + type_of_code(b.code).quaternion for b in self.bodies
+                         if not b.mimic and type_of_code(b.code).quaternion >= 0], dtype=np.int64)
 
     @cached_property
     def has_quaternions(self):
@@ -364,17 +359,18 @@ class Robot:
         bodies[body] = bodies[body].with_mass_added(mass, R @ com + p, R @ I @ R.T)
         return replace(self, bodies=tuple(bodies))
 
-    def with_drive(self, armature=None, damping=None, friction=None, *, stiffness=None, spring_damping=None,
-                   rest_offset=None, motor_inertia=None, gear_ratio=None):
+    def with_drive(self, armature=None, damping=None, friction=None, *, friction_offset=None, coulomb_velocity=None,
+                   stiffness=None, spring_damping=None, rest_offset=None, motor_inertia=None, gear_ratio=None):
         """A new robot with other drive parameters per joint (:mod:`rne_dynamics.model.drive`): ``armature`` (rotor
-        inertia, kg m^2 or kg), ``damping`` (viscous, N m s/rad) and ``friction`` (Coulomb, N m) of the rigid joint;
+        inertia, kg m^2 or kg), ``damping`` (viscous, N m s/rad), ``friction`` (Coulomb, N m), ``friction_offset``
+        (constant, N m, either sign) and ``coulomb_velocity`` (rad/s; > 0: smooth Coulomb law) of the rigid joint;
         ``stiffness`` ``K`` (N m/rad; > 0: the joint is elastic), ``spring_damping`` ``D`` (N m s/rad),
         ``rest_offset`` ``q0`` (rad), ``motor_inertia`` (kg m^2, motor side) and ``gear_ratio`` of its elastic
         transmission. Each is an array in ``joint_names`` order or a mapping ``{joint: value}`` that changes only
         the joints it names; ``None`` keeps the current values."""
         values = {}
-        for label, given, current in (("armature", armature, self.armature), ("damping", damping, self.damping),
-                                      ("friction", friction, self.friction)):
+        for label, given in zip(drive.RIGID, (armature, damping, friction, friction_offset, coulomb_velocity)):
+            current = getattr(self, label)
             values[label] = current if given is None else self._per_joint(label, given, current)
         elastic = {label: given for label, given in (("stiffness", stiffness), ("spring_damping", spring_damping),
                                                      ("rest_offset", rest_offset), ("motor_inertia", motor_inertia),
@@ -422,10 +418,7 @@ class Robot:
             out = given.copy()
         if not check:
             return out
-        bad = np.flatnonzero(~np.isfinite(out) | (out < 0))
-        if bad.size:
-            raise ModelError(f"{label} of joint '{self.joint_names[bad[0]]}' must be finite and >= 0, "
-                             f"got {out[bad[0]]}")
+        drive.check(self, label, out)
         return out
 
     @property

@@ -7,6 +7,9 @@ A transform between a parent frame and a child frame is given as the child's pos
 
 The helpers write into preallocated rows instead of returning arrays, so compiled kernels never allocate.
 """
+import math
+
+import numpy as np
 
 from .._jit import helper
 
@@ -346,3 +349,12 @@ def rigid_inertia_add(mass, h, I, i, j):
         h[j, r] += h[i, r]
         for c in range(3):
             I[j, r, c] += I[i, r, c]
+
+
+def rpy_to_matrix(roll, pitch, yaw):
+    """URDF's fixed-axis roll-pitch-yaw: ``R = Rz(yaw) Ry(pitch) Rx(roll)``."""
+    cr, sr, cp, sp, cy, sy = (math.cos(roll), math.sin(roll), math.cos(pitch), math.sin(pitch),
+                              math.cos(yaw), math.sin(yaw))
+    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                     [-sp, cp * sr, cp * cr]])

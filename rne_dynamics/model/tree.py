@@ -10,10 +10,14 @@ from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
+from .._jit import kernel
 from ..errors import ModelError, ModelWarning
 from .body import Body, JointInfo, inertia_problem, triangle_problem
-from .joints import FREE_FLYER, NQ, NV, QUATERNION_START, is_revolute, joint_code, motion_subspace
-from .robot import Robot
+from . import drive
+from .joints import FLOATING, TYPES, is_fixed, is_floating, joint_code, motion_subspace, one_coordinate, type_of_code
+from .configuration import neutral_configuration
+from .joints import X_up
+from .robot import Robot, model_view
 
 #: The name of the free-flyer that ``floating_base=True`` puts between the world and the root link (Pinocchio's).
 BASE_JOINT = "root_joint"
@@ -30,6 +34,9 @@ class LinkSpec:
 
 #: ``check_inertia`` values: refuse a link inertia that no body has, or load it as given with a warning.
 CHECK_INERTIA = ("error", "warn")
+#: A link's negative principal moment is slight (a warning, not an error) within this share of the largest principal
+#: moment of the physical rigid body it is fixed into.
+SLIGHT_INERTIA = 1e-6
 
 
 def build_robot(name, links, joints, origins, *, error, source="<robot>", floating_base=False, check_inertia="error"):
@@ -69,7 +76,10 @@ def build_robot(name, links, joints, origins, *, error, source="<robot>", floati
     if not roots:
         fail("every link is some joint's child, so the joints form a cycle; a robot needs one root link")
     root = roots[0]
-    floating = [j for j in joints if j.type == "floating"]
+    for joint in joints:
+        if joint.type not in TYPES:
+            fail(f"joint '{joint.name}': unknown type {joint.type!r} (known: {', '.join(TYPES)})")
+    floating = [j for j in joints if is_floating(j.type)]
     for joint in floating:
         if joint.parent != root:
             fail(f"joint '{joint.name}': a floating joint must connect the root link '{root}' to the base; this "
@@ -79,7 +89,7 @@ def build_robot(name, links, joints, origins, *, error, source="<robot>", floati
                                  else f"a floating joint '{floating[0].name}' and floating_base=True")
              + "; one base can float")
     for joint in joints:
-        if joint.mimic is not None and joint.type not in ("revolute", "continuous", "prismatic", "fixed"):
+        if joint.mimic is not None and not (one_coordinate(joint.type) or is_fixed(joint.type)):
             fail(f"joint '{joint.name}': a {joint.type} joint cannot be a mimic joint")
 
     # Depth-first, children in document order (as Pinocchio numbers them), a floating joint first; a joint becomes
@@ -90,17 +100,17 @@ def build_robot(name, links, joints, origins, *, error, source="<robot>", floati
     if floating_base:
         if BASE_JOINT in {j.name for j in joints}:
             fail(f"floating_base=True adds a joint '{BASE_JOINT}', and the robot already has one of that name")
-        base = JointInfo(BASE_JOINT, "floating", "world", root)
+        base = JointInfo(BASE_JOINT, FLOATING, "world", root)
         bodies.append(_body(base, -1, np.eye(3), np.zeros(3)))
         body_joints.append(base)
         frame[root] = (0, np.eye(3), np.zeros(3))
-    stack = sorted(reversed(children[root]), key=lambda j: j.type == "floating")
+    stack = sorted(reversed(children[root]), key=lambda j: is_floating(j.type))
     while stack:
         joint = stack.pop()
         body, R_link, p_link = frame[joint.parent]
         R_o, p_o = origins[joint.name]
         R, p = R_link @ R_o, p_link + R_link @ p_o
-        if joint.type == "fixed":
+        if is_fixed(joint.type):
             frame[joint.child] = (body, R, p)
             if joint.mimic is not None:
                 notes.append(f"joint '{joint.name}': fixed, so its <mimic> is ignored")
@@ -114,37 +124,46 @@ def build_robot(name, links, joints, origins, *, error, source="<robot>", floati
         fail(f"links {', '.join(repr(n) for n in unreached)} are not connected to the root '{root}': "
              "their joints form a cycle")
 
+    suspects = []  # (link, body, problem): indefinite link inertias, judged on the rigid body once it is lumped
     for link in links:
         body, R, p = frame[link.name]
         problem = inertia_problem(link.I_com)
         if problem and body < 0:
             notes.append(f"link '{link.name}': inertia is {problem}; ignored, the link is fixed to the world")
-        elif problem and (check_inertia == "error" or not np.isfinite(link.I_com).all()):
-            fail(f"link '{link.name}': inertia is {problem}"
-                 + ("" if not np.isfinite(link.I_com).all() else "; no rigid body has it (check_inertia='warn' "
-                    "loads it as given, with a warning; CLI: --check-inertia warn)"))
+        elif problem and not np.isfinite(link.I_com).all():
+            fail(f"link '{link.name}': inertia is {problem}")
         elif problem:
-            notes.append(f"link '{link.name}': inertia is {problem}; loaded as given (check_inertia='warn'): "
-                         "mass matrices may be indefinite and forward dynamics wrong")
+            suspects.append((link, body, problem))
         if link.mass > 0 or np.any(link.I_com):
             if body >= 0:
                 bodies[body] = bodies[body].with_mass_added(link.mass, R @ link.com + p, R @ link.I_com @ R.T)
                 if not (np.isfinite(bodies[body].I).all() and np.isfinite(bodies[body].h).all()):
                     fail(f"link '{link.name}': mass {link.mass:g} kg at {link.com.tolist()} m overflows its body's "
                          "inertia (not finite)")
+    for link, body, problem in suspects:
+        scale = _slight_on(link, bodies[body])
+        if scale:
+            notes.append(f"link '{link.name}': inertia is {problem}, slightly: the rigid body it is fixed to (link "
+                         f"'{body_joints[body].child}', {bodies[body].mass:.6g} kg) is physical, its principal "
+                         f"moments up to {scale:.3g} kg m^2; loaded as lumped")
+        elif check_inertia == "error":
+            fail(f"link '{link.name}': inertia is {problem}; no rigid body has it (check_inertia='warn' loads it as "
+                 "given, with a warning; CLI: --check-inertia warn)")
+        else:
+            notes.append(f"link '{link.name}': inertia is {problem}; loaded as given (check_inertia='warn'): "
+                         "mass matrices may be indefinite and forward dynamics wrong")
 
     bodies, joint_names = _resolve_coordinates(bodies, body_joints, fail)
     robot_body_index = {b.joint: i for i, b in enumerate(bodies)}
     by_name = {j.name: j for j in joints}
-    base_joint = next((b.joint for b in bodies if b.code == FREE_FLYER), None)
+    base_joint = next((j.name for b, j in zip(bodies, body_joints) if b.parent < 0 and is_floating(j.type)), None)
     robot = Robot(
         name=name, joint_names=joint_names, link_names=tuple(link.name for link in links), root_link=root,
         joints=by_name, bodies=tuple(bodies),
         joint_bodies=tuple(robot_body_index[n] for n in joint_names),
         link_frames=frame, base_joint=base_joint,
         armature=np.zeros(len(joint_names)),
-        damping=np.array([by_name[n].damping for n in joint_names], float),
-        friction=np.array([by_name[n].friction for n in joint_names], float),
+        **_joint_drives(joint_names, bodies, by_name),
         warnings=tuple(notes + _plausibility_warnings(links, bodies, body_joints)), source=source)
     for message in robot.warnings:
         warnings.warn(f"{source}: {message}", ModelWarning, stacklevel=3)
@@ -156,8 +175,37 @@ def _body(joint, parent, R_tree, p_tree):
     at the zero configuration."""
     axis = np.asarray(joint.axis, float)
     code = joint_code(joint.type, axis)
-    return Body(joint.name, parent, code, axis, motion_subspace(code, axis), R_tree, p_tree, 0.0, np.zeros(3),
-                np.zeros((3, 3)))
+    return Body(joint.name, parent, code, axis, motion_subspace(code, axis, joint.pitch), R_tree, p_tree, 0.0,
+                np.zeros(3), np.zeros((3, 3)))
+
+
+def _slight_on(link, body):
+    """The largest principal moment (kg m^2) of ``body``'s inertia about its centre of mass when ``body`` (the
+    links fixed together, lumped) has a physical inertia and ``link``'s own indefiniteness is slight against it
+    (its negative principal moment within :data:`SLIGHT_INERTIA` of that scale); else 0. CAD rounding leaves small
+    links with principal moments of -1e-8 kg m^2 fixed to bodies of 1 kg m^2, where the body is what moves."""
+    com = body.h / body.mass if body.mass > 0 else np.zeros(3)
+    moments = np.linalg.eigvalsh(body.I - body.mass * (com @ com * np.eye(3) - np.outer(com, com)))
+    scale = float(moments[-1])
+    if scale <= 0 or moments[0] < -1e-12 * max(1.0, scale):
+        return 0.0
+    return scale if -np.linalg.eigvalsh(link.I_com)[0] <= SLIGHT_INERTIA * scale else 0.0
+
+
+def _joint_drives(joint_names, bodies, joints):
+    """``damping`` and ``friction`` per joint of ``joint_names``: its URDF ``<dynamics>``, plus those of the mimic
+    joints that follow it, carried over by virtual work. A mimic joint ``q_m = k q_s + o`` resists with its own
+    ``tau_m = d_m qd_m + f_m sign(qd_m)``, ``qd_m = k qd_s``; its source then bears ``k tau_m = k^2 d_m qd_s +
+    |k| f_m sign(qd_s)`` (the same power ``tau_m qd_m``): viscous damping ``k^2 d_m`` and Coulomb friction
+    ``|k| f_m`` added to the source's."""
+    damping = np.array([joints[n].damping for n in joint_names], float)
+    friction = np.array([joints[n].friction for n in joint_names], float)
+    column = {b.idx_v: joint_names.index(b.joint) for b in bodies if not b.mimic and b.joint in joint_names}
+    for b in bodies:
+        if b.mimic:
+            damping[column[b.idx_v]] += b.q_mult ** 2 * joints[b.joint].damping
+            friction[column[b.idx_v]] += abs(b.q_mult) * joints[b.joint].friction
+    return {"damping": damping, "friction": friction}
 
 
 def _resolve_coordinates(bodies, body_joints, fail):
@@ -169,7 +217,7 @@ def _resolve_coordinates(bodies, body_joints, fail):
     for body, joint in zip(bodies, body_joints):
         if joint.mimic is None:
             first[joint.name] = (nq, nv)
-            nq, nv = nq + NQ[body.code], nv + NV[body.code]
+            nq, nv = nq + body.nq, nv + body.nv
     resolved = []
     for body, joint in zip(bodies, body_joints):
         mult, offset, seen, source = 1.0, 0.0, [joint.name], joint
@@ -182,15 +230,14 @@ def _resolve_coordinates(bodies, body_joints, fail):
             seen.append(target)
             mult, offset = mult * m, mult * o + offset
             source = body_joints[names.index(target)]
-        if source is not joint and not (is_revolute(bodies[names.index(source.name)].code)
-                                        or source.type == "prismatic"):
+        if source is not joint and not one_coordinate(source.type):
             fail(f"joint '{joint.name}': <mimic joint='{source.name}'> follows a {source.type} joint; a mimic "
-                 "joint follows a revolute or prismatic one")
+                 "joint follows a joint of one coordinate (revolute, prismatic, screw)")
         idx_q, idx_v = first[source.name]
         resolved.append(replace(body, idx_q=idx_q, idx_v=idx_v, q_mult=mult, q_offset=offset,
                                 mimic=source is not joint))
     joint_names = tuple(j.name for b, j in zip(bodies, body_joints)
-                        if j.mimic is None and not (b.code == FREE_FLYER and b.parent < 0))
+                        if j.mimic is None and not (is_floating(j.type) and b.parent < 0))
     return resolved, joint_names
 
 
@@ -214,21 +261,26 @@ def _plausibility_warnings(links, bodies, body_joints):
     return messages
 
 
+@kernel
+def parent_poses(fdata, idata, q, R, p):
+    """Every body's pose ``(R, p)`` in its parent at configuration ``q`` (:func:`~rne_dynamics.model.joints.X_up`)."""
+    m = model_view(fdata, idata)
+    for i in range(m.nb):
+        X_up(m, i, q, R[i], p[i])
+
+
 def lock_joints(robot, positions):
     """``robot`` with the joints of ``positions`` ``{joint: value}`` held at those values (Pinocchio's
     ``buildReducedModel``): each locked joint's body is merged into its nearest moving ancestor as a fixed joint's
     child link is (the world's bodies are not counted), so ``q``, ``v`` and ``joint_names`` lose its coordinates.
     Implements :meth:`Robot.with_locked_joints <rne_dynamics.model.robot.Robot.with_locked_joints>`."""
-    from ..algorithms.configuration import neutral, normalize  # the algorithms import the model
-    from ..algorithms.kinematics import forward_kinematics
-
     if not hasattr(positions, "items"):
         raise ModelError(f"locked joints are a mapping {{joint: position}}, not {type(positions).__name__}")
     bodies, names = robot.bodies, robot.body_joint_names
     index = {name: i for i, name in enumerate(names)}
     source = {i: next(k for k, o in enumerate(bodies) if not o.mimic and o.idx_q == b.idx_q)
               for i, b in enumerate(bodies)}  # the body whose coordinate moves body i (itself, unless a mimic)
-    q = neutral(robot)
+    q = neutral_configuration(robot)
     for name, value in positions.items():
         i = index.get(name)
         if i is None:
@@ -245,14 +297,16 @@ def lock_joints(robot, positions):
             order = "" if b.nq == 1 else " (" + " ".join(n.rsplit(".", 1)[1] for n in robot.q_names
                                                         if n.startswith(name + ".")) + ")"
             raise ModelError(f"locked joint '{name}': expected {b.nq} finite number(s){order}, got {value.tolist()}")
-        if b.code in QUATERNION_START and abs(np.linalg.norm(value[QUATERNION_START[b.code]:][:4]) - 1) > 1e-6:
+        start = type_of_code(b.code).quaternion
+        if start >= 0 and abs(np.linalg.norm(value[start:start + 4]) - 1) > 1e-6:
             raise ModelError(f"locked joint '{name}': the quaternion of {value.tolist()} is not of unit norm")
+        if start >= 0:
+            value[start:start + 4] /= np.linalg.norm(value[start:start + 4])
         if b.mimic and names[source[i]] not in positions:
             raise ModelError(f"locked joint '{name}': a mimic joint moves with its source '{names[source[i]]}'; lock "
                              f"'{names[source[i]]}' (its mimic joints are locked with it)")
         if not b.mimic:
             q[b.idx_q:b.idx_q + b.nq] = value
-    q = normalize(robot, q)
     at = {i: q[b.idx_q:b.idx_q + b.nq] if not b.mimic else np.array([b.q_mult * q[b.idx_q] + b.q_offset])
           for i, b in enumerate(bodies)}
     for name, value in positions.items():
@@ -262,12 +316,15 @@ def lock_joints(robot, positions):
                              f"by it, not {float(np.ravel(value)[0]):g}")
     held = {i for i in range(len(bodies)) if names[source[i]] in positions}
 
-    # Body poses in the world at q (a body's frame is its joint's child link's); a pose in a locked body is then
-    # carried into its nearest moving ancestor by the composed transform between the two.
-    poses = forward_kinematics(robot, q)
-    world = {i: poses[robot.link_index[robot.joints[b.joint].child if b.joint in robot.joints else robot.root_link]]
-             for i, b in enumerate(bodies)}
-    world[-1] = np.eye(4)
+    # Body poses in the world at q, composed from the root (RBDA eq. 2.20); a pose in a locked body is then carried
+    # into its nearest moving ancestor by the composed transform between the two.
+    R, p = np.empty((len(bodies), 3, 3)), np.empty((len(bodies), 3))
+    parent_poses(robot.fdata, robot.idata, q, R, p)
+    world = {-1: np.eye(4)}
+    for i, b in enumerate(bodies):
+        X = np.eye(4)
+        X[:3, :3], X[:3, 3] = R[i], p[i]
+        world[i] = world[b.parent] @ X
     ancestor, new_index = {-1: -1}, {-1: -1}
     for i, b in enumerate(bodies):
         ancestor[i] = ancestor[b.parent] if b.parent in held else b.parent
@@ -302,7 +359,7 @@ def lock_joints(robot, positions):
     def fail(message):
         raise ModelError(f"locked joints: {message}")
 
-    base = JointInfo(robot.base_joint, "floating", "world", robot.root_link)
+    base = JointInfo(robot.base_joint, FLOATING, "world", robot.root_link)
     new_bodies, joint_names = _resolve_coordinates(new_bodies, [robot.joints.get(names[i], base) for i in kept], fail)
     keep = [robot.joint_names.index(n) for n in joint_names]
     body_of = {b.joint: k for k, b in enumerate(new_bodies)}
@@ -313,6 +370,6 @@ def lock_joints(robot, positions):
     return replace(
         robot, joint_names=joint_names, bodies=tuple(new_bodies), joint_bodies=tuple(body_of[n] for n in joint_names),
         link_frames=link_frames, base_joint=None if robot.base_joint in locked else robot.base_joint,
-        armature=robot.armature[keep], damping=robot.damping[keep], friction=robot.friction[keep],
+        **{label: getattr(robot, label)[keep] for label in drive.RIGID},
         transmission=transmission, loops=loops, locked_joints={**robot.locked_joints, **locked},
         warnings=tuple(w for w in robot.warnings if not any(f"joint '{n}'" in w for n in locked)))

@@ -13,10 +13,14 @@ import numpy as np
 
 from ..errors import URDFError
 from .body import JointInfo
-from .joints import TYPE_CODES
+from .joints import TYPES, joint_type
 from .loops import read_loops, urdf_loop_joints
+from .spatial import rpy_to_matrix
 from .tree import LinkSpec, build_robot
 from .xacro_expand import expand, is_xacro
+
+#: The XML namespace of Drake's URDF extensions (``<drake:screw_thread_pitch>``).
+DRAKE = "http://drake.mit.edu"
 
 
 def load_urdf(source, *, floating_base=False, xacro_args=None, package_paths=None, loops=None, locked_joints=None,
@@ -110,13 +114,9 @@ def _read(source):
     return content, text
 
 
-def rpy_to_matrix(roll, pitch, yaw):
-    """URDF's fixed-axis roll-pitch-yaw: ``R = Rz(yaw) Ry(pitch) Rx(roll)``."""
-    cr, sr, cp, sp, cy, sy = (math.cos(roll), math.sin(roll), math.cos(pitch), math.sin(pitch),
-                              math.cos(yaw), math.sin(yaw))
-    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-                     [-sp, cp * sr, cp * cr]])
+def _tag(element):
+    """An element's tag as written (``drake:screw_thread_pitch``, where ElementTree says ``{namespace}...``)."""
+    return element.tag.replace(f"{{{DRAKE}}}", "drake:")
 
 
 class _Reader:
@@ -132,16 +132,16 @@ class _Reader:
         text = element.get(attribute) if element is not None else None
         if text is None:
             if default is None:
-                self.fail(owner, f"<{element.tag if element is not None else '?'}> needs attribute '{attribute}'")
+                self.fail(owner, f"<{_tag(element) if element is not None else '?'}> needs attribute '{attribute}'")
             return np.array(default, float)
         try:
             values = np.array([float(x) for x in text.split()], float)
         except ValueError:
-            self.fail(owner, f"<{element.tag} {attribute}=\"{text}\"> is not {count} number(s)")
+            self.fail(owner, f"<{_tag(element)} {attribute}=\"{text}\"> is not {count} number(s)")
         if values.size != count:
-            self.fail(owner, f"<{element.tag} {attribute}=\"{text}\"> has {values.size} number(s), expected {count}")
+            self.fail(owner, f"<{_tag(element)} {attribute}=\"{text}\"> has {values.size} number(s), expected {count}")
         if not np.all(np.isfinite(values)):
-            self.fail(owner, f"<{element.tag} {attribute}=\"{text}\"> is not finite")
+            self.fail(owner, f"<{_tag(element)} {attribute}=\"{text}\"> is not finite")
         return values
 
     def number(self, element, attribute, owner, default=None):
@@ -184,11 +184,12 @@ class _Reader:
         name = self.name(element, "joint")
         owner = f"joint '{name}'"
         kind = element.get("type")
-        types = "revolute, continuous, prismatic, fixed, floating, planar (or spherical, an extension)"
+        types = ", ".join(TYPES)
         if kind is None:
             self.fail(owner, f"has no type attribute ({types})")
-        if kind not in TYPE_CODES and kind != "fixed":
+        if kind not in TYPES:
             self.fail(owner, f"unknown type '{kind}' (expected {types})")
+        spec = joint_type(kind)
         links = {}
         for role in ("parent", "child"):
             tag = element.find(role)
@@ -196,15 +197,15 @@ class _Reader:
                 self.fail(owner, f"has no <{role} link=...>")
             links[role] = tag.get("link")
         axis = self.numbers(element.find("axis"), "xyz", owner, 3, [1, 0, 0])
-        if kind not in ("fixed", "floating", "spherical"):
+        if spec.axis:
             largest = np.abs(axis).max()
             if largest < 1e-12:
-                what = "the plane's normal" if kind == "planar" else "the joint axis"
-                self.fail(owner, f"<axis xyz=\"{element.find('axis').get('xyz')}\"> is zero; it must give {what}")
+                self.fail(owner, f"<axis xyz=\"{element.find('axis').get('xyz')}\"> is zero; it must give "
+                                 f"{spec.axis}")
             axis = axis / largest  # first, so that the norm of components like 1e200 cannot overflow
             axis = axis / np.linalg.norm(axis)
         limit = element.find("limit")
-        bounded = kind in ("revolute", "prismatic") and limit is not None
+        bounded = spec.bounded and limit is not None
         lower = self.number(limit, "lower", owner, 0.0) if bounded else -math.inf
         upper = self.number(limit, "upper", owner, 0.0) if bounded else math.inf
         if bounded and lower > upper:
@@ -229,9 +230,18 @@ class _Reader:
             if target == name:
                 self.fail(owner, "<mimic> names the joint itself")
             mimic = (target, self.number(mimic, "multiplier", owner, 1.0), self.number(mimic, "offset", owner, 0.0))
-        info = JointInfo(name, kind, links["parent"], links["child"], tuple(axis), lower, upper, effort, velocity,
-                         damping, friction, mimic)
+        info = JointInfo(name, kind, links["parent"], links["child"], tuple(axis.tolist()), lower, upper, effort,
+                         velocity, damping, friction, mimic, self.screw_pitch(element, owner) if spec.pitched else 0.0)
         return info, self.origin(element, owner)
+
+    def screw_pitch(self, element, owner):
+        """A screw joint's ``<drake:screw_thread_pitch value="P"/>``: metres of travel per revolution (Drake's
+        extension of URDF; ``xmlns:drake="http://drake.mit.edu"``)."""
+        pitch = element.find(f"{{{DRAKE}}}screw_thread_pitch")
+        if pitch is None:
+            self.fail(owner, f"a screw joint needs <drake:screw_thread_pitch value=\"...\"/> (xmlns:drake=\"{DRAKE}\" "
+                             "on <robot>)")
+        return self.number(pitch, "value", owner)
 
     def robot(self, root, floating_base, check_inertia):
         links, joints, origins = {}, [], {}

@@ -7,6 +7,7 @@ xacro keeps its state in module globals, so one expansion runs at a time (a lock
 ours only while it runs.
 """
 import os
+import sys
 import threading
 
 from ..errors import URDFError
@@ -39,8 +40,9 @@ def expand(text, where, xacro_args=None, package_paths=None):
         import xacro
         from xacro import substitution_args
     except ImportError:
-        raise URDFError(f"{where}: a xacro description; install the 'xacro' package (pip install xacro) to read it, "
-                        "or expand it first (xacro robot.urdf.xacro > robot.urdf)") from None
+        raise URDFError(f"{where}: a xacro description; install the 'xacro' package into this Python to read it "
+                        f"({sys.executable} -m pip install xacro), or expand it first (xacro robot.urdf.xacro > "
+                        "robot.urdf)") from None
     mappings = {str(name): str(value) for name, value in (xacro_args or {}).items()}
     paths = {str(name): os.path.abspath(os.fspath(path)) for name, path in (package_paths or {}).items()}
     filename = None if where == "<xacro text>" else where

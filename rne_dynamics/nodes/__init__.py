@@ -2,6 +2,6 @@
 
 ``inverse_dynamics_node`` (joint states in; torques, gravity feedforward, joint wrenches, load markers out) and
 ``forward_dynamics_node`` (efforts in; accelerations out; optionally a light simulator publishing joint states).
-Names and types follow the ROS 2 section of the package contract. The node modules need rclpy; ``live_demo``
-imports it only when run, to say so plainly where it is missing.
+Names and types follow the ROS 2 section of the package contract. The node modules need rclpy (the ``live``
+command that runs them together is :mod:`rne_dynamics.tools.live_demo`).
 """

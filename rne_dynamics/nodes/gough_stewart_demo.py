@@ -14,6 +14,7 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
 from ..algorithms.kinematics import frame_placement
+from ..model.spatial import rpy_to_matrix
 from ..model.urdf import load_urdf
 from ..robots import GOUGH_STEWART, GOUGH_STEWART_LOOPS
 from .runner import spin
@@ -31,14 +32,6 @@ def anchors(robot):
     return base, local, np.linalg.norm(T[:3, 3] + local @ T[:3, :3].T - base, axis=1), T
 
 
-def rotation(roll, pitch, yaw):
-    cr, sr, cp, sp, cy, sy = (math.cos(roll), math.sin(roll), math.cos(pitch), math.sin(pitch), math.cos(yaw),
-                              math.sin(yaw))
-    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-                     [-sp, cp * sr, cp * cr]])
-
-
 class PlatformMotion:
     """The demo's platform motion and the leg extensions and rates that produce it."""
 
@@ -51,7 +44,7 @@ class PlatformMotion:
         """Platform pose ``(R, p)`` at ``t``."""
         a, w = self.amplitude, self.omega
         p = self.p0 + a * np.array([math.cos(w * t) - 1.0, math.sin(w * t), 0.5 * math.sin(2 * w * t)])
-        return self.R0 @ rotation(a * math.sin(w * t), a * math.cos(w * t) - a, 2 * a * math.sin(w * t)), p
+        return self.R0 @ rpy_to_matrix(a * math.sin(w * t), a * math.cos(w * t) - a, 2 * a * math.sin(w * t)), p
 
     def legs(self, t, h=1e-6):
         """Leg extensions and their rates at ``t`` (rates by a central difference of the closed-form lengths)."""

@@ -40,7 +40,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 import rne_dynamics as rd
 
 from ..errors import ModelError, StateError
-from . import base_state, external_torques, wrench_inputs
+from . import base_state, external_torques, retiming, wrench_inputs
 from .common import DynamicsNode
 from .messages import doubles, stamp_seconds
 from .parameters import BOOL, DOUBLE, STRING, STRINGS, Spec
@@ -48,6 +48,7 @@ from .runner import spin
 from .external_torques import ExternalTorques
 from .markers import LoadMarkers, deleting_all
 from .planning import PlanRequests
+from .retiming import RetimeRequests
 from ..planning.feedforward import flexible_feedforward_through
 
 ACCELERATION_SOURCES = ("zero", "differentiate")
@@ -64,10 +65,11 @@ PARAMETERS = (
     Spec("publish_wrenches", True, BOOL, "publish ~/joint_wrenches/<joint> (WrenchStamped, child link frame)"),
     Spec("publish_markers", True, BOOL, "publish ~/load_markers (MarkerArray)"),
     Spec("marker_rate_hz", 10.0, DOUBLE, "highest rate of ~/load_markers (Hz)", 0.1, 1.0e4),
-    Spec("plan_sample_period", 0.01, DOUBLE, "time between the points of ~/planned_trajectory (s)", 1.0e-4, 10.0),
+    Spec("plan_sample_period", 0.01, DOUBLE, "time between the points of ~/planned_trajectory and "
+         "~/retimed_trajectory (s)", 1.0e-4, 10.0),
     Spec("loops_file", "", STRING, "loop file (YAML: actuated joints and loop closures) of a closed-chain robot; "
          "empty: the URDF is an open tree", rebuilds_model=True),
-) + base_state.PARAMETERS + wrench_inputs.PARAMETERS + external_torques.PARAMETERS
+) + base_state.PARAMETERS + wrench_inputs.PARAMETERS + external_torques.PARAMETERS + retiming.PARAMETERS
 
 
 def flexible_efforts(model, points, q):
@@ -184,10 +186,12 @@ class InverseDynamicsNode(DynamicsNode):
         self.create_subscription(JointTrajectory, "~/trajectory", self.on_trajectory, 10,  # see create_output
                                  event_callbacks=SubscriptionEventCallbacks(use_default_callbacks=False))
         self.plans = PlanRequests(self)
+        self.retimes = RetimeRequests(self)
         self.start()
 
     def destroy_node(self):
         self.plans.close()
+        self.retimes.close()
         super().destroy_node()
 
     # -- joint states ------------------------------------------------------------------------------------------
@@ -556,6 +560,7 @@ class InverseDynamicsNode(DynamicsNode):
                 "silent wrench sensors": ", ".join(self.wrench_inputs.silent) if self.wrench_inputs else "none",
                 "trajectories": self.trajectories,
                 "trajectory points over effort limits": self.trajectory_violations} | self.plans.diagnostic_values() \
+            | self.retimes.diagnostic_values() \
             | self.external.diagnostic_values()
 
     def diagnostic_problems(self):

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ..model.joints import effort_unit
 from ..algorithms.inputs import gravity_vector
 from ..errors import ModelError, ModelWarning, StateError
 from ..model.drive import RIGID as RIGID_DRIVE, load_drive
@@ -151,4 +152,4 @@ class DynamicsModel:
 
     def joint_unit(self, k):
         """``N m`` for a revolute joint, ``N`` for a prismatic one."""
-        return "N" if self.robot.joints[self.joint_names[k]].type == "prismatic" else "N m"
+        return effort_unit(self.robot.joints[self.joint_names[k]].type)

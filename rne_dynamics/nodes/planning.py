@@ -11,31 +11,19 @@ joints. Planning runs on a worker thread, so joint states keep flowing; a reques
 outside the limits, no motion within the limits, no convergence) publishes nothing and is reported in the log and
 ``/diagnostics`` with the reason.
 """
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
-from builtin_interfaces.msg import Duration
-from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 import rne_dynamics as rd
 
 from ..errors import ModelError, StateError
-from .messages import doubles
+from .trajectory_requests import TrajectoryRequests
 
 
-class PlanRequests:
+class PlanRequests(TrajectoryRequests):
     """Subscribes ``~/plan`` on ``node``, solves each request on one worker thread, publishes the answers."""
 
     def __init__(self, node):
-        self.node = node
-        self.publisher = node.create_output(JointTrajectory, "~/planned_trajectory")
-        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="plan")
-        self.planned = self.failed = 0
-        self.last_failure = "none"
-        node.create_subscription(JointTrajectory, "~/plan", self.on_request, 10)
-
-    def close(self):
-        self.worker.shutdown(wait=False, cancel_futures=True)
+        super().__init__(node, "~/plan", "~/planned_trajectory")
 
     def on_request(self, msg):
         model = self.node.model
@@ -66,22 +54,9 @@ class PlanRequests:
         period = self.node.get_parameter("plan_sample_period").value
         times = planned.grid(period)
         values = planned.sample(times)
-        answer = JointTrajectory(header=header, joint_names=list(model.joint_names))
-        for k, t in enumerate(times):
-            seconds = int(t)
-            answer.points.append(JointTrajectoryPoint(
-                positions=doubles(values[0][k]), velocities=doubles(values[1][k]),
-                accelerations=doubles(values[2][k]), effort=doubles(values[3][k]),
-                time_from_start=Duration(sec=seconds, nanosec=int(round((t - seconds) * 1e9)))))
-        self.planned += 1
         self.node.get_logger().info(f"~/plan: {planned.duration:.4f} s motion, {len(times)} points, "
                                     f"{planned.solve_time:.2f} s to plan")
-        self.publisher.publish(answer)
-
-    def fail(self, reason):
-        self.failed += 1
-        self.last_failure = str(reason)
-        self.node.reject_input("~/plan", reason)
+        self.answer(header, model.joint_names, times, values)
 
     def diagnostic_values(self):
-        return {"plans": self.planned, "failed plans": self.failed, "last failed plan": self.last_failure}
+        return {"plans": self.answered, "failed plans": self.failed, "last failed plan": self.last_failure}

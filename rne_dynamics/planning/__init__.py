@@ -5,7 +5,8 @@ from .bspline import ClampedBasis, SplineTrajectory
 from .feedforward import flexible_feedforward_through
 from .limits import LimitCheck, Limits
 from .problem import Iterate, PlannedTrajectory, TrajectoryProblem, plan
-from .retime import PlanningError, Polyline, RetimedPath, retime
+from .retime import PlanningError, Polyline, RetimedPath, SplinePath, retime
 
 __all__ = ["ClampedBasis", "SplineTrajectory", "flexible_feedforward_through", "LimitCheck", "Limits", "Iterate",
-           "PlannedTrajectory", "TrajectoryProblem", "plan", "PlanningError", "Polyline", "RetimedPath", "retime"]
+           "PlannedTrajectory", "TrajectoryProblem", "plan", "PlanningError", "Polyline", "RetimedPath", "SplinePath",
+           "retime"]

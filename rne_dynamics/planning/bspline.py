@@ -70,4 +70,9 @@ class SplineTrajectory:
 
     def grid(self, period):
         """Times from 0 to ``duration`` both included, evenly spaced at most ``period`` apart."""
-        return np.linspace(0.0, self.duration, max(2, int(np.ceil(self.duration / period - 1e-9)) + 1))
+        return time_grid(self.duration, period)
+
+
+def time_grid(duration, period):
+    """Times from 0 to ``duration`` both included, evenly spaced at most ``period`` apart."""
+    return np.linspace(0.0, duration, max(2, int(np.ceil(duration / period - 1e-9)) + 1))

@@ -10,21 +10,24 @@ QUANTITIES = ("position", "velocity", "effort")
 
 @dataclass(frozen=True)
 class Limits:
-    """``position`` ``(nq, 2)`` lower and upper bounds, ``velocity`` and ``effort`` ``(nv,)`` magnitudes; ``inf``
-    where a joint has none."""
+    """``position`` ``(nq, 2)`` lower and upper bounds, ``velocity``, ``effort`` and ``acceleration`` ``(nv,)``
+    magnitudes; ``inf`` where a joint has none (a URDF gives no acceleration limits)."""
     position: np.ndarray
     velocity: np.ndarray
     effort: np.ndarray
+    acceleration: np.ndarray = None
 
     @classmethod
-    def of(cls, robot, position=None, velocity=None, effort=None):
-        """The robot's URDF limits (``robot.position_limits``, ``velocity_limits``, ``effort_limits``), each
-        replaced where given: an array in ``q``/``v`` order, or a mapping ``{joint: value}`` (``(lower, upper)``
-        for positions) that changes only the joints it names."""
+    def of(cls, robot, position=None, velocity=None, effort=None, acceleration=None):
+        """The robot's URDF limits (``robot.position_limits``, ``velocity_limits``, ``effort_limits``; no
+        acceleration limits), each replaced where given: an array in ``q``/``v`` order, or a mapping
+        ``{joint: value}`` (``(lower, upper)`` for positions) that changes only the joints it names."""
         values = []
         for label, given, current, shape in (("position limits", position, robot.position_limits, (robot.nq, 2)),
                                              ("velocity limits", velocity, robot.velocity_limits, (robot.nv,)),
-                                             ("effort limits", effort, robot.effort_limits, (robot.nv,))):
+                                             ("effort limits", effort, robot.effort_limits, (robot.nv,)),
+                                             ("acceleration limits", acceleration, np.full(robot.nv, np.inf),
+                                              (robot.nv,))):
             out = np.array(current, float)
             if hasattr(given, "items"):
                 for name, value in given.items():
@@ -36,14 +39,14 @@ class Limits:
                 if out.shape != shape:
                     raise StateError(f"{label}: expected shape {shape}, got {out.shape}")
             values.append(out)
-        position, velocity, effort = values
+        position, velocity, effort, acceleration = values
         if np.isnan(position).any() or (position[:, 0] > position[:, 1]).any():
             raise StateError(f"position limits: a lower bound above its upper bound or NaN, {position.tolist()}")
-        for label, value in (("velocity", velocity), ("effort", effort)):
+        for label, value in (("velocity", velocity), ("effort", effort), ("acceleration", acceleration)):
             if np.isnan(value).any() or (value <= 0).any():
                 bad = int(np.flatnonzero(np.isnan(value) | (value <= 0))[0])
                 raise StateError(f"{label} limit of '{_name(robot, bad)}' must be > 0, got {value[bad]}")
-        return cls(position, velocity, effort)
+        return cls(position, velocity, effort, acceleration)
 
     def scale(self, quantity):
         """The size against which an excess of ``quantity`` is measured: the limit itself for velocity and effort,

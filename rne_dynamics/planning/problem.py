@@ -30,7 +30,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import brentq, minimize
 
-from .. import gravity_torques, inverse_dynamics, inverse_dynamics_derivatives
+from ..algorithms.derivatives import inverse_dynamics_derivatives
+from ..algorithms.gravity import gravity_torques
+from ..algorithms.rnea import inverse_dynamics
 from ..errors import ModelError, StateError
 from .bspline import ClampedBasis, SplineTrajectory
 from .limits import Limits, check_limits

@@ -18,12 +18,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import inverse_dynamics
+from ..algorithms.rnea import inverse_dynamics
 from ..errors import ModelError
+from .bspline import time_grid
 from .limits import Limits
 
 
 DAMPING_PASSES = 8
+CHECK_PASSES = 12  # retimings with lowered limits until the check_period samples are within the limits
+CHECK_MARGIN = 1e-4  # a lowered limit goes this fraction below what the excess ratio asks
+POSITION_TOLERANCE = 1e-12  # rad or m: a path through a waypoint on a position limit stays within it
 
 
 class PlanningError(ValueError):
@@ -57,19 +61,55 @@ class Polyline:
         return self.waypoints[segment] + dq * (s - self.breaks[segment])[:, None], dq, np.zeros_like(dq)
 
 
+class SplinePath:
+    """The cubic spline through ``waypoints`` ``(K, nq)`` (not-a-knot ends; a parabola for three waypoints, the
+    straight line for two), ``s`` at the waypoints proportional to the chord length: a path through every waypoint
+    without stopping there (toppra's ``SplineInterpolator`` over chord length). Repeated waypoints count once."""
+
+    def __init__(self, waypoints):
+        from scipy.interpolate import CubicSpline
+
+        points = np.atleast_2d(np.asarray(waypoints, float))
+        points = points[np.concatenate([[True], (np.diff(points, axis=0) != 0).any(axis=1)])]
+        if len(points) < 2 or not np.isfinite(points).all():
+            raise ValueError("a path needs at least two different waypoints, all finite")
+        lengths = np.linalg.norm(np.diff(points, axis=0), axis=1)
+        self.waypoints = points
+        self.breaks = np.concatenate([[0.0], np.cumsum(lengths) / lengths.sum()])
+        self.breaks[-1] = 1.0
+        self.spline = CubicSpline(self.breaks, points, bc_type="not-a-knot")
+
+    def __call__(self, s):
+        """``(q, dq/ds, d2q/ds2)`` at ``s`` ``(N,)``, each ``(N, nq)``."""
+        s = np.asarray(s, float)
+        return self.spline(s), self.spline(s, 1), self.spline(s, 2)
+
+
 @dataclass(frozen=True)
 class RetimedPath:
     """A path with its time-optimal timing: grid ``s`` ``(N + 1,)``, squared path speeds ``x = sd^2`` there, path
-    accelerations ``u`` ``(N,)`` per stage and the times ``t`` ``(N + 1,)`` at the grid points."""
+    accelerations ``u`` ``(N,)`` per stage and the times ``t`` ``(N + 1,)`` at the grid points; the ``robot`` and
+    ``gravity`` it was timed for."""
     path: object
     s: np.ndarray
     x: np.ndarray
     u: np.ndarray
     t: np.ndarray
+    robot: object = None
+    gravity: tuple = (0.0, 0.0, -9.81)
 
     @property
     def duration(self):
         return float(self.t[-1])
+
+    def grid(self, period):
+        """Times from 0 to the duration both included, evenly spaced at most ``period`` apart."""
+        return time_grid(self.duration, period)
+
+    def sample_with_torques(self, times):
+        """``(q, qd, qdd, tau)`` at ``times``: :meth:`sample` and its inverse dynamics (drive terms included)."""
+        q, qd, qdd = self.sample(times)
+        return q, qd, qdd, inverse_dynamics(self.robot, q, qd, qdd, gravity=self.gravity).torques
 
     def sample(self, times):
         """``(q, qd, qdd)`` at ``times`` (s), each ``(len(times), nq)``: within a stage ``u`` is constant, so ``s``
@@ -84,49 +124,88 @@ class RetimedPath:
         return q, dq * sd[:, None], dq * sdd[:, None] + ddq * (sd ** 2)[:, None]
 
 
-def retime(robot, path, *, stages=1000, velocity_limits=None, effort_limits=None, gravity=(0.0, 0.0, -9.81),
-           start_speed=0.0, end_speed=0.0):
-    """Time-optimal timing of a fixed geometric ``path`` under the effort and velocity limits (TOPP-RA, module
-    docstring), as a :class:`RetimedPath`.
+def retime(robot, path, *, stages=1000, velocity_limits=None, effort_limits=None, acceleration_limits=None,
+           gravity=(0.0, 0.0, -9.81), start_speed=0.0, end_speed=0.0, check_period=None):
+    """Time-optimal timing of a fixed geometric ``path`` under the effort, velocity and acceleration limits (TOPP-RA,
+    module docstring), as a :class:`RetimedPath`.
 
     ``path``: waypoints ``(K, nq)`` (the straight segments through them, stopping at interior waypoints:
-    :class:`Polyline`), or a callable ``s -> (q, dq/ds, d2q/ds2)`` on ``s`` in ``[0, 1]`` (batch ``(N,)`` to
-    ``(N, nq)`` each). ``stages``: grid intervals (uniform in ``s``; interior waypoints are grid points). Limits
-    default to the URDF's (``robot.velocity_limits``, ``robot.effort_limits``; a mapping ``{joint: value}`` changes
-    the joints it names). ``start_speed``, ``end_speed``: ``ds/dt`` at the ends. Raises :class:`PlanningError` when
-    no timing meets the limits (e.g. gravity alone exceeds an effort limit along the path), naming where.
+    :class:`Polyline`; :class:`SplinePath` passes them without stopping), or a callable ``s -> (q, dq/ds, d2q/ds2)``
+    on ``s`` in ``[0, 1]`` (batch ``(N,)`` to ``(N, nq)`` each). ``stages``: grid intervals (uniform in ``s``;
+    interior waypoints are grid points). Limits default to the URDF's (``robot.velocity_limits``,
+    ``robot.effort_limits``; none on accelerations; a mapping ``{joint: value}`` changes the joints it names). A
+    joint acceleration ``qdd = q' u + q'' x`` is affine in ``(u, x)`` as the torque is, so its limits are rows of the
+    same kind. ``start_speed``, ``end_speed``: ``ds/dt`` at the ends. Raises :class:`PlanningError` when no timing
+    meets the limits (e.g. gravity alone exceeds an effort limit along the path), naming where.
     Viscous drive damping (``robot.damping``, torque ``damping q' sd``, not affine in ``x``) enters ``c`` at the
     speeds of the previous pass, until they repeat (a fixed point, at most :data:`DAMPING_PASSES` passes).
+
+    The limits hold at the grid points (collocation); between them the constant ``u`` of a stage can exceed them
+    slightly (0.6% of a UR5's effort limit at 1000 stages). With ``check_period`` (s) the motion is sampled that
+    often: a joint whose velocity, acceleration or torque exceeds its limit there has that limit lowered by the
+    excess ratio and the path is retimed, until every sample is within the limits (at most :data:`CHECK_PASSES`);
+    a sample outside the position limits (a spline through waypoints overshoots) raises :class:`PlanningError`.
     """
     if robot.nq != robot.nv:
         raise ModelError(f"retime: robot '{robot.name}' has joints of several coordinates (nq {robot.nq} != nv "
                          f"{robot.nv}); paths are in joint space of one coordinate per joint")
-    limits = Limits.of(robot, velocity=velocity_limits, effort=effort_limits)
+    limits = Limits.of(robot, velocity=velocity_limits, effort=effort_limits, acceleration=acceleration_limits)
     path = path if callable(path) else Polyline(path)
     stops = getattr(path, "stops", ())
     s = _grid(stops, stages)
     q, dq, ddq = path(s)
     a, b, c = _path_dynamics(robot, q, dq, ddq, gravity)
+    # the torque rows, then the acceleration rows qdd = dq u + ddq x
+    rows = np.hstack([a, dq]), np.hstack([b, ddq]), np.hstack([c, np.zeros_like(c)])
+    damping = np.hstack([robot.damping * dq, np.zeros_like(dq)])  # viscous drive torque per unit sd
+    bounds = np.stack([limits.velocity, limits.effort, limits.acceleration])
+    for _ in range(CHECK_PASSES):
+        x, u = _timing(s, q, dq, rows, damping, bounds, stops, start_speed, end_speed)
+        root = np.sqrt(x)
+        if ((root[:-1] + root[1:]) == 0).any():
+            raise PlanningError("retime: the path speed stays zero over a stage: the effort limits cannot move "
+                                "the robot")
+        t = np.concatenate([[0.0], np.cumsum(2.0 * np.diff(s) / (root[:-1] + root[1:]))])
+        retimed = RetimedPath(path, s, x, u, t, robot, tuple(gravity))
+        if check_period is None:
+            return retimed
+        times = retimed.grid(check_period)
+        q, qd, qdd, tau = retimed.sample_with_torques(times)
+        outside = np.maximum(limits.position[:, 0] - q, q - limits.position[:, 1])
+        if outside.max() > POSITION_TOLERANCE:  # the path's, whatever the timing
+            k, j = np.unravel_index(np.argmax(outside), outside.shape)
+            raise PlanningError(f"retime: the path leaves the position limits of '{robot.joint_names[j]}' by "
+                                f"{outside[k, j]:.3g} at t = {times[k]:.4f} s")
+        peaks = np.stack([np.abs(v).max(axis=0) for v in (qd, tau, qdd)])
+        ratio = np.where(np.isfinite(bounds), peaks / np.stack([limits.velocity, limits.effort,
+                                                                 limits.acceleration]), 0.0)
+        if ratio.max() <= 1.0:
+            return retimed
+        bounds = np.where(ratio > 1.0, bounds / ratio * (1.0 - CHECK_MARGIN), bounds)
+    raise PlanningError(f"retime: between the grid points a limit is still exceeded by {100 * (ratio.max() - 1):.3g}%"
+                        f" after {CHECK_PASSES} passes; more stages may help")
+
+
+def _timing(s, q, dq, rows, damping, bounds, stops, start_speed, end_speed):
+    """``(x, u)`` of the time-optimal parameterisation on grid ``s`` under ``bounds`` (velocity, effort,
+    acceleration per joint), damping by the fixed point of :func:`retime`."""
+    velocity, row_bounds = bounds[0], np.concatenate(bounds[1:])
     with np.errstate(divide="ignore"):
-        x_max = np.min(np.where(dq != 0, (limits.velocity / np.abs(dq)) ** 2, np.inf), axis=1)
+        x_max = np.min(np.where(dq != 0, (velocity / np.abs(dq)) ** 2, np.inf), axis=1)
     x_max[np.isin(s, stops)] = 0.0
     x_max[0], x_max[-1] = min(x_max[0], start_speed ** 2), min(x_max[-1], end_speed ** 2)
     x_min = np.zeros_like(x_max)
     x_min[0], x_min[-1] = start_speed ** 2, end_speed ** 2
     if x_min[-1] > x_max[-1]:
         raise PlanningError(f"retime: the end speed {end_speed} exceeds the velocity limits at the end of the path")
-    damping = robot.damping * dq  # viscous drive torque per unit sd
-    x, u = _time_optimal(s, q, a, b, c, limits.effort, x_min, x_max)
+    a, b, c = rows
+    x, u = _time_optimal(s, q, a, b, c, row_bounds, x_min, x_max)
     for _ in range(DAMPING_PASSES if damping.any() else 0):
         previous = x
-        x, u = _time_optimal(s, q, a, b, c + damping * np.sqrt(x)[:, None], limits.effort, x_min, x_max)
+        x, u = _time_optimal(s, q, a, b, c + damping * np.sqrt(x)[:, None], row_bounds, x_min, x_max)
         if np.max(np.abs(np.sqrt(x) - np.sqrt(previous))) <= 1e-9 * np.sqrt(x.max()):
             break
-    root = np.sqrt(x)
-    if ((root[:-1] + root[1:]) == 0).any():
-        raise PlanningError("retime: the path speed stays zero over a stage: the effort limits cannot move the robot")
-    t = np.concatenate([[0.0], np.cumsum(2.0 * np.diff(s) / (root[:-1] + root[1:]))])
-    return RetimedPath(path, s, x, u, t)
+    return x, u
 
 
 def _time_optimal(s, q, a, b, c, effort, x_min, x_max):

@@ -77,9 +77,10 @@ def recording_options():
     options = argparse.ArgumentParser(add_help=False)
     options.add_argument("--topic", metavar="NAME", default="/joint_states",
                          help="sensor_msgs/JointState topic of a rosbag2 (default: %(default)s)")
-    options.add_argument("--window", metavar="SECONDS", type=at_least(1e-6, float), default=0.1,
+    options.add_argument("--window", metavar="SECONDS", type=at_least(1e-6, float),
                          help="time span of the zero-phase local cubic fits that differentiate positions or "
-                              "velocities; longer smooths noisy recordings more (default: %(default)s)")
+                              "velocities; longer smooths noisy recordings more (default: 0.1 for loads; for "
+                              "identify --links chosen from the sampling rate)")
     return options
 
 
@@ -114,6 +115,8 @@ def build_parser():
                             "rosbag2 (.mcap, .db3 or bag directory)")
     loads.add_argument("--output", "-o", metavar="DIR", default="rne_loads",
                        help="directory for loads.csv, torques.png, wrenches.png (default: %(default)s)")
+    loads.add_argument("--drive", metavar="FILE", help="drive terms (rd.load_drive's YAML, e.g. identify --links' "
+                       "drive.yaml) applied to ROBOT first")
     plan = commands.add_parser("plan", parents=[robot], help="the fastest (or least-effort) motion between two "
                                "configurations under the URDF's limits: trajectory.csv and figures")
     plan.add_argument("robot", metavar="ROBOT", help="a URDF path")
@@ -128,6 +131,18 @@ def build_parser():
                       help="seconds between written samples (default: %(default)s)")
     plan.add_argument("--output", "-o", metavar="DIR", default="rne_plan",
                       help="directory for trajectory.csv and the figures (default: %(default)s)")
+    retime = commands.add_parser("retime", parents=[robot], help="a path of joint positions (CSV or a "
+                                 "JointTrajectory YAML) in the least time the URDF's limits allow: trajectory.csv")
+    retime.add_argument("robot", metavar="ROBOT", help="a URDF or xacro path")
+    retime.add_argument("trajectory", metavar="TRAJECTORY", help="a CSV (time, ignored; <joint> or "
+                        "<joint>.position columns) or a JointTrajectory YAML (joint_names, points with positions)")
+    retime.add_argument("--acceleration-limits", metavar="A", type=parse_configuration, default=None,
+                        help="joint acceleration limits, one for every joint or one per joint, comma-separated "
+                             "(default: none)")
+    retime.add_argument("--sample-period", metavar="S", type=at_least(1e-6, float), default=1e-3,
+                        help="seconds between written samples (default: %(default)s)")
+    retime.add_argument("--output", "-o", metavar="DIR", default="rne_retime",
+                        help="directory for trajectory.csv and torques.png (default: %(default)s)")
     commands.add_parser("benchmark", help="time the library against Pinocchio and print the table",
                         description="Runs benchmarks/bench_dynamics.py of a source checkout; other options are "
                                     "passed to it.")
@@ -141,8 +156,16 @@ def build_parser():
     identify = commands.add_parser("identify", parents=[robot, recording], help="payload and friction from a "
                                    "recording with measured efforts: estimates, standard deviations, identified.yaml")
     identify.add_argument("robot", metavar="ROBOT", help="a URDF or xacro path")
-    identify.add_argument("motion", metavar="MOTION", help="a CSV (time, <joint>, <joint>.effort or .torque; "
-                          "optional .velocity and .acceleration) or a rosbag2 of JointState with efforts")
+    identify.add_argument("motion", metavar="MOTION", nargs="+", help="a CSV (time, <joint>, <joint>.effort or "
+                          ".torque; optional .velocity and .acceleration) or a rosbag2 of JointState with efforts "
+                          "(bag directory, .mcap or .db3); with --links several, a directory of them or a glob")
+    identify.add_argument("--links", action="store_true", help="identify every moving link's 10 inertial "
+                          "parameters (physically consistent) and write identified.urdf and drive.yaml")
+    identify.add_argument("--holdout", type=float, default=0.0, metavar="FRACTION",
+                          help="with --links: the last FRACTION of each recording validates instead of fitting")
+    identify.add_argument("--coulomb-velocity", type=at_least(0.0, float), default=0.01, metavar="RAD_PER_S",
+                          help="with --links --friction: the smooth Coulomb law's velocity, tanh(qd / v); 0: "
+                               "sign(qd) (default: %(default)s)")
     identify.add_argument("--payload", metavar="LINK", help="identify a payload's 10 inertial parameters on LINK")
     identify.add_argument("--friction", action="store_true", help="identify each joint's viscous and Coulomb friction")
     identify.add_argument("--output", "-o", metavar="DIR", default="rne_identified",
@@ -151,6 +174,8 @@ def build_parser():
                                  "series within the joint limits, regressor condition number minimised)")
     excite.add_argument("robot", metavar="ROBOT", help="a URDF or xacro path")
     excite.add_argument("--payload", metavar="LINK", help="excite a payload on LINK (default: every base parameter)")
+    excite.add_argument("--links", action="store_true", help="excite every base parameter of the whole robot (for "
+                        "identify --links; the default without --payload)")
     excite.add_argument("--no-friction", dest="friction", action="store_false",
                         help="leave the friction columns out of the condition number")
     excite.add_argument("--period", type=at_least(0.1, float), default=10.0, help="seconds (default: %(default)s)")
@@ -185,12 +210,25 @@ def run_flexible(args):
 
 def run_identify(args):
     from . import identify
-    return identify.run_identify(args.robot, args.motion, payload=args.payload, friction=args.friction,
-                                 output=args.output, topic=args.topic, window=args.window, **robot_source(args))
+    from .loads import DEFAULT_WINDOW, MotionError, motion_paths
+    if args.links:
+        from . import identify_links
+        return identify_links.run_identify_links(
+            args.robot, motion_paths(args.motion), friction=args.friction, holdout=args.holdout,
+            coulomb_velocity=args.coulomb_velocity, output=args.output, topic=args.topic, window=args.window,
+            **robot_source(args))
+    if len(args.motion) != 1:
+        raise MotionError("identify --payload/--friction reads one MOTION (several: --links)")
+    return identify.run_identify(args.robot, args.motion[0], payload=args.payload, friction=args.friction,
+                                 output=args.output, topic=args.topic, window=args.window or DEFAULT_WINDOW,
+                                 **robot_source(args))
 
 
 def run_excite(args):
     from . import identify
+    from .loads import MotionError
+    if args.links and args.payload:
+        raise MotionError("excite: --links excites the whole robot, --payload one link: give one of them")
     return identify.run_excite(args.robot, payload=args.payload, friction=args.friction, period=args.period,
                                harmonics=args.harmonics, iterations=args.iterations, seed=args.seed,
                                sample_period=args.sample_period, output=args.output, **robot_source(args))
@@ -208,8 +246,8 @@ def run_inspect(args):
 
 def run_loads(args):
     from . import loads
-    return loads.run(args.robot, args.motion, output=args.output, topic=args.topic, window=args.window,
-                     **robot_source(args))
+    return loads.run(args.robot, args.motion, output=args.output, topic=args.topic,
+                     window=args.window or loads.DEFAULT_WINDOW, drive=args.drive, **robot_source(args))
 
 
 def run_plan(args):
@@ -218,13 +256,19 @@ def run_plan(args):
                     sample_period=args.sample_period, output=args.output, **robot_source(args))
 
 
+def run_retime(args):
+    from . import retime
+    return retime.run(args.robot, args.trajectory, sample_period=args.sample_period,
+                      acceleration_limits=args.acceleration_limits, output=args.output, **robot_source(args))
+
+
 def run_benchmark(args):
     from . import benchmark
     return benchmark.run(args.options)
 
 
 def run_live(args):
-    from ..nodes import live_demo
+    from . import live_demo
     argv = [args.robot] if args.robot else []
     argv += [f"--xacro-arg={name}:={value}" for name, value in args.xacro_args]
     argv += [f"--package-path={name}={directory}" for name, directory in args.package_paths]
@@ -235,7 +279,7 @@ def run_live(args):
 
 
 HANDLERS = {"demo": run_demo, "inspect": run_inspect, "loads": run_loads, "benchmark": run_benchmark,
-            "live": run_live, "plan": run_plan, "compile": run_compile, "identify": run_identify,
+            "live": run_live, "plan": run_plan, "retime": run_retime, "compile": run_compile, "identify": run_identify,
             "excite": run_excite, "flexible": run_flexible}
 
 

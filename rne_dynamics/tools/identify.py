@@ -21,8 +21,9 @@ import yaml
 from ..algorithms.identification import condition_number, exciting_trajectory, identify, limit_usage
 from ..algorithms.rnea import inverse_dynamics
 from .inspect_robot import effort_unit, load_robot
-from .loads import DEFAULT_TOPIC, DEFAULT_WINDOW, DPI, MotionError, read_motion
+from .loads import DEFAULT_TOPIC, DEFAULT_WINDOW, DPI, MotionError, read_motion, window_samples
 
+NO_PAYLOAD_SIGMAS = 2.0  # a payload mass within this many standard deviations of zero is reported as none
 YAML_PERIOD = 0.01   # s between the points of excitation.yaml
 
 
@@ -40,7 +41,8 @@ def run_identify(robot_path, motion_path, *, payload=None, friction=False, outpu
         raise MotionError(f"{motion_path}: no measured effort for every joint (CSV columns <joint>.effort or "
                           "<joint>.torque; a bag's JointState.effort): nothing to identify from")
     result = identify(robot, motion.q, motion.qd, motion.qdd, motion.effort, payload=payload, friction=friction)
-    figure = residual_figure(robot, motion, result)
+    figure = residual_figure(robot, motion, result,
+                             edge=window_samples(motion.time, window) // 2 if motion.derived else 0)
     identified = yaml.safe_dump(result.as_dict(), sort_keys=False)
     parameters = yaml.safe_dump(node_parameters(robot, result), sort_keys=False)
     derived = f"; {' and '.join(motion.derived)} differentiated (cubic fits over {window:g} s)" if motion.derived \
@@ -48,20 +50,28 @@ def run_identify(robot_path, motion_path, *, payload=None, friction=False, outpu
     print_(f"{robot.name}: {len(motion.time)} samples over {motion.time[-1] - motion.time[0]:.3f} s from "
            f"{motion_path}{derived}")
     print_("\n".join(summary_lines(robot, result)))
-    files = {"identified.yaml": identified.encode(), "parameters.yaml": parameters.encode(), "residuals.png": figure}
+    write_files(output, {"identified.yaml": identified.encode(), "parameters.yaml": parameters.encode(),
+                         "residuals.png": figure}, print_)
+    return 0
+
+
+def write_files(output, files, print_):
+    """Every ``{name: bytes}`` into the directory ``output`` (made if missing), then the list of them printed."""
     os.makedirs(output, exist_ok=True)
     for name, content in files.items():
         with open(os.path.join(output, name), "wb") as stream:
             stream.write(content)
     print_(f"wrote {', '.join(os.path.join(output, name) for name in files)}")
-    return 0
 
 
 def summary_lines(robot, result):
     """The estimates with their standard deviations, and the torque residuals before and after."""
     lines = []
     p = result.payload
-    if p is not None:
+    if p is not None and p.mass <= NO_PAYLOAD_SIGMAS * p.mass_std:
+        lines.append(f"payload on '{p.link}': none found (mass {p.mass:.4f} +- {p.mass_std:.4f} kg is zero within "
+                     f"{NO_PAYLOAD_SIGMAS:g} standard deviations; no COM or inertia to estimate)")
+    elif p is not None:
         note = " (least squares was not physically consistent: constrained fit)" if p.constrained else ""
         lines += [f"payload on '{p.link}'{note}",
                   f"  mass     {p.mass:.4f} +- {p.mass_std:.4f} kg",
@@ -96,8 +106,41 @@ def node_parameters(robot, result):
     return {"/**": {"ros__parameters": values}}
 
 
-def residual_figure(robot, motion, result):
-    """PNG bytes: per joint the measured torque, the identified model's and the residual, against time."""
+def residual_figure(robot, motion, result, edge=0):
+    """PNG bytes of :func:`residual_plot`."""
+    return png(residual_plot(robot, motion, result, edge))
+
+
+def residual_plot(robot, motion, result, edge=0):
+    """The figure: per joint the measured torque, the identified model's and the residual, against time. ``edge``
+    samples at each end are left out (the differentiating filter's one-sided fits there make spikes), and the
+    figure says so."""
+    shown = slice(edge, len(motion.time) - edge)
+
+    def panel(ax, j, joint, unit):
+        ax.plot(motion.time[shown], motion.effort[shown, j], color="0.6", lw=1.0, label="measured")
+        ax.plot(motion.time[shown], result.torques[shown, j], color="tab:blue", lw=1.0, label="identified model")
+        ax.plot(motion.time[shown], result.residuals[shown, j], color="tab:red", lw=0.8, label="residual")
+        ax.set_title(f"{joint}: residual RMS {result.rms_after[j]:.3g} {unit} (given model "
+                     f"{result.rms_before[j]:.3g})", fontsize=10)
+    trimmed = f"\n(first and last {edge} samples not shown: the differentiating filter's edges)" if edge else ""
+    return joint_plot(robot, panel, f"{robot.name}: measured torque against the identified model{trimmed}",
+                      "time [s]")
+
+
+def png(figure):
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=DPI)
+    return buffer.getvalue()
+
+
+def joint_figure(robot, panel, title, xlabel):
+    """PNG bytes of :func:`joint_plot`."""
+    return png(joint_plot(robot, panel, title, xlabel))
+
+
+def joint_plot(robot, panel, title, xlabel):
+    """One panel per joint, two per row, drawn by ``panel(ax, j, joint, unit)``; the first panel's legend below."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -107,23 +150,18 @@ def residual_figure(robot, motion, result):
     axes = figure.subplots(rows, 2, sharex=True, squeeze=False).ravel()
     for j, (ax, joint) in enumerate(zip(axes, robot.joint_names)):
         unit = effort_unit(robot.joints[joint].type)
-        ax.plot(motion.time, motion.effort[:, j], color="0.6", lw=1.0, label="measured")
-        ax.plot(motion.time, result.torques[:, j], color="tab:blue", lw=1.0, label="identified model")
-        ax.plot(motion.time, result.residuals[:, j], color="tab:red", lw=0.8, label="residual")
-        ax.set_title(f"{joint}: residual RMS {result.rms_after[j]:.3g} {unit} (given model "
-                     f"{result.rms_before[j]:.3g})", fontsize=10)
+        panel(ax, j, joint, unit)
         ax.set_ylabel(f"[{unit}]")
         ax.grid(True, alpha=0.3)
     for ax in axes[robot.dof:]:
         ax.set_visible(False)
     for ax in axes[max(0, robot.dof - 2):robot.dof]:
-        ax.set_xlabel("time [s]")
+        ax.set_xlabel(xlabel)
         ax.xaxis.set_tick_params(labelbottom=True)
-    figure.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=3, fontsize=9)
-    figure.suptitle(f"{robot.name}: measured torque against the identified model", fontsize=12)
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=DPI)
-    return buffer.getvalue()
+    handles, labels = axes[0].get_legend_handles_labels()
+    figure.legend(handles, labels, loc="outside lower center", ncols=len(labels), fontsize=9)
+    figure.suptitle(title, fontsize=12)
+    return figure
 
 
 def run_excite(robot_path, *, payload=None, friction=True, period=10.0, harmonics=5, iterations=20, seed=0,

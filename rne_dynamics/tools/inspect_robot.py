@@ -1,6 +1,8 @@
 """``rne-dynamics inspect``: is this URDF's mass model sane? The tree, every body's inertia, the warnings, and the
 gravity torque each joint must hold at worst (sampled over its range) against its effort limit."""
 import math
+import shutil
+import textwrap
 import warnings
 
 import numpy as np
@@ -9,6 +11,7 @@ from ..errors import ModelError, ModelWarning
 from ..algorithms.configuration import neutral, random_configuration
 from ..algorithms.loops import actuation_jacobian, close_loops, mobility
 from ..algorithms.gravity import gravity_torques
+from ..model.joints import effort_unit, is_fixed, joint_type, position_unit
 from ..model.urdf import load_urdf
 
 ENVELOPE_SAMPLES = 20_000
@@ -63,14 +66,6 @@ def loop_mobility(robot):
     return mobility(robot, reference_configuration(robot) if robot.loops.actuated else None)
 
 
-def position_unit(joint_type):
-    return "m" if joint_type == "prismatic" else "rad"
-
-
-def effort_unit(joint_type):
-    return "N" if joint_type == "prismatic" else "N m"
-
-
 def coordinate_effort_unit(robot, name):
     """The unit of the generalised force of a coordinate of ``v`` (``robot.v_names``): a joint's, or for a coordinate
     of a joint with several, N along a linear velocity and N m about an angular one."""
@@ -91,7 +86,7 @@ def tree_lines(robot):
         for k, joint in enumerate(below):
             last = k == len(below) - 1
             details = [joint.type]
-            if joint.type != "fixed":
+            if not is_fixed(joint.type):
                 details.append("axis (" + " ".join(f"{x:g}" for x in joint.axis) + ")")
                 if math.isfinite(joint.lower):
                     details.append(f"limits [{joint.lower:g}, {joint.upper:g}] {position_unit(joint.type)}")
@@ -111,6 +106,11 @@ def tree_lines(robot):
     return lines
 
 
+DEFAULT_COLUMNS = 160  # the table's width where the terminal's is unknown (a pipe, a file)
+MIN_LINKS_WIDTH = 24
+NUMBERS_WIDTH = 13 + 28 + 37  # mass, COM and principal inertia columns of the bodies table
+
+
 def body_properties(body):
     """``(com, principal inertias about the com)`` of a body, in its joint frame (RBDA eq. 2.63 reversed)."""
     com = body.h / body.mass if body.mass > 0 else np.zeros(3)
@@ -118,23 +118,42 @@ def body_properties(body):
     return com, np.linalg.eigvalsh(I_com)
 
 
-def body_lines(robot):
-    """Per body (a joint's child link with the links fixed to it): mass, COM and principal inertias."""
+def body_lines(robot, columns=None):
+    """Per body (a joint's child link with the links fixed to it): mass, COM and principal inertias. A body's links
+    wrap onto more lines so that the table fits ``columns`` characters (default: the terminal's width)."""
+    columns = columns or shutil.get_terminal_size((DEFAULT_COLUMNS, 24)).columns
     links = {}
     for link, (body, _, _) in robot.link_frames.items():
         links.setdefault(body, []).append(link)
-    joined = ["+".join(links.get(i, [])) for i in range(len(robot.bodies))]
     width = name_width(list(robot.body_joint_names) + ["moved by joint"])
-    links_width = name_width(joined + ["links"])
-    lines = [f"{'moved by joint':<{width}}{'links':<{links_width}}{'mass [kg]':>10}   {'COM in joint frame [m]':<26}"
+    joined = ["+".join(links.get(i, [])) for i in range(len(robot.bodies))]
+    links_width = max(MIN_LINKS_WIDTH, min(name_width(joined + ["links"]), columns - width - NUMBERS_WIDTH))
+    lines = [f"{'moved by joint':<{width}}{'links':<{links_width}}{'mass [kg]':>10}   {'COM in joint frame [m]':<28}"
              "principal inertias about COM [kg m^2]"]
     for i, body in enumerate(robot.bodies):
         com, principal = body_properties(body)
-        lines.append(f"{body.joint:<{width}}{joined[i]:<{links_width}}{body.mass:10.3f}   "
+        first, *more = wrap_names(links.get(i, []), links_width - 2) or [""]
+        lines.append(f"{body.joint:<{width}}{first:<{links_width}}{body.mass:10.3f}   "
                      f"({' '.join(number(c, '7.3f') for c in com)})   "
                      + "".join(number(m, "11.4g") for m in principal))
-    lines.append(f"total moving mass {robot.total_mass:.3f} kg (fixed to the world, not counted: "
-                 f"{', '.join(links.get(-1, []))})")
+        lines += [" " * width + line for line in more]
+    lines += textwrap.wrap(f"total moving mass {robot.total_mass:.3f} kg (fixed to the world, not counted: "
+                           f"{', '.join(links.get(-1, []))})", columns, subsequent_indent="  ",
+                           break_on_hyphens=False, break_long_words=False)
+    return lines
+
+
+def wrap_names(names, width):
+    """``names`` joined by ``+`` into lines of at most ``width`` characters (a longer name keeps a line of its own);
+    every line but the last ends with the ``+``."""
+    lines = []
+    for name in names:
+        if lines and len(lines[-1]) + 1 + len(name) <= width:
+            lines[-1] += "+" + name
+        else:
+            if lines:
+                lines[-1] += "+"
+            lines.append(name)
     return lines
 
 
@@ -164,9 +183,9 @@ def sample_configurations(robot, samples, seed=0):
         return random_configuration(robot, seed, size=samples)
     lower, upper = robot.position_limits.T.copy()
     unbounded = ~(np.isfinite(lower) & np.isfinite(upper))
-    prismatic = np.array([robot.joints[n].type == "prismatic" for n in robot.joint_names], bool)
-    lower[unbounded] = np.where(prismatic[unbounded], 0.0, -np.pi)
-    upper[unbounded] = np.where(prismatic[unbounded], 0.0, np.pi)
+    linear = np.array([joint_type(robot.joints[n].type).linear for n in robot.joint_names], bool)
+    lower[unbounded] = np.where(linear[unbounded], 0.0, -np.pi)
+    upper[unbounded] = np.where(linear[unbounded], 0.0, np.pi)
     return np.random.default_rng(seed).uniform(lower, upper, size=(samples, robot.dof))
 
 

@@ -20,6 +20,7 @@ torque, the gravity torque, the norms of the joint wrench's force and moment, an
 or m/s, N m or N, N), ``torques.png`` and ``wrenches.png``; a summary table on the terminal.
 """
 import csv
+import glob
 import math
 import os
 import sys
@@ -29,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from ..algorithms.gravity import gravity_torques
+from ..model.drive import load_drive
 from .inspect_robot import effort_unit, load_robot
 from ..algorithms.rnea import inverse_dynamics
 
@@ -55,6 +57,7 @@ class Motion:
     qdd: np.ndarray
     derived: tuple             # e.g. ("velocity", "acceleration")
     effort: np.ndarray = None  # (N, dof) measured joint efforts, when every joint has them
+    window: float = None       # s, the span of the differentiating fits (when something was derived)
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,16 @@ def window_samples(t, window):
     return max(5, 2 * round(window / float(np.median(np.diff(t))) / 2) + 1)
 
 
+def rate_window(time, cutoff=10.0):
+    """``(window in s, cutoff in Hz, rate in Hz)``: the span of local cubic fits whose -3 dB frequency, about
+    ``(N + 1) / (3.2 M - 4.6)`` of Nyquist for ``M`` samples and order ``N = 3`` (Schafer, IEEE Signal Processing
+    Magazine 2011), is ``min(cutoff, rate / 5)`` at the median sampling rate; at least 5 samples."""
+    rate = 1.0 / float(np.median(np.diff(time)))
+    cutoff = min(cutoff, rate / 5)
+    samples = max(5, int(round((rate / cutoff + 4.6) / 3.2)) | 1)
+    return (samples - 1) / rate, cutoff, rate
+
+
 def smooth_derivatives(t, y, samples):
     """First and second time derivatives of ``y`` ``(N, m)`` sampled at increasing times ``t`` ``(N,)``.
 
@@ -110,7 +123,8 @@ def smooth_derivatives(t, y, samples):
 
 
 def read_motion(robot, path, *, topic=DEFAULT_TOPIC, window=DEFAULT_WINDOW):
-    """The motion in ``path`` (CSV or rosbag2) as a :class:`Motion` of ``robot``, derivatives filled in."""
+    """The motion in ``path`` (CSV or rosbag2) as a :class:`Motion` of ``robot``, derivatives filled in over
+    ``window`` seconds (None: :func:`rate_window`'s)."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise MotionError(f"{path}: no such file or directory")
@@ -244,6 +258,7 @@ def _complete(robot, path, time, columns, window):
         raise MotionError(f"{path}: {len(time)} samples; differentiating needs at least 5 "
                           "(or give every <joint>.velocity and <joint>.acceleration column)")
     if derived:
+        window = rate_window(time)[0] if window is None else window
         samples = min(window_samples(time, window), len(time) - 1 + len(time) % 2)
         qd, qdd_from_q = smooth_derivatives(time, arrays[POSITION], samples)
         has_velocities = any((joint, VELOCITY) in columns for joint in robot.joint_names)
@@ -257,7 +272,8 @@ def _complete(robot, path, time, columns, window):
     effort = None
     if all((joint, EFFORT) in columns for joint in robot.joint_names):
         effort = np.array([columns[(joint, EFFORT)] for joint in robot.joint_names]).T.reshape(len(time), robot.dof)
-    return Motion(time, arrays[POSITION], arrays[VELOCITY], arrays[ACCELERATION], tuple(derived), effort)
+    return Motion(time, arrays[POSITION], arrays[VELOCITY], arrays[ACCELERATION], tuple(derived), effort,
+                  window if derived else None)
 
 
 def compute_loads(robot, motion):
@@ -401,10 +417,34 @@ def plot_wrenches(path, robot, motion, loads, title):
     figure.savefig(path, dpi=DPI)
 
 
+def motion_paths(arguments):
+    """The recordings named by ``arguments``: paths, globs (``*``, ``?``, ``[``) and directories that are not a
+    bag (their CSV, ``.mcap`` and ``.db3`` files and bag directories), in order, each once."""
+    paths = []
+    for argument in arguments:
+        if any(c in argument for c in "*?["):
+            found = sorted(glob.glob(argument))
+            if not found:
+                raise MotionError(f"{argument}: no file matches")
+        elif os.path.isdir(argument) and not os.path.isfile(os.path.join(argument, "metadata.yaml")):
+            found = sorted(os.path.join(argument, name) for name in os.listdir(argument)
+                           if name.endswith((".csv", ".mcap", ".db3"))
+                           or os.path.isfile(os.path.join(argument, name, "metadata.yaml")))
+            if not found:
+                raise MotionError(f"{argument}: a directory with no recording (CSV, .mcap, .db3 or bag directory)")
+        else:
+            found = [argument]
+        paths += [path for path in found if path not in paths]
+    return paths
+
+
 def run(robot_path, motion_path, output="rne_loads", topic=DEFAULT_TOPIC, window=DEFAULT_WINDOW, print_=print,
-        **source):
-    """The ``loads`` command: read, compute, write ``loads.csv`` and the two figures, print the summary."""
+        drive=None, **source):
+    """The ``loads`` command: read, compute, write ``loads.csv`` and the two figures, print the summary.
+    ``drive``: a drive file (:func:`~rne_dynamics.load_drive`) applied to the robot first."""
     robot = load_robot(robot_path, **source)
+    if drive is not None:
+        robot = load_drive(robot, drive)
     if robot.dof == 0:
         raise MotionError(f"{robot_path}: robot '{robot.name}' has no movable joint, so no joint loads")
     for message in robot.warnings:

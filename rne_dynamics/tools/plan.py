@@ -16,6 +16,7 @@ Errors (bad arguments, no feasible motion): one line, exit code 2.
 """
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -51,20 +52,16 @@ def run(robot_path, start, goal, *, objective="time", duration=None, sample_peri
         raise StateError(f"--sample-period must be a positive number of seconds, got {sample_period}")
     if objective == "effort" and duration is None:
         raise StateError("--objective effort needs --duration (effort alone falls as the motion slows)")
-    show = _progress if sys.stderr.isatty() else None
+    progress = Progress(sys.stderr)
     try:
-        planned = plan(robot, start, goal, objective=objective, duration=duration, progress=show,
+        planned = plan(robot, start, goal, objective=objective, duration=duration, progress=progress,
                        check_period=min(sample_period, 1e-3))
     except PlanningError as exc:
         raise StateError(f"no plan: {exc}") from None
     finally:
-        if show:
-            sys.stderr.write("\n")
+        progress.close()
     times = planned.grid(sample_period)
-    q, qd, qdd, tau = planned.sample(times)
-    os.makedirs(output, exist_ok=True)
-    write_csv(os.path.join(output, "trajectory.csv"), robot, times, (q, qd, qdd, tau))
-    motion = Motion(times, q, qd, qdd, ())
+    motion = write_motion(output, robot, times, planned.sample(times))
     title = f"{robot.name}: {'minimum time' if objective == 'time' else 'minimum effort'}, T = " \
             f"{planned.duration:.4f} s"
     plot_positions(os.path.join(output, "positions.png"), robot, planned, motion, title)
@@ -81,6 +78,14 @@ def run(robot_path, start, goal, *, objective="time", duration=None, sample_peri
 FILES = ("trajectory.csv", "positions.png", "torques.png", "convergence.png")
 
 
+def write_motion(output, robot, times, values):
+    """``output/trajectory.csv`` (:func:`write_csv`) of ``values`` ``(q, qd, qdd, tau)`` at ``times``, the directory
+    made if needed; the samples as a :class:`~rne_dynamics.tools.loads.Motion` for the figures."""
+    os.makedirs(output, exist_ok=True)
+    write_csv(os.path.join(output, "trajectory.csv"), robot, times, values)
+    return Motion(times, *values[:3], ())
+
+
 def write_csv(path, robot, times, values):
     """``time``, then per quantity of :data:`QUANTITIES` one column per joint, ``<joint>.<quantity>``."""
     header = ["time"] + [f"{joint}.{quantity}" for quantity in QUANTITIES for joint in robot.joint_names]
@@ -89,10 +94,30 @@ def write_csv(path, robot, times, values):
         np.savetxt(stream, np.column_stack([times, *values]), delimiter=",", fmt="%.17g")
 
 
-def _progress(item):
-    sys.stderr.write(f"\rplan: iteration {item.iteration:4d}  T = {item.duration:.5f} s  objective "
-                     f"{item.objective:.6g}  violation {item.violation:.1e}   ")
-    sys.stderr.flush()
+class Progress:
+    """The solver's progress on ``stream`` (a plan takes minutes): on a terminal one line rewritten at every
+    iteration; elsewhere (a log, a pipe) a line at the first iteration and then at most every :data:`PERIOD` s."""
+    PERIOD = 5.0
+
+    def __init__(self, stream):
+        self.stream, self.terminal, self.last = stream, stream.isatty(), None
+
+    def __call__(self, item):
+        line = (f"plan: iteration {item.iteration:4d}  T = {item.duration:.5f} s  objective {item.objective:.6g}  "
+                f"violation {item.violation:.1e}")
+        now = time.monotonic()
+        if self.terminal:
+            self.stream.write(f"\r{line}   ")
+        elif self.last is None or now - self.last >= self.PERIOD:
+            self.stream.write(line + "\n")
+        else:
+            return
+        self.last = now
+        self.stream.flush()
+
+    def close(self):
+        if self.terminal and self.last is not None:
+            self.stream.write("\n")
 
 
 def _figure(size):

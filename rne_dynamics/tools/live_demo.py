@@ -19,9 +19,11 @@ import time
 import numpy as np
 
 from ..robots import DEFAULT_ROBOT
+from ..algorithms.rnea import inverse_dynamics
 from ..errors import ModelError
+from ..model.joints import joint_type
 from ..model.urdf import expand_xacro, load_urdf
-from ..tools.cli import package_path, xacro_arg
+from .cli import package_path, xacro_arg
 
 #: Start pose of the bundled arm: elbow bent, wrist down, well inside the limits.
 ARM6_HOME = [0.0, -1.2, 1.0, -1.4, -1.57, 0.0]
@@ -69,8 +71,7 @@ def make_motion_node(context, robot, home):
     from rclpy.node import Node
     from sensor_msgs.msg import JointState
 
-    from .. import inverse_dynamics
-    from .messages import doubles
+    from ..nodes.messages import doubles
 
     amplitude, phase = swing(robot, home)
     w, wc = 2 * math.pi * SWING_HZ, 2 * math.pi * TRACKING_HZ
@@ -101,7 +102,7 @@ class Table:
         from rclpy.node import Node
         from sensor_msgs.msg import JointState
 
-        from .markers import load_fractions
+        from ..nodes.markers import load_fractions
 
         self.load_fractions = load_fractions
         self.robot = robot
@@ -137,8 +138,8 @@ class Table:
         load = self.load(tau)
         write(f"t = {elapsed:5.1f} s   {self.received} torque messages")
         width = max(len(name) for name in self.robot.joint_names) + 2
-        prismatic = any(self.robot.joints[name].type == "prismatic" for name in self.robot.joint_names)
-        position, effort = ("[rad|m]", "[N m|N]") if prismatic else ("[rad]", "[N m]")
+        linear = any(joint_type(self.robot.joints[name].type).linear for name in self.robot.joint_names)
+        position, effort = ("[rad|m]", "[N m|N]") if linear else ("[rad]", "[N m]")
         write(f"  {'joint':<{width}}{'q ' + position:>11}{'torque ' + effort:>16}{'gravity ' + effort:>16}"
               "  load [% of the effort limit]")
         for k, name in enumerate(self.robot.joint_names):
@@ -160,8 +161,8 @@ def main(argv=None):
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.parameter import Parameter
 
-    from .forward_dynamics_node import ForwardDynamicsNode
-    from .inverse_dynamics_node import InverseDynamicsNode
+    from ..nodes.forward_dynamics_node import ForwardDynamicsNode
+    from ..nodes.inverse_dynamics_node import InverseDynamicsNode
 
     source = {"xacro_args": dict(args.xacro_args) or None, "package_paths": dict(args.package_paths) or None}
     try:

@@ -1,0 +1,437 @@
+"""Whole-robot identification: every moving body's 10 inertial parameters and each joint's friction, from recordings
+of positions, velocities, accelerations and measured joint torques.
+
+The model (Khalil 2010, sec. 5; Gautier's inverse dynamic identification model) is linear in the unknowns:
+
+    tau = Y_b(q, qd, qdd) beta + diag(qd) f_v + diag(s(qd)) f_c + f_o + armature qdd
+
+``beta = K pi`` the base parameters (:func:`~rne_dynamics.algorithms.regressor.base_parameters`: the combinations of
+the bodies' parameters ``pi`` that the torques see), ``f_v``, ``f_c``, ``f_o`` the viscous, Coulomb and constant
+friction of :mod:`~rne_dynamics.model.drive` (``s`` its Coulomb shape, ``tanh(qd / coulomb_velocity)`` or ``sign``),
+the armature the model's. Stacked over the samples, ``A b = y`` with ``b = [beta; f]`` is solved by weighted least
+squares, each joint's rows weighted by the inverse of its residual's standard deviation from a first unweighted fit
+(Gautier & Poignet 2001): the estimate ``b_hat``, ``cov(b_hat) = s^2 (A_w^T A_w)^-1`` and the condition number.
+
+``b_hat`` fixes ``K pi`` only; the rest of ``pi`` (the null space of ``K``) is chosen by the regulariser
+
+    sum_i D(J_i || J_i0),    D(J || J0) = log det J0 - log det J + tr(J0^-1 J) - 4
+
+``J_i`` the pseudo-inertia of body ``i`` (Wensing, Kim & Slotine 2017; positive definite exactly when the body is
+physically consistent: mass > 0, inertia about the COM positive definite with the triangle inequality) and ``J_i0``
+the URDF's. ``D`` is the Bregman divergence of ``-log det`` on pseudo-inertias, the entropic regulariser of Lee,
+Wensing & Park (2020, "Geometric robot dynamic identification: a convex programming approach", IEEE T-RO): convex,
+unchanged by a body's scale, infinite on the boundary of consistency. When some consistent ``pi`` has ``K pi =
+b_hat`` (always on noise-free data of a real robot), the result is the one nearest the URDF in ``D``, and its base
+parameters are exactly ``b_hat``. Otherwise (noise pushed ``b_hat`` out of the consistent set) the result minimises
+
+    |R (b - b_hat)|^2 + lambda sum_i D(J_i || J_i0)       (``|R (b - b_hat)|^2 = |A_w b - y_w|^2 - const``)
+
+over consistent ``pi`` and ``f`` (``lambda`` small, default ``1e-3``: the data, in units of its noise, dominate).
+Both are convex in ``pi``; they are solved by damped Newton steps on log-det barriers (feasibility first: ``t`` is
+raised until every ``J_i - t J_i0`` is positive definite; for the second, a path of data weights as an
+interior-point method follows its barrier). Viscous and Coulomb friction are kept >= 0 (a coefficient the fit makes
+negative is fixed at 0 and the rest refitted); the offset has either sign.
+"""
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..errors import ModelError, StateError
+from .identification import (_check_fixed_joints, inertia_matrix, pseudo_inertia)
+from .regressor import base_parameters, inertial_parameters, joint_torque_regressor, parameter_names
+from .rnea import inverse_dynamics
+
+FRICTION_TERMS = ("viscous", "coulomb", "offset")   # per joint: the drive's damping, friction, friction_offset
+DRIVE_LABELS = ("damping", "friction", "friction_offset")
+#: Largest condition number of the weighted regressor, columns scaled to unit norm, that is identified from.
+MAX_CONDITION = 1e6
+#: The pseudo-inertia basis: ``J(pi) = sum_k pi_k E_k``.
+BASIS = np.array([pseudo_inertia(e) for e in np.eye(10)])
+
+
+@dataclass(frozen=True)
+class RobotIdentification:
+    """:func:`identify_robot`'s result.
+
+    ``robot``: the identified robot (inertials, and with ``friction`` its drive's damping, friction,
+    friction_offset and coulomb_velocity). ``parameters`` ``(10 nb,)`` the bodies' identified parameters
+    (:func:`~rne_dynamics.algorithms.regressor.inertial_parameters` layout, names in ``parameter_names``).
+    ``base``: the :class:`~rne_dynamics.algorithms.regressor.BaseParameters` of the given robot;
+    ``base_values`` (of the identified parameters), ``base_least_squares`` and ``base_std`` the weighted
+    least-squares estimate and its standard deviations. ``friction``: ``{joint: {viscous, coulomb, offset,
+    viscous_std, coulomb_std, offset_std}}`` or None; ``coulomb_velocity`` (rad/s, 0: sign) per joint.
+    ``condition_number``: of the weighted regressor with unit-norm columns. ``rmse`` and ``rmse_given`` per
+    joint: the identified and the given model's torque RMSE on the fitted samples; ``holdout_rmse`` and
+    ``holdout_rmse_given`` on the held-out ones (None without). ``fitted`` and ``held_out``: per recording
+    ``(index, measured, identified, given)`` torque arrays for figures (``index`` into the recording's samples).
+    ``samples`` and ``holdout_samples``: counts; ``regularisation``: lambda."""
+    robot: object
+    parameters: np.ndarray
+    parameter_names: tuple
+    base: object
+    base_values: np.ndarray
+    base_least_squares: np.ndarray
+    base_std: np.ndarray
+    friction: dict
+    coulomb_velocity: np.ndarray
+    condition_number: float
+    rmse: np.ndarray
+    rmse_given: np.ndarray
+    holdout_rmse: np.ndarray
+    holdout_rmse_given: np.ndarray
+    fitted: tuple
+    held_out: tuple
+    samples: int
+    holdout_samples: int
+    regularisation: float
+
+    def as_dict(self):
+        """The ``identified.yaml`` layout: ``links: {<joint moving the body>: {mass, com, inertia (ixx ixy ixz iyy
+        iyz izz about the COM, body axes)}}``, ``friction: {<joint>: {...}}``, ``base_parameters: [{name, value,
+        least_squares, std}]``, ``condition_number``, ``rmse`` / ``rmse_given`` (and holdout) per joint."""
+        joints = self.robot.joint_names
+        out = {"links": {}, "friction": None, "base_parameters": [], "condition_number": float(self.condition_number),
+               "samples": self.samples, "holdout_samples": self.holdout_samples,
+               "regularisation": float(self.regularisation)}
+        for body in self.robot.bodies:
+            mass, com, inertia = body_quantities(body)
+            out["links"][body.joint] = {"mass": float(mass), "com": com.tolist(), "inertia": inertia.tolist()}
+        if self.friction is not None:
+            out["friction"] = {joint: {key: float(value) for key, value in terms.items()} | {
+                "coulomb_velocity": float(self.coulomb_velocity[j])} for j, (joint, terms) in
+                enumerate(self.friction.items())}
+        out["base_parameters"] = [{"name": name, "value": float(v), "least_squares": float(ls), "std": float(s)}
+                                  for name, v, ls, s in zip(self.base.names, self.base_values,
+                                                            self.base_least_squares, self.base_std)]
+        for key in ("rmse", "rmse_given", "holdout_rmse", "holdout_rmse_given"):
+            value = getattr(self, key)
+            out[key] = None if value is None else dict(zip(joints, map(float, value)))
+        return out
+
+
+def body_quantities(body):
+    """``(mass, com, inertia about the COM as (ixx, ixy, ixz, iyy, iyz, izz))`` of a body, in its frame."""
+    com = body.h / body.mass
+    I_c = body.I - body.mass * (com @ com * np.eye(3) - np.outer(com, com))
+    return body.mass, com, I_c[[0, 0, 0, 1, 1, 2], [0, 1, 2, 1, 2, 2]]
+
+
+def with_inertial_parameters(robot, parameters):
+    """``robot`` with its bodies' parameters replaced by ``parameters`` ``(10 nb,)``
+    (:func:`~rne_dynamics.algorithms.regressor.inertial_parameters` layout)."""
+    phi = np.asarray(parameters, dtype=float).reshape(-1, 10)
+    bodies = tuple(replace(b, mass=float(p[0]), h=p[1:4].copy(), I=inertia_matrix(p[4:]))
+                   for b, p in zip(robot.bodies, phi))
+    return replace(robot, bodies=bodies)
+
+
+def drive_regressor(robot, q, qd, qdd, *, gravity=None):
+    """``(known, columns)``: the drive torques of ``robot`` with its friction taken out (the armature's), and the
+    friction columns ``(…, nv, 3 nv)`` (viscous, Coulomb, offset blocks, each diagonal) of :data:`DRIVE_LABELS` in the
+    drive's own law (:func:`~rne_dynamics.model.drive.drive_friction`): read off inverse dynamics of the robot
+    without inertia, one term set to 1 at a time."""
+    nv = robot.nv
+    ghost = with_inertial_parameters(robot, np.zeros(10 * len(robot.bodies)))
+    bare = ghost.with_drive(**{label: np.zeros(nv) for label in DRIVE_LABELS})
+    known = inverse_dynamics(bare, q, qd, qdd, gravity=gravity).torques
+    blocks = []
+    for label in DRIVE_LABELS:
+        unit = inverse_dynamics(bare.with_drive(**{label: np.ones(nv)}), q, qd, qdd, gravity=gravity).torques - known
+        blocks.append(np.einsum("...j,jk->...jk", unit, np.eye(nv)))
+    return known, np.concatenate(blocks, axis=-1)
+
+
+def _samples(robot, recordings, holdout):
+    """Each recording as ``(q, qd, qdd, tau)`` checked, split into its fitted and held-out (last) samples."""
+    if isinstance(recordings, tuple) and len(recordings) == 4 and np.ndim(recordings[0]) == 2:
+        recordings = [recordings]
+    if not len(recordings):
+        raise StateError("identify_robot: no recording given")
+    if not 0.0 <= holdout < 1.0:
+        raise StateError(f"identify_robot: holdout is a fraction in [0, 1), got {holdout}")
+    fitted, held = [], []
+    for k, recording in enumerate(recordings):
+        if isinstance(recording, tuple):
+            arrays = recording
+        else:
+            if getattr(recording, "effort", None) is None:
+                raise StateError(f"identify_robot: recording {k} has no measured effort")
+            arrays = (recording.q, recording.qd, recording.qdd, recording.effort)
+        arrays = [np.asarray(a, dtype=float) for a in arrays]
+        n = len(arrays[0])
+        for name, a in zip(("q", "qd", "qdd", "tau"), arrays):
+            if a.shape != (n, robot.nv):
+                raise StateError(f"identify_robot: recording {k}: {name} must be ({n}, {robot.nv}), got {a.shape}")
+            if not np.all(np.isfinite(a)):
+                raise StateError(f"identify_robot: recording {k}: {name} is not finite at sample "
+                                 f"{np.flatnonzero(~np.isfinite(a).all(axis=1))[0]}")
+        cut = n - int(round(holdout * n))
+        fitted.append((k, np.arange(cut), [a[:cut] for a in arrays]))
+        if cut < n:
+            held.append((k, np.arange(cut, n), [a[cut:] for a in arrays]))
+    return fitted, held
+
+
+def _stack(parts):
+    return [np.concatenate([arrays[i] for _, _, arrays in parts]) for i in range(4)]
+
+
+def _prior(robot):
+    """The URDF's pseudo-inertias, eigenvalues raised to ``1e-6`` of the largest body's (a point mass, a massless
+    body: the regulariser needs a positive definite anchor)."""
+    J0 = np.einsum("bk,kij->bij", inertial_parameters(robot).reshape(-1, 10), BASIS)
+    w, V = np.linalg.eigh(J0)
+    floor = 1e-6 * max(w.max(), 1e-12)
+    return np.einsum("bij,bj,bkj->bik", V, np.maximum(w, floor), V)
+
+
+def _log_det_barrier(v, G0, M, C, linear, Q=None, centre=None, value_only=False):
+    """``f(v) = sum_i -log det G_i + tr(C_i G_i) + linear . v [+ (v - centre)^T Q (v - centre)]`` with
+    ``G_i = G0_i + sum_k v_k M_ik``, its gradient and Hessian (``d2 = sum_i tr(G_i^-1 M_ik G_i^-1 M_il) [+ 2 Q]``),
+    or None where a ``G_i`` is not positive definite; ``value_only``: ``(f,)``."""
+    G = G0 + np.einsum("k,bkij->bij", v, M)
+    if not np.all(np.isfinite(G)):
+        return None
+    try:
+        L = np.linalg.cholesky(G)
+        G_inverse = np.linalg.inv(G)
+    except np.linalg.LinAlgError:
+        return None
+    value = np.sum(np.einsum("bij,bji->b", C, G) - 2 * np.log(np.diagonal(L, axis1=1, axis2=2)).sum(axis=1))
+    value += linear @ v
+    if Q is not None:
+        e = v - centre
+        value += e @ Q @ e
+    if value_only:
+        return (value,)
+    gradient = np.einsum("bij,bkji->k", C - G_inverse, M) + linear
+    P = np.einsum("bij,bkjl->bkil", G_inverse, M)
+    hessian = np.einsum("bkij,blji->kl", P, P)
+    if Q is not None:
+        gradient, hessian = gradient + 2 * Q @ e, hessian + 2 * Q
+    return value, gradient, hessian
+
+
+def _newton(v, G0, M, C, linear, Q=None, centre=None, free=None, stop=None, tolerance=1e-20, iterations=200):
+    """Minimise :func:`_log_det_barrier` from the feasible ``v`` by damped Newton steps (backtracking keeps every
+    ``G_i`` positive definite; the function is self-concordant, Nesterov & Nemirovskii) over the ``free`` entries
+    (default all), until the Newton decrement is below ``tolerance``; ``stop(v)``: done early."""
+    current = _log_det_barrier(v, G0, M, C, linear, Q, centre)
+    free = np.ones(len(v), bool) if free is None else free
+    for _ in range(iterations):
+        value, gradient, hessian = current
+        gradient, hessian = np.where(free, gradient, 0.0), hessian[np.ix_(free, free)]
+        scale = 1.0 / np.sqrt(np.maximum(np.diag(hessian), 1e-300))
+        step = np.zeros(len(v))
+        step[free] = -scale * np.linalg.solve(hessian * np.outer(scale, scale), gradient[free] * scale)
+        decrement = -gradient @ step
+        if not decrement > tolerance or (stop is not None and stop(v)):
+            break
+        t = 1.0
+        while t > 1e-12:
+            candidate = _log_det_barrier(v + t * step, G0, M, C, linear, Q, centre, value_only=True)
+            if candidate is not None and candidate[0] <= value - 0.25 * t * decrement:
+                break
+            t *= 0.5
+        else:
+            break
+        v = v + t * step
+        current = _log_det_barrier(v, G0, M, C, linear, Q, centre)
+    return v
+
+
+def _nearest_consistent(base, b, pi0, prior):
+    """The physically consistent ``pi`` with ``K pi = b`` (the base parameters ``b``) that minimises
+    ``sum_i D(J_i || J_i0)``, or None when no consistent ``pi`` has those base parameters. ``pi = T_b b + T_z z``
+    with ``z`` the dependent parameters: phase 1 finds a ``z`` with every ``J_i - t J_i0`` positive definite for
+    ``t > 0`` (``-w t`` added to ``D``'s terms, ``w`` raised tenfold until ``t > 0``), phase 2 minimises ``D``
+    over ``z`` from it."""
+    r = len(base.indices)
+    n_pi = base.combination.shape[1]
+    nb = n_pi // 10
+    dependent = np.setdiff1d(np.arange(n_pi), base.indices)
+    T_z = np.zeros((n_pi, len(dependent)))                              # pi = T_b b + T_z z
+    T_z[dependent, np.arange(len(dependent))] = 1.0
+    T_z[base.indices] = -base.combination[:, dependent]
+    fixed = np.zeros(n_pi)
+    fixed[base.indices] = b[:r]
+    G0 = np.einsum("bk,kij->bij", fixed.reshape(nb, 10), BASIS)
+    M = np.einsum("bkz,kij->bzij", T_z.reshape(nb, 10, -1), BASIS)      # d J_i / d z
+    z = pi0[dependent]
+    # phase 1: v = (z, t), G_i = J_i(z) - t J_i0; t starts below every J_i's smallest relative eigenvalue
+    relative = np.linalg.eigvalsh(np.linalg.solve(prior, G0 + np.einsum("z,bzij->bij", z, M))).min()
+    v = np.concatenate([z, [relative - 1.0]])
+    M1 = np.concatenate([M, -prior[:, None]], axis=1)
+    C = np.linalg.inv(prior)  # tr(J0^-1 G) keeps the barrier bounded below
+    for weight in 10.0 ** np.arange(0, 13):
+        linear = np.zeros(len(v))
+        linear[-1] = -weight
+        previous = v[-1]
+        v = _newton(v, G0, M1, C, linear, stop=lambda v: v[-1] > 0, tolerance=1e-6)
+        if v[-1] > 0:
+            break
+        if v[-1] - previous < 1e-3 * abs(v[-1]):  # t has settled below 0: no z makes every body consistent
+            return None
+    else:
+        return None
+    z = _newton(v[:-1], G0, M, C, np.zeros(len(z)))   # phase 2
+    return fixed + T_z @ z
+
+
+def _regularised_fit(base, R, b, frozen, pi0, prior, regularisation):
+    """``(pi, b)`` minimising ``|R (b' - b)|^2 + lambda sum_i D(J_i || J_i0)`` over consistent ``pi`` and the
+    friction (``frozen`` entries of ``b`` kept as they are): the base parameters that no consistent robot has
+    moved to the nearest that one has. Newton steps in ``u = (b', z)`` along a path of data weights from where the
+    regulariser dominates up to ``1 / lambda`` (the objective divided by lambda), as an interior-point method
+    follows its barrier."""
+    r, m = len(base.indices), len(b)
+    n_pi = base.combination.shape[1]
+    nb = n_pi // 10
+    dependent = np.setdiff1d(np.arange(n_pi), base.indices)
+    T = np.zeros((n_pi, m + len(dependent)))                            # pi = T u
+    T[base.indices, np.arange(r)] = 1.0
+    T[dependent, m + np.arange(len(dependent))] = 1.0
+    T[base.indices, m:] = -base.combination[:, dependent]
+    M = np.einsum("bku,kij->buij", T.reshape(nb, 10, -1), BASIS)
+    Q = np.zeros((len(T[0]),) * 2)
+    Q[:m, :m] = R.T @ R
+    centre = np.concatenate([b, np.zeros(len(dependent))])
+    u = np.concatenate([base.combination @ pi0, b[r:], pi0[dependent]])
+    free = np.concatenate([~frozen, np.ones(len(dependent), bool)])
+    C = np.linalg.inv(prior)
+    G0 = np.zeros_like(prior)
+    e = R @ (u[:m] - b)
+    weight = 1.0 / max(e @ e, 1e-300)
+    while True:
+        weight = min(weight * 10.0, 1.0 / regularisation)
+        last = weight == 1.0 / regularisation
+        u = _newton(u, G0, M, C, np.zeros(len(u)), weight * Q, centre, free, tolerance=1e-20 if last else 1e-6)
+        if last:
+            return T @ u, u[:m]
+
+
+def _constrained_friction(R, b_hat, r, nonnegative):
+    """``b`` minimising ``|R (b - b_hat)|`` with the ``nonnegative`` friction entries >= 0 (an entry the fit makes
+    negative is fixed at 0 and the others refitted, until none is)."""
+    H = R.T @ R
+    fixed = np.zeros(len(b_hat), bool)
+    b = b_hat.copy()
+    while True:
+        negative = np.zeros(len(b), bool)
+        negative[r:] = nonnegative & (b[r:] < 0)
+        if not negative.any():
+            return b, fixed
+        fixed |= negative
+        free = ~fixed
+        b = np.zeros(len(b_hat))
+        b[free] = b_hat[free] + np.linalg.solve(H[np.ix_(free, free)], H[np.ix_(free, fixed)] @ b_hat[fixed])
+
+
+def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_velocity=0.0, regularisation=1e-3,
+                   gravity=None, max_condition=MAX_CONDITION):
+    """Identify every moving body's inertial parameters (physically consistent) and, with ``friction``, each
+    joint's viscous, Coulomb and constant friction, from ``recordings`` (module docstring).
+
+    ``recordings``: one ``(q, qd, qdd, tau)`` tuple of ``(N, nv)`` arrays, or a sequence of such tuples or of
+    objects with ``q``, ``qd``, ``qdd``, ``effort`` (a ``loads`` motion), joined. ``holdout``: the fraction of each
+    recording's last samples kept out of the fit and used to validate. ``coulomb_velocity``: the smooth Coulomb
+    law's velocity (rad/s, scalar or per joint; 0: ``sign``). ``regularisation``: lambda. Without ``friction`` the
+    robot's drive terms are taken as known. Returns a :class:`RobotIdentification`. Raises :class:`ModelError`
+    when the motion does not excite the base parameters (condition number above ``max_condition``, naming the
+    parameters the data cannot tell apart)."""
+    import scipy.linalg
+
+    _check_fixed_joints(robot, "identify_robot")
+    nv = robot.nv
+    fitted, held = _samples(robot, recordings, holdout)
+    q, qd, qdd, tau = _stack(fitted)
+    velocity = np.broadcast_to(np.asarray(coulomb_velocity, dtype=float), (nv,)).copy()
+    model = robot.with_drive(coulomb_velocity=velocity) if friction else robot
+    base = base_parameters(robot, gravity=gravity)
+    pi0 = inertial_parameters(robot)
+    Y = joint_torque_regressor(robot, q, qd, qdd, gravity=gravity)
+    if friction:
+        known, F = drive_regressor(model, q, qd, qdd, gravity=gravity)
+        A = np.concatenate([base.regressor(Y), F], axis=2)
+    else:
+        known = inverse_dynamics(with_inertial_parameters(robot, np.zeros_like(pi0)), q, qd, qdd,
+                                 gravity=gravity).torques
+        A = base.regressor(Y)
+    del Y
+    names = base.names + (tuple(f"{j}.{t}" for t in FRICTION_TERMS for j in robot.joint_names) if friction else ())
+    y = tau - known
+    n, p = len(q), A.shape[2]
+    if n * nv <= p:
+        raise ModelError(f"identify_robot: {n} samples of {nv} joints for {p} unknowns; record a longer motion")
+    # per joint A_j^T A_j, A_j^T y_j: both fits' normal equations from one pass over the samples (BLAS products;
+    # the columns are scaled to unit norm before any factorisation, so cond(A)^2 stays far from 1/eps)
+    grams = np.stack([A[:, j].T @ A[:, j] for j in range(nv)])
+    cross = np.stack([A[:, j].T @ y[:, j] for j in range(nv)])
+    squares = np.sum(y ** 2, axis=0)
+    moved = np.einsum("jkk->k", grams)
+    if np.any(moved == 0):
+        raise ModelError(f"identify_robot: the recordings never move {names[int(np.argmin(moved))]}: "
+                         "nothing to identify it from")
+    scale = 1.0 / np.sqrt(moved)
+    b = scale * np.linalg.lstsq(grams.sum(axis=0) * np.outer(scale, scale), cross.sum(axis=0) * scale,
+                                rcond=None)[0]  # unweighted, for each joint's residual
+    sigma = np.sqrt(np.mean((y - A @ b) ** 2, axis=0))
+    sigma = np.maximum(sigma, 1e-9 * np.sqrt(np.mean(y ** 2, axis=0)) + 1e-300)
+    weights = 1.0 / sigma ** 2
+    G, c = np.einsum("j,jkl->kl", weights, grams), weights @ cross
+    scale = 1.0 / np.sqrt(np.diag(G))
+    eigenvalues, vectors = np.linalg.eigh(G * np.outer(scale, scale))
+    condition = np.sqrt(eigenvalues[-1] / max(eigenvalues[0], 1e-300))
+    if condition > max_condition:
+        weak = [names[int(np.argmax(np.abs(v)))] for v, e in zip(vectors.T, eigenvalues)
+                if e * max_condition ** 2 < eigenvalues[-1]]
+        raise ModelError(f"identify_robot: too little excitation: condition number {condition:.3g} (> "
+                         f"{max_condition:.3g}); not identifiable: {', '.join(dict.fromkeys(weak))}; record a "
+                         "richer motion (rne-dynamics excite ROBOT --links)")
+    R = np.linalg.cholesky(G * np.outer(scale, scale)).T / scale        # G = R^T R: A_w = Q R
+    Qty = scipy.linalg.solve_triangular(R, c, trans="T")
+    b_hat = scipy.linalg.solve_triangular(R, Qty)
+    dof_left = max(n * nv - p, 1)
+    s2 = max(weights @ squares - Qty @ Qty, 0.0) / dof_left
+    R_inverse = np.linalg.inv(R)
+    std = np.sqrt(s2 * np.sum(R_inverse ** 2, axis=1))
+    r = len(base.indices)
+    nonnegative = np.arange(p - r) < 2 * nv if friction else np.zeros(0, bool)  # viscous, Coulomb >= 0
+    b_final, frozen = _constrained_friction(R, b_hat, r, nonnegative)
+    prior = _prior(robot)
+    parameters = _nearest_consistent(base, b_final, pi0, prior)
+    if parameters is None:
+        parameters, b_final = _regularised_fit(base, R, b_final, frozen, pi0, prior, regularisation)
+    identified = with_inertial_parameters(robot, parameters)
+    friction_estimate = None
+    if friction:
+        values = b_final[r:].reshape(3, nv)
+        identified = identified.with_drive(coulomb_velocity=velocity, **dict(zip(DRIVE_LABELS, values)))
+        stds = std[r:].reshape(3, nv)
+        friction_estimate = {joint: {**{t: float(values[k, j]) for k, t in enumerate(FRICTION_TERMS)},
+                                     **{f"{t}_std": float(stds[k, j]) for k, t in enumerate(FRICTION_TERMS)}}
+                             for j, joint in enumerate(robot.joint_names)}
+    torques = A @ b_final + known
+    given_model = robot
+    fitted_out, held_out = [], []
+    errors = {"fit": [], "fit_given": [], "held": [], "held_given": []}
+    start = 0
+    for k, index, (qk, qdk, qddk, tauk) in fitted:
+        predicted = torques[start:start + len(qk)]
+        start += len(qk)
+        given = inverse_dynamics(given_model, qk, qdk, qddk, gravity=gravity).torques
+        fitted_out.append((k, index, tauk, predicted, given))
+        errors["fit"].append(tauk - predicted)
+        errors["fit_given"].append(tauk - given)
+    for k, index, (qk, qdk, qddk, tauk) in held:
+        predicted = inverse_dynamics(identified, qk, qdk, qddk, gravity=gravity).torques
+        given = inverse_dynamics(given_model, qk, qdk, qddk, gravity=gravity).torques
+        held_out.append((k, index, tauk, predicted, given))
+        errors["held"].append(tauk - predicted)
+        errors["held_given"].append(tauk - given)
+    rms = {key: np.sqrt(np.mean(np.concatenate(e) ** 2, axis=0)) if e else None for key, e in errors.items()}
+    return RobotIdentification(identified, parameters, parameter_names(robot), base,
+                               base.combination @ parameters, b_hat[:r], std[:r], friction_estimate,
+                               velocity if friction else robot.coulomb_velocity.copy(), float(condition),
+                               rms["fit"], rms["fit_given"], rms["held"], rms["held_given"], tuple(fitted_out),
+                               tuple(held_out), int(n), int(sum(len(i) for _, i, _ in held)), float(regularisation))

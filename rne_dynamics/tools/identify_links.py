@@ -1,0 +1,155 @@
+"""``rne-dynamics identify ROBOT MOTION [MOTION ...] --links``: the whole robot from recordings with measured efforts
+(:func:`~rne_dynamics.algorithms.robot_identification.identify_robot`), written back as files the package reads.
+
+Writes into DIR, only once everything is computed: ``identified.urdf`` (ROBOT with each moving body's identified
+inertial on the link its joint moves, the links fixed to it left without one, and ``<dynamics damping friction>``
+per joint), ``drive.yaml`` (:func:`~rne_dynamics.load_drive`'s format: damping, friction, friction_offset and
+coulomb_velocity per joint: ``loads --drive`` and the nodes' ``drive_file``), ``identified.yaml`` (every parameter,
+base parameters with standard deviations, condition number, per-joint RMSE), ``parameters.yaml`` (the nodes'
+``robot_description`` and ``drive_file``), ``residuals.png`` and, with ``--holdout``, ``holdout.png``.
+
+Velocities and accelerations missing from a recording are differentiated by zero-phase local cubic fits
+(Savitzky-Golay for uneven stamps, :func:`~rne_dynamics.tools.loads.smooth_derivatives`) over a window chosen from the
+median sampling rate unless ``--window`` is given (:func:`~rne_dynamics.tools.loads.rate_window`: -3 dB near
+``min(10 Hz, rate / 5)``); the printout says which.
+"""
+import os
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import yaml
+
+from ..algorithms.robot_identification import body_quantities, identify_robot
+from ..model.urdf import expand_xacro
+from .identify import joint_figure, write_files
+from .inspect_robot import effort_unit, load_robot
+from .loads import DEFAULT_TOPIC, MotionError, rate_window, read_motion
+
+def read_recordings(robot, paths, *, topic=DEFAULT_TOPIC, window=None, print_=print):
+    """Each path read as a motion with efforts; the differentiating filter said per recording."""
+    motions = []
+    for path in paths:
+        motion = read_motion(robot, path, topic=topic, window=window)
+        if motion.effort is None:
+            raise MotionError(f"{path}: no measured effort for every joint (CSV columns <joint>.effort or "
+                              "<joint>.torque; a bag's JointState.effort): nothing to identify from")
+        note = ""
+        if motion.derived:
+            _, cutoff, rate = rate_window(motion.time)
+            chosen = f", -3 dB near {cutoff:.3g} Hz" if window is None else ""
+            note = (f"; {' and '.join(motion.derived)} by zero-phase local cubic fits over {motion.window:.3g} s "
+                    f"(median rate {rate:.4g} Hz{chosen})")
+        print_(f"{path}: {len(motion.time)} samples over {motion.time[-1] - motion.time[0]:.3f} s{note}")
+        motions.append(motion)
+    return motions
+
+
+def identified_urdf(robot, result, robot_path, **source):
+    """ROBOT's URDF text with the identified inertials and friction."""
+    root = ET.fromstring(expand_xacro(robot_path, xacro_args=source.get("xacro_args"),
+                                      package_paths=source.get("package_paths")))
+    links = {e.get("name"): e for e in root.findall("link")}
+    joints = {e.get("name"): e for e in root.findall("joint")}
+    identified = result.robot
+    for index, body in enumerate(identified.bodies):
+        child = identified.joints[body.joint].child
+        for link, (owner, _, _) in identified.link_frames.items():
+            if owner == index and link != child and links[link].find("inertial") is not None:
+                links[link].remove(links[link].find("inertial"))  # lumped into the body's inertial below
+        element = links[child]
+        if element.find("inertial") is not None:
+            element.remove(element.find("inertial"))
+        mass, com, inertia = body_quantities(body)
+        inertial = ET.SubElement(element, "inertial")
+        ET.SubElement(inertial, "origin", xyz=" ".join(f"{x:.12g}" for x in com), rpy="0 0 0")
+        ET.SubElement(inertial, "mass", value=f"{mass:.12g}")
+        ET.SubElement(inertial, "inertia", **{name: f"{value:.12g}" for name, value in
+                                              zip(("ixx", "ixy", "ixz", "iyy", "iyz", "izz"), inertia)})
+    for j, name in enumerate(identified.joint_names):
+        element = joints[name]
+        dynamics = element.find("dynamics")
+        if dynamics is None:
+            dynamics = ET.SubElement(element, "dynamics")
+        dynamics.set("damping", f"{identified.damping[j]:.12g}")
+        dynamics.set("friction", f"{identified.friction[j]:.12g}")
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode") + "\n"
+
+
+def drive_document(robot):
+    """``drive.yaml``: per joint the identified drive terms, as :func:`~rne_dynamics.load_drive` reads them."""
+    return {joint: {"damping": float(robot.damping[j]), "friction": float(robot.friction[j]),
+                    "friction_offset": float(robot.friction_offset[j]),
+                    "coulomb_velocity": float(robot.coulomb_velocity[j])}
+            for j, joint in enumerate(robot.joint_names)}
+
+
+def run_identify_links(robot_path, motion_paths, *, friction=True, holdout=0.0, coulomb_velocity=0.01,
+                       regularisation=1e-3, output="rne_identified", topic=DEFAULT_TOPIC, window=None, print_=print,
+                       **source):
+    """The ``identify --links`` command: read, identify, print, then write the files."""
+    robot = load_robot(robot_path, **source)
+    motions = read_recordings(robot, motion_paths, topic=topic, window=window, print_=print_)
+    result = identify_robot(robot, motions, friction=friction, holdout=holdout, coulomb_velocity=coulomb_velocity,
+                            regularisation=regularisation)
+    drive_path = os.path.abspath(os.path.join(output, "drive.yaml"))
+    urdf = identified_urdf(robot, result, robot_path, **source)
+    files = {"identified.urdf": urdf.encode(),
+             "drive.yaml": yaml.safe_dump(drive_document(result.robot), sort_keys=False).encode(),
+             "identified.yaml": yaml.safe_dump(result.as_dict(), sort_keys=False).encode(),
+             "parameters.yaml": yaml.safe_dump({"/**": {"ros__parameters": {
+                 "robot_description": urdf, "drive_file": drive_path}}}, sort_keys=False).encode(),
+             "residuals.png": torque_figure(robot, motions, result.fitted, "fitted samples")}
+    if result.held_out:
+        files["holdout.png"] = torque_figure(robot, motions, result.held_out, "held-out samples")
+    print_("\n".join(summary_lines(robot, result)))
+    write_files(output, files, print_)
+    return 0
+
+
+def summary_lines(robot, result):
+    """Condition number, masses, friction and the per-joint RMSE of the URDF's model and the identified one."""
+    lines = [f"{result.samples} samples fitted ({result.holdout_samples} held out); {len(result.base.names)} base "
+             f"parameters; condition number {result.condition_number:.4g} (weighted, unit columns)"]
+    lines.append(f"{'body (joint)':<26}{'mass':>10}{'URDF':>10}  kg")
+    for body, given in zip(result.robot.bodies, robot.bodies):
+        lines.append(f"  {body.joint[:24]:<24}{body.mass:10.4f}{given.mass:10.4f}")
+    if result.friction is not None:
+        lines.append(f"{'friction':<26}{'viscous':>18}{'Coulomb':>18}{'offset':>18}")
+        for joint, f in result.friction.items():
+            lines.append(f"  {joint[:24]:<24}" + "".join(f"{f[t]:>9.4f} +-{f[t + '_std']:<7.4f}"
+                                                          for t in ("viscous", "coulomb", "offset")))
+    header = f"{'torque RMSE':<26}{'URDF':>10}{'identified':>12}"
+    if result.holdout_rmse is not None:
+        header += f"{'held-out URDF':>15}{'identified':>12}"
+    lines.append(header)
+    for j, joint in enumerate(robot.joint_names):
+        unit = effort_unit(robot.joints[joint].type)
+        line = f"  {joint[:24]:<24}{result.rmse_given[j]:10.4f}{result.rmse[j]:12.4f}"
+        if result.holdout_rmse is not None:
+            line += f"{result.holdout_rmse_given[j]:15.4f}{result.holdout_rmse[j]:12.4f}"
+        lines.append(line + f"  {unit}")
+    return lines
+
+
+def torque_figure(robot, motions, parts, what):
+    """PNG bytes: per joint the measured torque, the identified model's, the URDF model's and the residual, against
+    time (recordings one after another), with the RMSE of both models in each title."""
+    measured, identified, given = (np.concatenate([p[k] for p in parts]) for k in (2, 3, 4))
+    offset, times = 0.0, []
+    for k, index, *_ in parts:
+        t = motions[k].time[index] - motions[k].time[0]
+        times.append(t + offset)
+        offset += t[-1] + np.median(np.diff(motions[k].time))
+    time = np.concatenate(times)
+    rmse = np.sqrt(np.mean((measured - identified) ** 2, axis=0))
+    rmse_given = np.sqrt(np.mean((measured - given) ** 2, axis=0))
+
+    def panel(ax, j, joint, unit):
+        ax.plot(time, measured[:, j], color="0.6", lw=1.0, label="measured")
+        ax.plot(time, given[:, j], color="tab:orange", lw=0.8, label="URDF model")
+        ax.plot(time, identified[:, j], color="tab:blue", lw=1.0, label="identified model")
+        ax.plot(time, measured[:, j] - identified[:, j], color="tab:red", lw=0.8, label="residual (identified)")
+        ax.set_title(f"{joint}: RMSE {rmse[j]:.3g} {unit} (URDF {rmse_given[j]:.3g})", fontsize=10)
+    return joint_figure(robot, panel, f"{robot.name}: measured torque against the models, {what}",
+                        "time [s] (recordings one after another)")

@@ -1,0 +1,161 @@
+"""``rne-dynamics identify ROBOT MOTION... --links``: recordings as real systems make them (uneven stamps, two joined
+recordings, a CSV and a bare ``.db3`` without metadata.yaml, 125 Hz with velocities and accelerations
+differentiated) of a simulated UR5 with friction; the files it writes: an identified.urdf whose inertials load as
+physically consistent, a drive.yaml that ``loads --drive`` takes and with which the identified URDF reproduces the
+simulated torques, identified.yaml, parameters.yaml for the nodes, the figures; bad recordings refused in one
+line."""
+import glob
+import os
+
+import numpy as np
+import pytest
+import yaml
+from rosbags.rosbag2 import StoragePlugin
+
+import oracle
+import rne_dynamics as rd
+from rne_dynamics.algorithms.identification import FourierTrajectory
+from test_cli import make_example_bag, run_cli
+from test_robot_identification import COULOMB_VELOCITY, motion, true_robot
+
+UR5 = oracle.robot_path("ur_description/urdf/ur5_robot.urdf")
+
+
+@pytest.fixture(scope="module")
+def setup():
+    robot = oracle.load_quietly(UR5)
+    true, friction = true_robot(robot)
+    return robot, true, friction
+
+
+def write_csv(path, robot, t, q, tau, qd=None, qdd=None):
+    columns, header = [t], ["time"]
+    for j, joint in enumerate(robot.joint_names):
+        for name, values in (("position", q), ("velocity", qd), ("acceleration", qdd), ("effort", tau)):
+            if values is not None:
+                columns.append(values[:, j])
+                header.append(f"{joint}.{name}")
+    with open(path, "w") as stream:
+        stream.write(",".join(header) + "\n")
+        np.savetxt(stream, np.column_stack(columns), delimiter=",", fmt="%.17g")
+    return path
+
+
+def uneven(samples, seed, period=10.0):
+    """Stamps over two periods with gaps from 0.3 to 3 times the mean step."""
+    steps = np.random.default_rng(seed).uniform(0.3, 3.0, samples - 1)
+    return np.concatenate([[0.0], np.cumsum(steps) * 2 * period / steps.sum()])
+
+
+def test_two_recordings_csv_and_bare_db3_to_urdf_and_drive_file(tmp_path, setup):
+    robot, true, _ = setup
+    parts = []
+    for k, samples in enumerate((240, 200)):
+        t = uneven(samples, seed=k)
+        rng = np.random.default_rng(10 + k)
+        trajectory = FourierTrajectory(robot.joint_names, 10.0, np.zeros(6), *(0.3 * rng.normal(size=(2, 6, 5))))
+        q, qd, qdd = trajectory.sample(t)
+        parts.append((t, q, qd, qdd, rd.inverse_dynamics(true, q, qd, qdd).torques))
+    first = write_csv(tmp_path / "first.csv", robot, parts[0][0], parts[0][1], parts[0][4], parts[0][2], parts[0][3])
+    t, q, qd, qdd, tau = parts[1]
+    make_example_bag.write_joint_states_bag(tmp_path / "second", t, list(robot.joint_names), q, qd, efforts=tau,
+                                            storage=StoragePlugin.SQLITE3)
+    os.remove(tmp_path / "second" / "metadata.yaml")
+    # a bag keeps no acceleration: the second recording's are differentiated, so give the CSV's only to compare
+    code, out, err = run_cli("identify", UR5, first, tmp_path / "second" / "second.db3", "--links", "--friction",
+                             "--coulomb-velocity", COULOMB_VELOCITY, "--holdout", 0.1, "-o", tmp_path / "out")
+    assert code == 0, err
+    assert "second.db3: 200 samples" in out and "acceleration by zero-phase local cubic fits over" in out
+    assert "median rate" in out and "condition number" in out
+    out_dir = tmp_path / "out"
+    assert sorted(os.listdir(out_dir)) == ["drive.yaml", "holdout.png", "identified.urdf", "identified.yaml",
+                                           "parameters.yaml", "residuals.png"]
+    identified = rd.load_urdf(str(out_dir / "identified.urdf"))  # refuses an inconsistent inertia
+    driven = rd.load_drive(identified, out_dir / "drive.yaml")
+    assert driven.coulomb_velocity == pytest.approx(np.full(6, COULOMB_VELOCITY))
+    document = yaml.safe_load((out_dir / "identified.yaml").read_text())
+    assert set(document["rmse"]) == set(robot.joint_names) and document["condition_number"] > 1
+    assert len(document["base_parameters"]) == 36 and all(p["std"] > 0 for p in document["base_parameters"])
+    parameters = yaml.safe_load((out_dir / "parameters.yaml").read_text())["/**"]["ros__parameters"]
+    assert parameters["drive_file"] == str(out_dir.resolve() / "drive.yaml")
+    assert rd.load_urdf(parameters["robot_description"]).name == robot.name
+    # loads --drive with the identified files: the simulated torques of the first (exact-derivative) recording
+    code, _, err = run_cli("loads", out_dir / "identified.urdf", first, "--drive", out_dir / "drive.yaml", "-o",
+                           tmp_path / "loads")
+    assert code == 0, err
+    table = np.genfromtxt(tmp_path / "loads" / "loads.csv", delimiter=",", names=True)
+    computed = np.column_stack([table[f"{j}torque"] for j in robot.joint_names])
+    assert np.abs(computed - parts[0][4]).max() < 0.05 * np.abs(parts[0][4]).max()
+    # and exactly the identified robot's: the URDF and drive file carry every identified number
+    np.testing.assert_allclose(computed, rd.inverse_dynamics(driven, parts[0][1], parts[0][2], parts[0][3]).torques,
+                               atol=1e-6)
+
+
+def test_exact_recording_gives_the_true_torques_back(tmp_path, setup):
+    """Every derivative in the CSV: the identified URDF and drive file reproduce the simulated torques."""
+    robot, true, _ = setup
+    q, qd, qdd = motion(robot, 300)
+    tau = rd.inverse_dynamics(true, q, qd, qdd).torques
+    path = write_csv(tmp_path / "m.csv", robot, uneven(300, seed=3), q, tau, qd, qdd)
+    code, out, err = run_cli("identify", UR5, path, "--links", "--friction", "--coulomb-velocity", COULOMB_VELOCITY,
+                             "-o", tmp_path / "out")
+    assert code == 0, err
+    driven = rd.load_drive(rd.load_urdf(str(tmp_path / "out" / "identified.urdf")), tmp_path / "out" / "drive.yaml")
+    np.testing.assert_allclose(rd.inverse_dynamics(driven, q, qd, qdd).torques, tau, atol=1e-6)
+
+
+def test_low_rate_positions_only(tmp_path, setup):
+    """125 Hz and 30 Hz, positions and efforts only: the filter is chosen from the rate and said."""
+    robot, true, _ = setup
+    for rate, samples in ((125.0, 400), (30.0, 300)):
+        t = np.arange(samples) / rate
+        rng = np.random.default_rng(5)
+        trajectory = FourierTrajectory(robot.joint_names, t[-1] / 2, np.zeros(6), *(0.3 * rng.normal(size=(2, 6, 4))))
+        q, qd, qdd = trajectory.sample(t)
+        tau = rd.inverse_dynamics(true, q, qd, qdd).torques
+        path = write_csv(tmp_path / f"r{rate:g}.csv", robot, t, q, tau)
+        code, out, err = run_cli("identify", UR5, path, "--links", "--friction", "-o", tmp_path / f"o{rate:g}")
+        assert code == 0, err
+        assert f"median rate {rate:.4g} Hz, -3 dB near {min(10.0, rate / 5):.3g} Hz" in out
+        document = yaml.safe_load((tmp_path / f"o{rate:g}" / "identified.yaml").read_text())
+        assert all(document["rmse"][j] < document["rmse_given"][j] for j in robot.joint_names)
+
+
+def test_bad_recordings_refused_in_one_line(tmp_path, setup):
+    robot, true, _ = setup
+    q, qd, qdd = motion(robot, 60)
+    tau = rd.inverse_dynamics(true, q, qd, qdd).torques
+    t = np.linspace(0, 1, 60)
+    no_effort = write_csv(tmp_path / "no_effort.csv", robot, t, q, None, qd, qdd)
+    backwards = write_csv(tmp_path / "backwards.csv", robot, t[::-1], q, tau, qd, qdd)
+    nan = write_csv(tmp_path / "nan.csv", robot, t, np.where(np.arange(60)[:, None] == 4, np.nan, q), tau, qd, qdd)
+    still = write_csv(tmp_path / "still.csv", robot, t, np.zeros_like(q), tau, np.zeros_like(q), np.zeros_like(q))
+    for path, reason in ((no_effort, "no measured effort for every joint"), (backwards, "time does not increase"),
+                         (nan, "line 6, column 'shoulder_pan_joint.position': 'nan' is not finite"),
+                         (still, "never move")):
+        code, _, err = run_cli("identify", UR5, path, "--links", "--friction", "-o", tmp_path / "x")
+        assert code == 2 and reason in err and len(err.strip().splitlines()) == 1, err
+    assert not os.path.exists(tmp_path / "x")
+    code, _, err = run_cli("identify", UR5, str(tmp_path / "none*.csv"), "--links", "-o", tmp_path / "x")
+    assert code == 2 and "no file matches" in err
+
+
+def test_a_directory_and_a_glob_name_the_recordings(tmp_path):
+    from rne_dynamics.tools.loads import motion_paths
+    for name in ("b.csv", "a.csv", "c.mcap", "notes.txt"):
+        (tmp_path / name).write_text("")
+    (tmp_path / "bag").mkdir()
+    (tmp_path / "bag" / "metadata.yaml").write_text("")
+    assert motion_paths([str(tmp_path)]) == [str(tmp_path / n) for n in ("a.csv", "b.csv", "bag", "c.mcap")]
+    assert motion_paths([str(tmp_path / "*.csv"), str(tmp_path / "a.csv")]) == sorted(
+        glob.glob(str(tmp_path / "*.csv")))
+
+
+def test_excite_links_writes_a_whole_robot_excitation(tmp_path):
+    code, out, err = run_cli("excite", rd.bundled_robot_path(), "--links", "--period", 2, "--iterations", 2,
+                             "--harmonics", 3, "--sample-period", 0.01, "-o", tmp_path / "e")
+    assert code == 0, err
+    assert "for the base parameters and friction" in out
+    assert sorted(os.listdir(tmp_path / "e")) == ["excitation.csv", "excitation.yaml"]
+    code, _, err = run_cli("excite", rd.bundled_robot_path(), "--links", "--payload", "tool_flange")
+    assert code == 2 and "give one of them" in err

@@ -1,0 +1,88 @@
+"""The package's folders are layers (README, Design): a module imports only modules of its own layer or of layers
+below it, so no import circle joins two folders. Read from the source (every ``import``, in functions too), not by
+importing it.
+
+The layers, bottom up: ``_jit`` (with ``_trace`` and ``_native``), ``errors`` and ``robots`` (leaves); ``model``;
+``algorithms``; ``planning``; the package face (``rne_dynamics/__init__.py``, ``import rne_dynamics as rd``);
+``nodes``; ``tools`` (the ``live`` command starts the nodes); the entry points (``__main__``, ``launch_files``).
+"""
+import ast
+import pathlib
+
+PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "rne_dynamics"
+LAYERS = [("_jit", "_trace", "_native", "errors", "robots"), ("model",), ("algorithms",), ("planning",), ("face",),
+          ("nodes",), ("tools",), ("__main__", "launch_files")]
+LEVEL = {part: level for level, parts in enumerate(LAYERS) for part in parts}
+
+
+def module_name(path):
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def part(module):
+    """The layer part a module belongs to: its folder or top-level module under the package, ``face`` for the
+    package itself."""
+    names = module.split(".")
+    return "face" if len(names) == 1 else names[1]
+
+
+def imported_modules(path):
+    """The package's modules ``path`` imports (``from . import x`` counts as module ``x`` when it is one)."""
+    module = module_name(path)
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out |= {alias.name for alias in node.names if alias.name.split(".")[0] == "rne_dynamics"}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != "rne_dynamics":
+                continue
+            for alias in node.names:
+                candidate = PACKAGE.parent / (target + "." + alias.name).replace(".", "/")
+                is_module = candidate.with_suffix(".py").exists() or (candidate / "__init__.py").exists()
+                out.add(f"{target}.{alias.name}" if is_module else target)
+    return out
+
+
+def edges():
+    """``{(importing module, imported module)}`` over the package."""
+    return {(module_name(path), target) for path in PACKAGE.rglob("*.py") for target in imported_modules(path)}
+
+
+def test_every_module_belongs_to_a_layer():
+    unplaced = sorted({part(module_name(path)) for path in PACKAGE.rglob("*.py")} - set(LEVEL))
+    assert not unplaced, f"place these in LAYERS (and in README's Design table): {unplaced}"
+
+
+def test_the_parser_sees_the_imports_it_checks():
+    """The graph is not empty by mistake: known imports of each kind are in it."""
+    found = edges()
+    for edge in [("rne_dynamics.algorithms.rnea", "rne_dynamics.model.joints"),  # from ..model.joints import
+                 ("rne_dynamics.tools.cli", "rne_dynamics.tools.live_demo"),  # from . import live_demo, in a function
+                 ("rne_dynamics.nodes.inverse_dynamics_node", "rne_dynamics")]:  # import rne_dynamics as rd
+        assert edge in found, edge
+
+
+def test_imports_go_down_the_layers():
+    upward = sorted(f"{a} imports {b} ({part(a)} is below {part(b)})" for a, b in edges()
+                    if LEVEL[part(a)] < LEVEL[part(b)])
+    assert not upward, "\n".join(upward)
+
+
+def test_no_import_circle_between_folders():
+    graph = {}
+    for a, b in edges():
+        if part(a) != part(b):
+            graph.setdefault(part(a), set()).add(part(b))
+
+    def reaches(start, goal, seen=()):
+        return any(n == goal or (n not in seen and reaches(n, goal, seen + (n,))) for n in graph.get(start, ()))
+
+    circles = sorted(p for p in graph if reaches(p, p))
+    assert not circles, f"import circles through {circles}: {graph}"

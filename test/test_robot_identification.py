@@ -1,0 +1,138 @@
+"""Whole-robot identification (``rd.identify_robot``) on simulated recordings of example-robot-data arms (UR5, Panda
+with its fingers locked; iiwa is not in example-robot-data 6) and the bundled arm: a true robot whose every body
+differs from the URDF (heavier, COM moved, inertia turned, all physically consistent) with viscous, smooth Coulomb
+and offset friction. Noise-free: the base parameters and friction to 1e-8 relative and the identified robot's torques
+equal to the true ones; with noise: within 3 standard deviations; every body physically consistent; data that agree
+with the URDF leave the URDF's parameters unchanged (the regulariser holds the null space there); too little
+excitation and bad samples refused with their reason."""
+import numpy as np
+import pytest
+
+import oracle
+import rne_dynamics as rd
+from rne_dynamics.algorithms import robot_identification as ri
+from rne_dynamics.algorithms.identification import FourierTrajectory, from_pseudo_inertia, pseudo_inertia
+from rne_dynamics.algorithms.regressor import inertial_parameters
+from rne_dynamics.errors import ModelError, StateError
+
+COULOMB_VELOCITY = 0.02
+ARMS = {"ur5": ("ur_description/urdf/ur5_robot.urdf", {}),
+        "panda": ("panda_description/urdf/panda.urdf", {"panda_finger_joint1": 0.02})}
+
+
+def arm(name):
+    path, locked = ARMS[name]
+    robot = oracle.load_quietly(oracle.robot_path(path))
+    return robot.with_locked_joints(locked) if locked else robot
+
+
+def true_robot(robot, seed=0):
+    """Every body's pseudo-inertia ``J`` moved to ``1.2 A J A^T`` (``A`` a random affine map near 1: consistent)
+    and friction per joint."""
+    rng = np.random.default_rng(seed)
+    moved = []
+    for phi in inertial_parameters(robot).reshape(-1, 10):
+        A = np.eye(4)
+        A[:3] += 0.05 * rng.normal(size=(3, 4))
+        moved.append(from_pseudo_inertia(1.2 * A @ pseudo_inertia(phi) @ A.T))
+    nv = robot.nv
+    friction = rng.uniform(0.2, 1.0, nv), rng.uniform(0.5, 2.0, nv), rng.uniform(-0.3, 0.3, nv)
+    true = ri.with_inertial_parameters(robot, np.concatenate(moved)).with_drive(
+        damping=friction[0], friction=friction[1], friction_offset=friction[2],
+        coulomb_velocity=np.full(nv, COULOMB_VELOCITY))
+    return true, np.array(friction)
+
+
+def motion(robot, samples, seed=1, period=10.0):
+    """Two periods of a random 5-harmonic Fourier motion about the middle of the joint ranges."""
+    rng = np.random.default_rng(seed)
+    limits = robot.position_limits
+    q0 = np.where(np.isfinite(limits).all(axis=1), limits.mean(axis=1), 0.0)
+    a, b = 0.3 * rng.normal(size=(2, robot.nv, 5))
+    return FourierTrajectory(robot.joint_names, period, q0, a, b).sample(np.linspace(0, 2 * period, samples))
+
+
+def consistent(parameters):
+    J = np.einsum("bk,kij->bij", parameters.reshape(-1, 10), ri.BASIS)
+    return np.linalg.eigvalsh(J).min() > 0
+
+
+@pytest.mark.parametrize("name", list(ARMS))
+def test_noise_free_recovers_base_parameters_and_friction(name):
+    robot = arm(name)
+    true, friction = true_robot(robot)
+    q, qd, qdd = motion(robot, 400)
+    tau = rd.inverse_dynamics(true, q, qd, qdd).torques
+    result = rd.identify_robot(robot, (q, qd, qdd, tau), coulomb_velocity=COULOMB_VELOCITY)
+    expected = result.base.combination @ inertial_parameters(true)
+    np.testing.assert_allclose(result.base_values, expected, rtol=1e-8, atol=1e-8 * np.abs(expected).max())
+    got = np.array([[f[t] for f in result.friction.values()] for t in ri.FRICTION_TERMS])
+    np.testing.assert_allclose(got, friction, rtol=1e-8, atol=1e-10)
+    assert consistent(result.parameters)
+    np.testing.assert_allclose(rd.inverse_dynamics(result.robot, q, qd, qdd).torques, tau, atol=1e-8)
+    assert result.rmse.max() < 1e-8 < result.rmse_given.min()
+    assert 1 < result.condition_number < ri.MAX_CONDITION
+
+
+def test_noisy_estimates_within_three_standard_deviations_and_holdout_validates():
+    robot = arm("ur5")
+    true, friction = true_robot(robot, seed=2)
+    q, qd, qdd = motion(robot, 1200, seed=3)
+    tau = rd.inverse_dynamics(true, q, qd, qdd).torques
+    clean = tau.copy()
+    tau += 0.02 * np.random.default_rng(4).normal(size=tau.shape) * np.sqrt(np.mean(tau ** 2, axis=0))
+    result = rd.identify_robot(robot, [(q, qd, qdd, tau)], coulomb_velocity=COULOMB_VELOCITY, holdout=0.25)
+    assert result.samples == 900 and result.holdout_samples == 300
+    expected = result.base.combination @ inertial_parameters(true)
+    assert np.all(np.abs(result.base_least_squares - expected) < 3 * result.base_std)
+    assert np.all(np.abs(result.base_values - expected) < 3 * result.base_std)  # the regulariser's pull is small
+    got = np.array([[f[t] for f in result.friction.values()] for t in ri.FRICTION_TERMS])
+    std = np.array([[f[f"{t}_std"] for f in result.friction.values()] for t in ri.FRICTION_TERMS])
+    assert np.all(np.abs(got - friction) < 3 * std)
+    assert consistent(result.parameters)
+    noise = 0.02 * np.sqrt(np.mean(clean ** 2, axis=0))
+    assert np.all(result.holdout_rmse < 1.5 * noise) and np.all(result.holdout_rmse_given > 5 * noise)
+    (k, index, measured, predicted, given), = result.held_out
+    np.testing.assert_array_equal(measured, tau[900:])
+    np.testing.assert_array_equal(index, np.arange(900, 1200))
+
+
+def test_data_that_agree_with_the_urdf_leave_it_unchanged():
+    """The fit's null space is the URDF's: identifying the URDF's own torques returns the URDF's 10 parameters of
+    every body, not only its base parameters."""
+    robot = rd.load_urdf(rd.bundled_robot_path())
+    q, qd, qdd = motion(robot, 300)
+    tau = rd.inverse_dynamics(robot, q, qd, qdd).torques
+    result = rd.identify_robot(robot, (q, qd, qdd, tau), friction=False)
+    pi0 = inertial_parameters(robot)
+    np.testing.assert_allclose(result.parameters, pi0, atol=1e-8 * np.abs(pi0).max())
+    assert result.friction is None
+
+
+def test_too_little_excitation_is_refused_naming_the_parameters():
+    """The last joint turning at one constant speed: its viscous, Coulomb and offset columns are all constant, so
+    the data cannot tell them apart; never moving it leaves its columns zero."""
+    robot = arm("ur5")
+    q, qd, qdd = motion(robot, 300)
+    q[:, 5], qd[:, 5], qdd[:, 5] = 0.3 + 0.5 * np.linspace(0, 1, 300), 0.5, 0.0
+    tau = rd.inverse_dynamics(robot, q, qd, qdd).torques
+    with pytest.raises(ModelError, match=r"too little excitation: condition number .* not identifiable: "
+                                         r"wrist_3_joint\.(viscous|coulomb|offset)"):
+        rd.identify_robot(robot, (q, qd, qdd, tau))
+    qd[:, 5] = 0.0
+    with pytest.raises(ModelError, match="the recordings never move wrist_3_joint.viscous"):
+        rd.identify_robot(robot, (q, qd, qdd, tau))
+
+
+def test_bad_samples_are_refused():
+    robot = arm("ur5")
+    q, qd, qdd = motion(robot, 50)
+    tau = rd.inverse_dynamics(robot, q, qd, qdd).torques
+    bad = tau.copy()
+    bad[7, 2] = np.nan
+    with pytest.raises(StateError, match="recording 0: tau is not finite at sample 7"):
+        rd.identify_robot(robot, (q, qd, qdd, bad))
+    with pytest.raises(StateError, match=r"recording 1: qd must be \(50, 6\)"):
+        rd.identify_robot(robot, [(q, qd, qdd, tau), (q, qd[:, :3], qdd, tau)])
+    with pytest.raises(StateError, match="holdout is a fraction"):
+        rd.identify_robot(robot, (q, qd, qdd, tau), holdout=1.0)
