@@ -1,6 +1,7 @@
 """Bad arguments to the library's dynamics calls: each raises :class:`rd.StateError` (a ``ValueError``) naming the
 argument and, where it applies, the joint, the state of a batch or the link; forward dynamics of a joint that moves
-no mass raises :class:`rd.SingularMassMatrixError` naming the joint, never numpy's ``LinAlgError``.
+no mass raises :class:`rd.SingularMassMatrixError` naming the joint, never numpy's ``LinAlgError``; a result that
+overflows is an error, not NaN.
 """
 import warnings
 
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 
 import rne_dynamics as rd
+from multi_dof import random_configuration, tree_urdf
 from rne_dynamics.robots import default_robot_path
 
 ARM = rd.load_urdf(default_robot_path())
@@ -216,3 +218,48 @@ def test_payload_that_no_real_body_has_is_refused():
     robot = rd.load_urdf(default_robot_path())
     with pytest.raises(rd.ModelError, match="payload on 'tool_flange'.*triangle inequality"):
         robot.with_payload("tool_flange", 1.0, inertia=(0.01, 0.0, 0.0, 0.01, 0.0, 0.05))
+
+
+# ---------------------------------------------------------------- joints of several coordinates: inputs and results
+# that are not finite
+
+NOT_FINITE_CALLS = {  # call(robot, q, v, a, jerk) and the names of its joint-space arguments
+    "coriolis_matrix": (lambda robot, q, v, a, j: rd.coriolis_matrix(robot, q, v), ("q", "qd")),
+    "joint_torque_regressor": (lambda robot, q, v, a, j: rd.joint_torque_regressor(robot, q, v, a),
+                               ("q", "qd", "qdd")),
+    "torque_rate": (lambda robot, q, v, a, j: rd.torque_rate(robot, q, v, a, j), ("q", "qd", "qdd", "qddd")),
+}
+
+
+@pytest.mark.parametrize("batch", [None, 3], ids=["one state", "batch"])
+@pytest.mark.parametrize("call", NOT_FINITE_CALLS)
+def test_not_finite_input_is_named(call, batch):
+    """The kernels check their inputs (the calls do not beforehand): a NaN or an inf names the argument, the
+    coordinate and, in a batch, the state."""
+    function, names = NOT_FINITE_CALLS[call]
+    robot = rd.load_urdf(tree_urdf(), floating_base=True)
+    rng = np.random.default_rng(43)
+    q = np.array([random_configuration(robot, rng) for _ in range(batch or 1)])
+    good = [q] + list(rng.uniform(-1.0, 1.0, size=(3, batch or 1, robot.nv)))
+    for k, name in enumerate(names):
+        coordinate_names = robot.q_names if name == "q" else robot.v_names
+        # the planar joint's second coordinate and the last joint's: not in a quaternion, whose norm is checked first
+        for bad, coordinate in ((np.nan, 8), (np.inf, len(coordinate_names) - 1)):
+            x = [np.array(a) for a in good]
+            x[k][-1, coordinate] = bad
+            with pytest.raises(rd.StateError) as caught:
+                function(robot, *(x if batch else [a[0] for a in x]))
+            message = str(caught.value)
+            culprits = [f"{name} is not finite", f"joint '{coordinate_names[coordinate]}'", str(bad)]
+            for culprit in culprits + ([f"state {batch - 1}"] if batch else []):
+                assert culprit in message, f"{culprit!r} not named in: {message}"
+
+
+@pytest.mark.parametrize("call", ["joint_torque_regressor", "torque_rate"])
+def test_overflow_is_an_error_not_nan(call):
+    """Finite inputs whose results overflow float64 (``v x* I v`` at ``qd = 1e200``)."""
+    robot = rd.load_urdf(tree_urdf(), floating_base=True)
+    q = random_configuration(robot, np.random.default_rng(44))
+    zero = np.zeros(robot.nv)
+    with pytest.raises(rd.StateError, match="not finite although every input is"):
+        NOT_FINITE_CALLS[call][0](robot, q, np.full(robot.nv, 1e200), zero, zero)

@@ -17,7 +17,7 @@ from rne_dynamics import _native, _trace
 from rne_dynamics.algorithms import aba, crba, gravity, rnea, written
 from rne_dynamics.algorithms.driver import ALGORITHMS, BAD_SHAPE, NOT_FINITE, NOT_UNIT, OK
 from rne_dynamics.algorithms.inputs import gravity_vector
-from test_columns_misc import tree_urdf
+from multi_dof import tree_urdf
 
 TOLERANCE = 1e-12
 MAIN = [rnea.INVERSE_DYNAMICS, rnea.BIAS, gravity.GRAVITY, crba.MASS_MATRIX, aba.ACCELERATIONS]

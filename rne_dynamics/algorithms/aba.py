@@ -4,7 +4,8 @@ Table 7.1), O(n), with external wrenches and, on request, the joint reaction wre
 Joints of any number of coordinates go through the ABA as Table 7.1 writes it: ``S_i`` is ``6 x nv_i`` and
 ``D_i = S_i^T IA_i S_i`` a small symmetric positive-definite matrix. A floating base is the free-flyer joint of body
 0, whose parent is the world (RBDA ch. 9: its ``D_0`` is the articulated inertia of the whole robot, ``S_0`` the
-identity).
+identity). The pass is written once, for hybrid dynamics (:mod:`~rne_dynamics.algorithms.hybrid`: a mask of
+coordinates whose acceleration is known); forward dynamics is its case of an empty mask, every force known.
 
 Drives: the rotor inertia (armature) of joint ``i`` adds to ``D_i``'s diagonal; viscous and Coulomb friction oppose
 the motion, ``tau_eff = tau - damping qd - friction sign(qd)``, exactly as :func:`rne_dynamics.inverse_dynamics`
@@ -27,7 +28,7 @@ import numpy as np
 from .._jit import arithmetic_kernel, carve, helper, layout, skip_zero
 from .crba import composite_rigid_body, crba_workspace
 from ..errors import StateError
-from ..model.drive import drive_torques_add, drive_friction
+from ..model.drive import drive_friction, drive_torque, drive_torques_add
 from ..model.joints import X_up
 from .driver import OK, SINGULAR, Algorithm
 from .rnea import joint_loads, newton_euler, rnea_workspace
@@ -183,104 +184,186 @@ def articulated_inertia(w, i, c0, c1):
 
 
 @helper
-def pass_to_parent(w, i, λ, c0, c1):
+def pass_to_parent(w, i, λ, Ia, c0, c1):
     """``IA_λ += X_i^T Ia_i X_i`` and ``pA_λ += X_i^T (pA_i + Ia_i c_i + U_i D_i^-1 u_i)`` (RBDA Table 7.1), ``X_i``
-    the translation by ``d_i`` (root axes)."""
-    matrix_times(w.Ia, w.c[i], w.pa)
+    the translation by ``d_i`` (root axes), ``Ia`` the inertia body ``i`` passes on, ``c0:c1`` its columns in the
+    sum (none for a composite body: ``Ia = IA_i``)."""
+    matrix_times(Ia, w.c[i], w.pa)
     add_scaled(w.pa, 1.0, w.pA[i])
     for j in range(c0, c1):
         add_scaled(w.pa, w.y[j], w.U[j])
-    inertia_shift_add(w.d[i], w.Ia, w.IA[λ])
+    inertia_shift_add(w.d[i], Ia, w.IA[λ])
     force_shift_add(w.d[i], w.pa, w.pA[λ])
 
 
+@helper
+def acceleration_known(known, k):
+    """Whether coordinate ``k`` has a known acceleration under the mask ``known`` (``nv`` flags, or none at all: an
+    empty mask, every force known, forward dynamics)."""
+    return known.shape[0] > 0 and known[k] != 0
+
+
+@helper
+def joint_motion(m, w, i, known, qd, qdd):
+    """Body ``i``'s joint in its first pass: root-axes ``S_i``, ``v_i += S_i qd_i`` and ``c_i = v_i x S_i qd_i +
+    S_K qdd_K`` (``K``: its columns of known acceleration; a mimic column moves with ``col_mult`` times its
+    source)."""
+    S, v, c = w.S, w.v, w.c
+    for j in range(m.col_start[i], m.col_start[i + 1]):
+        rotate6(w.oR[i], m.S[j], S[j])
+        add_scaled(v[i], m.col_mult[j] * qd[m.col_v[j]], S[j])
+    for j in range(m.col_start[i], m.col_start[i + 1]):  # a column at a time, once v_i is complete
+        k = m.col_v[j]
+        cross_motion_add(v[i], S[j], m.col_mult[j] * qd[k], c[i])
+        if acceleration_known(known, k):
+            add_scaled(c[i], m.col_mult[j] * qdd[k], S[j])
+
+
+@helper
+def column_forces(m, w, i, known, qd, tau):
+    """``U_j = IA_i S_j`` and ``u_j = tau_j - friction - S_j^T pA_i`` for body ``i``'s columns of known force;
+    ``U_j = 0``, ``u_j = 0`` for those of known acceleration. Returns the number of columns of known force."""
+    free = 0
+    for j in range(m.col_start[i], m.col_start[i + 1]):
+        k = m.col_v[j]
+        if acceleration_known(known, k):
+            w.U[j] = 0.0
+            w.u[j] = 0.0
+        else:
+            free += 1
+            matrix_times(w.IA[i], w.S[j], w.U[j])
+            w.u[j] = tau[k] - drive_friction(m, j, qd[k]) - dot6(w.S[j], w.pA[i])
+    return free
+
+
+@helper
+def joint_inertia(m, w, i, known, c0, c1):
+    """``D_i = S_i^T U_i + diag(armature_i)`` (lower triangle) and its pivots' scales (:func:`column_scale`, in
+    ``y``) for body ``i``'s columns ``c0:c1``; a column of known acceleration gets the identity's row and column,
+    and so drops out of ``D_i^-1`` (its ``U_j = 0`` makes the other rows' entries zero)."""
+    D, y = w.D, w.y
+    for j in range(c0, c1):
+        if acceleration_known(known, m.col_v[j]):
+            y[j] = 1.0
+            for k in range(c0, j):
+                D[j - c0, k - c0] = 0.0
+            D[j - c0, j - c0] = 1.0
+        else:
+            y[j] = column_scale(w.IA[i], w.S[j], m.armature[j])
+            for k in range(c0, j + 1):
+                D[j - c0, k - c0] = dot6(w.S[j], w.U[k])
+            D[j - c0, j - c0] += m.armature[j]
+
+
+@helper
+def joint_accelerations(m, w, i, known, qdd):
+    """``qdd_F = D_i^-1 (u_F - U_F^T a'_i)`` and ``a_i = a'_i + S_F qdd_F`` for body ``i``'s columns ``F`` of known
+    force (``a_i`` holds ``a'_i = X_i a_λ + c_i``)."""
+    U, u, y, S, a = w.U, w.u, w.y, w.S, w.a
+    c0, c1 = m.col_start[i], m.col_start[i + 1]
+    if c1 - c0 == 1:
+        k = m.col_v[c0]
+        if not acceleration_known(known, k):
+            qdd[k] = (u[c0] - dot6(U[c0], a[i])) * w.D_inv[i, 0, 0]
+            add_scaled(a[i], qdd[k], S[c0])
+        return
+    for j in range(c0, c1):
+        y[j] = u[j] - dot6(U[j], a[i])
+    for j in range(c0, c1):
+        k = m.col_v[j]
+        if not acceleration_known(known, k):
+            qdd[k] = 0.0
+            for l in range(c0, c1):
+                qdd[k] += w.D_inv[i, j - c0, l - c0] * y[l]
+            add_scaled(a[i], qdd[k], S[j])
+
+
+@helper
+def body_wrenches(m, w, known, qd, qdd, tau, f):
+    """Each body's ``f_i = IA_i a_i + pA_i``: into ``f`` (body axes; ``f[-1]`` the base's share) if it has rows,
+    and ``tau_K = S_K^T f_i + drive torque`` for the columns of known acceleration (summed: a mimic column adds to
+    its source's)."""
+    pa = w.pa
+    if known.shape[0] > 0:
+        for j in range(m.ncol):
+            if known[m.col_v[j]]:
+                tau[m.col_v[j]] = 0.0
+    if f.shape[0] > 0:
+        f[-1] = 0.0
+    for i in range(m.nb):
+        matrix_times(w.IA[i], w.a[i], pa)
+        add_scaled(pa, 1.0, w.pA[i])
+        if known.shape[0] > 0:
+            for j in range(m.col_start[i], m.col_start[i + 1]):
+                k = m.col_v[j]
+                if known[k]:
+                    tau[k] += m.col_mult[j] * dot6(w.S[j], pa) + drive_torque(m, j, qd[k], qdd[k])
+        if f.shape[0] > 0:
+            rotate6(w.oR[i].T, pa, f[i])  # to the body's axes
+            if m.parent[i] < 0:
+                force_shift_add(w.d[i], pa, f[-1])
+
+
 @arithmetic_kernel
-def articulated_body(m, w, q, qd, tau, gravity, f_ext, qdd, f):
-    """ABA (RBDA Table 7.1) for one state of a robot without mimic joints, joints of any number of coordinates.
-    Writes ``qdd`` and, when ``f`` has rows ``(nb + 1, 6)``, the joint wrenches ``f_i = IA_i a_i + pA_i``
-    (``f[-1]``: the base's share). Returns ``OK``, or ``SINGULAR`` plus the coordinate of the first pivot of a
-    ``D_i`` found not positive (``qdd`` is then not written).
+def articulated_body(m, w, known, q, qd, qdd, tau, gravity, f_ext, f):
+    """The articulated-body pass of forward and hybrid dynamics (RBDA Table 7.1, with Table 9.6's known
+    accelerations) for one state of a robot whose mimic columns all have a known acceleration.
+
+    ``known``: ``nv`` flags, coordinate ``k`` having a known acceleration ``qdd[k]`` where set and a known force
+    ``tau[k]`` elsewhere; or an empty mask: every force known (forward dynamics: ``tau`` is then only read). Writes
+    the unknown entries of ``qdd`` and ``tau`` and, when ``f`` has rows ``(nb + 1, 6)``, the joint wrenches ``f_i =
+    IA_i a_i + pA_i`` (``f[-1]``: the base's share). Returns ``OK``, or ``SINGULAR`` plus the first coordinate of
+    known force whose pivot in ``D_i`` is not positive (``qdd`` is then not written).
 
     Body ``i``'s quantities are taken about its origin with the root's axes: each body's rotation is composed once,
     and ``X_i`` from its parent is a translation by ``d_i`` (the origin's offset), so no articulated inertia is
     rotated (as Pinocchio's world convention; about each body's own origin, tiny distal inertias keep their digits).
-    ``S_i`` (``6 x nv_i``, root axes), ``U_i`` and ``u_i`` have a column (an entry) per coordinate of the joint:
-        v_i = X_i v_λ + S_i qd_i,   c_i = v_i x S_i qd_i,   IA_i = I_i,   pA_i = v_i x* I_i v_i - f_ext_i
-        U_i = IA_i S_i,   D_i = S_i^T U_i + diag(armature_i),   u_i = tau_eff_i - S_i^T pA_i
-        Ia_i = IA_i - U_i D_i^-1 U_i^T,   IA_λ += X_i^T Ia_i X_i,   pA_λ += X_i^T (pA_i + Ia_i c_i + U_i D_i^-1 u_i)
-        a'_i = X_i a_λ + c_i,   qdd_i = D_i^-1 (u_i - U_i^T a'_i),   a_i = a'_i + S_i qdd_i
-    Most joints have one coordinate: their ``D_i`` is a number and they take a branch without the loops over
-    columns and the ``LDL^T`` inverse (those cost a quarter more on a fixed-base robot). A body whose parent is the
-    world passes nothing on.
+    ``S_i`` (``6 x nv_i``, root axes) has a column per coordinate of the joint; ``F`` are its columns of known force,
+    ``K`` those of known acceleration:
+        v_i = X_i v_λ + S_i qd_i,   c_i = v_i x S_i qd_i + S_K qdd_K,   IA_i = I_i,   pA_i = v_i x* I_i v_i - f_ext_i
+        U_F = IA_i S_F,   D_i = S_F^T U_F + diag(armature_F),   u_F = tau_F - drive friction - S_F^T pA_i
+        Ia_i = IA_i - U_F D_i^-1 U_F^T,   IA_λ += X_i^T Ia_i X_i,   pA_λ += X_i^T (pA_i + Ia_i c_i + U_F D_i^-1 u_F)
+        a'_i = X_i a_λ + c_i,   qdd_F = D_i^-1 (u_F - U_F^T a'_i),   a_i = a'_i + S_F qdd_F
+        f_i = IA_i a_i + pA_i,   tau_K = S_K^T f_i + armature_K qdd_K + drive friction
+    A body with no column of known force passes ``Ia_i = IA_i`` on (Khalil's composite link, eqs. 95-96). Most
+    joints have one coordinate: their ``D_i`` is a number and they take a branch without the loops over columns and
+    the ``LDL^T`` inverse (those cost a quarter more on a fixed-base robot). A body whose parent is the world passes
+    nothing on. The mask costs forward dynamics one test of its length per column and per body.
     """
-    R, p, oR, op, d, S, h, I, v, c, a, IA, pA, U, D, u, y, D_inv, Ia, pa, Iv = w
-    nb = m.nb
-    set_identity(oR[-1], op[-1])
-    set_at_rest(v[-1], a[-1])
+    nb, IA, a = m.nb, w.IA, w.a
+    set_identity(w.oR[-1], w.op[-1])
+    set_at_rest(w.v[-1], a[-1])
     for i in range(nb):
-        c0, c1 = m.col_start[i], m.col_start[i + 1]
         body_origin_motion(m, w, i, q)
-        if c1 - c0 == 1:
-            rotate6(oR[i], m.S[c0], S[c0])
-            add_scaled(v[i], qd[m.col_v[c0]], S[c0])
-            cross_motion_add(v[i], S[c0], qd[m.col_v[c0]], c[i])
-        else:
-            for j in range(c0, c1):
-                rotate6(oR[i], m.S[j], S[j])
-                add_scaled(v[i], qd[m.col_v[j]], S[j])
-            for j in range(c0, c1):  # v_i x S_i qd_i, a column at a time, once v_i is complete
-                cross_motion_add(v[i], S[j], qd[m.col_v[j]], c[i])
+        joint_motion(m, w, i, known, qd, qdd)
         body_bias(m, w, i, f_ext)
     for i in range(nb - 1, -1, -1):  # children have larger indices: IA_i, pA_i are complete here
         λ = m.parent[i]
         c0, c1 = m.col_start[i], m.col_start[i + 1]
-        for j in range(c0, c1):
-            k = m.col_v[j]
-            matrix_times(IA[i], S[j], U[j])
-            u[j] = tau[k] - drive_friction(m, j, qd[k]) - dot6(S[j], pA[i])
-        if c1 - c0 == 1:
+        free = column_forces(m, w, i, known, qd, tau)
+        if free == 0:  # a composite body (Khalil eqs. 95-96): all of it moves with its parent
+            if λ >= 0:
+                pass_to_parent(w, i, λ, IA[i], c0, c0)
+            continue
+        if c1 - c0 == 1:  # its one column has a known force
             if not one_column_articulated(m, w, i, c0):
                 return SINGULAR + m.col_v[c0]
         else:
-            for j in range(c0, c1):
-                y[j] = column_scale(IA[i], S[j], m.armature[j])
-                for k in range(c0, j + 1):
-                    D[j - c0, k - c0] = dot6(S[j], U[k])
-                D[j - c0, j - c0] += m.armature[j]
-            bad = ldl_inverse(D, c1 - c0, y[c0:c1], D_inv[i])
+            joint_inertia(m, w, i, known, c0, c1)
+            bad = ldl_inverse(w.D, c1 - c0, w.y[c0:c1], w.D_inv[i])
             if bad >= 0:
                 return SINGULAR + m.col_v[c0 + bad]
             if λ >= 0:  # (else a floating base: nothing to pass on to the world)
                 articulated_inertia(w, i, c0, c1)
         if λ >= 0:  # the world takes what a root joint transmits
-            pass_to_parent(w, i, λ, c0, c1)
+            pass_to_parent(w, i, λ, w.Ia, c0, c1)
     base_acceleration(gravity, a[-1])
     for i in range(nb):
-        c0, c1 = m.col_start[i], m.col_start[i + 1]
-        motion_shift(d[i], a[m.parent[i]], a[i])
-        add_scaled(a[i], 1.0, c[i])
-        if c1 - c0 == 1:
-            k = m.col_v[c0]
-            qdd[k] = (u[c0] - dot6(U[c0], a[i])) * D_inv[i, 0, 0]
-            add_scaled(a[i], qdd[k], S[c0])
-            continue
-        for j in range(c0, c1):
-            y[j] = u[j] - dot6(U[j], a[i])
-        for j in range(c0, c1):
-            k = m.col_v[j]
-            qdd[k] = 0.0
-            for l in range(c0, c1):
-                qdd[k] += D_inv[i, j - c0, l - c0] * y[l]
-        for j in range(c0, c1):
-            add_scaled(a[i], qdd[m.col_v[j]], S[j])
-    if f.shape[0] > 0:
-        f[-1] = 0.0
-        for i in range(nb):
-            matrix_times(IA[i], a[i], pa)
-            add_scaled(pa, 1.0, pA[i])
-            rotate6(oR[i].T, pa, f[i])  # to the body's axes
-            if m.parent[i] < 0:
-                force_shift_add(d[i], pa, f[-1])
+        motion_shift(w.d[i], a[m.parent[i]], a[i])
+        add_scaled(a[i], 1.0, w.c[i])
+        joint_accelerations(m, w, i, known, qdd)
+    if known.shape[0] > 0 or f.shape[0] > 0:
+        body_wrenches(m, w, known, qd, qdd, tau, f)
     return OK
 
 
@@ -364,7 +447,7 @@ def solve_workspace(block, o, m, n):
 def mass_matrix_dynamics(m, w, q, qd, tau, gravity, f_ext, qdd, f):
     """Forward dynamics for any tree, mimic joints included: ``M qdd = tau - rnea(q, qd, 0)`` (the RNEA term holds
     bias, external wrenches and drive friction), ``M`` by the CRBA, solved by Cholesky. Same outputs and return value
-    as :func:`articulated_body`; the joint wrenches come from a second RNEA pass with the solved ``qdd``."""
+    as :func:`forward`; the joint wrenches come from a second RNEA pass with the solved ``qdd``."""
     w.zero[:] = 0.0
     composite_rigid_body(m, w.crba, q, w.M)
     newton_euler(m, w.rnea, q, qd, w.zero, gravity, f_ext, w.bias, w.rnea.f)
@@ -379,25 +462,28 @@ def mass_matrix_dynamics(m, w, q, qd, tau, gravity, f_ext, qdd, f):
     return OK
 
 
-ForwardWorkspace = namedtuple("ForwardWorkspace", "aba solve")
+ForwardWorkspace = namedtuple("ForwardWorkspace", "aba solve every_force")
 
 
 @layout
 def forward_workspace(block, o, m):
     """The workspace of the algorithm :func:`forward` runs for this model (the other one's is empty): the ABA's, or
-    a mass-matrix solve's when mimic joints break the ABA's one-joint-per-body recursion."""
+    a mass-matrix solve's when mimic joints break the ABA's one-joint-per-body recursion; and the ABA's empty
+    known-acceleration mask (every force known)."""
     mimic = m.ncol != m.nv
     aba, o = aba_workspace(block, o, m, 0 if mimic else m.nb, 0 if mimic else m.ncol)
     solve, o = solve_workspace(block, o, m, m.nv if mimic else 0)
-    return ForwardWorkspace(aba, solve), o
+    every_force, o = carve(block, o, (0,))
+    return ForwardWorkspace(aba, solve, every_force), o
 
 
 @arithmetic_kernel
 def forward(m, w, q, qd, tau, gravity, f_ext, qdd, f):
-    """Forward dynamics of one state in the :func:`forward_workspace` ``w``: ABA, or the mass-matrix solve with mimic
-    joints. Outputs and return value of :func:`articulated_body`."""
+    """Forward dynamics of one state in the :func:`forward_workspace` ``w``: the articulated-body pass with every
+    force known, or the mass-matrix solve with mimic joints. Writes ``qdd`` and, if ``f`` has rows, the joint
+    wrenches; returns ``OK`` or ``SINGULAR`` plus a coordinate that drives no mass (:func:`articulated_body`)."""
     if m.ncol == m.nv:
-        return articulated_body(m, w.aba, q, qd, tau, gravity, f_ext, qdd, f)
+        return articulated_body(m, w.aba, w.every_force, q, qd, qdd, tau, gravity, f_ext, f)
     return mass_matrix_dynamics(m, w.solve, q, qd, tau, gravity, f_ext, qdd, f)
 
 

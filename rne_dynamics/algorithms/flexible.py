@@ -23,7 +23,7 @@ import numpy as np
 from ..errors import ModelError, StateError
 from ..model.drive import elastic_coordinates, elastic_joints, transmission
 from .aba import forward_dynamics
-from .configuration import integrate
+from .integrator import rkmk4_step
 from .rnea import inverse_dynamics
 from .torque_acceleration import torque_acceleration
 from .torque_rate import torque_rate
@@ -155,37 +155,26 @@ class MotorLinkTrajectory(NamedTuple):
 
 
 def flexible_simulate(robot, q0, qd0, theta0, thetad0, tau, duration, dt, *, gravity=None):
-    """Integrate the motor-link model by RK4 from ``(q0, qd0, theta0, thetad0)`` for ``duration`` s in steps of
-    ``dt``; ``tau``: an array ``(nv,)`` held throughout, or a callable ``tau(t)`` (evaluated at the RK4 stages, so
-    a smooth feedforward keeps the method's 4th order). Returns a :class:`MotorLinkTrajectory`. One state; no joint
-    limits."""
+    """Integrate the motor-link model by RK4 on the joints' manifold (:mod:`~rne_dynamics.algorithms.integrator`)
+    from ``(q0, qd0, theta0, thetad0)`` for ``duration`` s in steps of ``dt``; ``tau``: an array ``(nv,)`` held
+    throughout, or a callable ``tau(t)`` (evaluated at the RK4 stages, so a smooth feedforward keeps the method's 4th
+    order). Returns a :class:`MotorLinkTrajectory`. One state; no joint limits."""
     torque = tau if callable(tau) else (lambda t, held=np.asarray(tau, dtype=float): held)
     if not (np.isfinite(dt) and dt > 0 and np.isfinite(duration) and duration >= 0):
         raise StateError(f"dt must be > 0 and duration >= 0 (finite seconds), got dt={dt}, duration={duration}")
+    q = np.array(q0, dtype=float)
+    motors = len(np.atleast_1d(theta0))
+    parts = np.cumsum([robot.nv, motors])  # x = [qd; theta; thetad]
 
-    def rates(t, q, qd, theta, thetad):
+    def rate(t, q, x):
+        qd, theta, thetad = np.split(x, parts)
         link, motor = flexible_forward_dynamics(robot, q, qd, theta, thetad, torque(t), gravity=gravity)
-        return qd, link, thetad, motor
+        return np.concatenate([link, thetad, motor])
 
     steps = int(round(duration / dt))
-    state = [np.array(x, dtype=float) for x in (q0, qd0, theta0, thetad0)]
-    out = [np.empty((steps + 1,) + x.shape) for x in state]
-    for k in range(steps + 1):
-        for o, x in zip(out, state):
-            o[k] = x
-        if k == steps:
-            break
-        t = k * dt
-        k1 = rates(t, *state)
-        k2 = rates(t + dt / 2, *_advance(robot, state, k1, dt / 2))
-        k3 = rates(t + dt / 2, *_advance(robot, state, k2, dt / 2))
-        k4 = rates(t + dt, *_advance(robot, state, k3, dt))
-        slope = [(a + 2 * b + 2 * c + d) / 6 for a, b, c, d in zip(k1, k2, k3, k4)]
-        state = _advance(robot, state, slope, dt)
-    return MotorLinkTrajectory(dt * np.arange(steps + 1), *out)
-
-
-def _advance(robot, state, slope, h):
-    """The state moved by ``h`` along ``slope`` (the configuration on the robot's manifold)."""
-    q, qd, theta, thetad = state
-    return [integrate(robot, q, slope[0], h), qd + h * slope[1], theta + h * slope[2], thetad + h * slope[3]]
+    x = np.concatenate([np.asarray(v, dtype=float).ravel() for v in (qd0, theta0, thetad0)])
+    qs, xs = np.empty((steps + 1,) + q.shape), np.empty((steps + 1,) + x.shape)
+    qs[0], xs[0] = q, x
+    for k in range(steps):
+        qs[k + 1], xs[k + 1] = rkmk4_step(robot, qs[k], xs[k], rate, k * dt, dt)
+    return MotorLinkTrajectory(dt * np.arange(steps + 1), qs, *np.split(xs, parts, axis=1))

@@ -7,10 +7,10 @@ forward dynamics (ABA). In between: a free-floating base (its force known: zero,
 wrenches only) under a joint trajectory is Khalil's inverse model with a mobile base (eqs. 86-87, recursively
 89-99); a passive joint has a known force 0, an elastic one ``-K (q - q0)`` (Khalil eqs. 72-82).
 
-It is the ABA of :mod:`rne_dynamics.algorithms.aba` with one change per motion column of known acceleration
-(RBDA Table 9.6): its motion ``S_j qdd_j`` joins the velocity-product term ``c_i`` of its body, it takes no part in
-``D_i``, and its body passes its whole articulated inertia on where all its columns are known. Its force comes last,
-``tau_j = S_j^T f_i`` from the joint wrench ``f_i = IA_i a_i + pA_i``.
+It is the ABA's one pass, :func:`rne_dynamics.algorithms.aba.articulated_body`, given a mask of known accelerations
+(RBDA Table 9.6): a motion column of known acceleration adds ``S_j qdd_j`` to the velocity-product term ``c_i`` of
+its body, takes no part in ``D_i``, and its body passes its whole articulated inertia on where all its columns are
+known. Its force comes last, ``tau_j = S_j^T f_i`` from the joint wrench ``f_i = IA_i a_i + pA_i``.
 """
 from collections import namedtuple
 from typing import NamedTuple
@@ -19,13 +19,9 @@ import numpy as np
 
 from .._jit import carve, helper, layout
 from ..errors import StateError
-from ..model.drive import drive_friction, drive_torque
-from ..model.spatial import (add_scaled, base_acceleration, cross_motion_add, dot6, force_shift_add,
-                             inertia_shift_add, matrix_times, motion_shift, rotate6, set_at_rest, set_identity)
-from .aba import (aba_workspace, articulated_inertia, body_bias, body_origin_motion, column_scale, ldl_inverse,
-                  one_column_articulated, pass_to_parent)
+from .aba import aba_workspace, articulated_body
 from .crba import mass_matrix
-from .driver import OK, SINGULAR, Algorithm, singular
+from .driver import Algorithm, singular
 from .inputs import states
 from .rnea import inverse_dynamics, joint_loads
 
@@ -46,117 +42,15 @@ def hybrid_memory(block, m):
 
 
 @helper
-def hybrid_articulated_body(m, w, known, q, qd, qdd_given, tau_given, gravity, f_ext, qdd, tau, f):
-    """Hybrid dynamics (RBDA Table 9.6) of one state of a robot whose mimic columns all follow known coordinates.
-    ``known[k]``: coordinate ``k`` has a known acceleration, ``qdd_given[k]``; the others have a known force,
-    ``tau_given[k]`` (the other entries are not read). Writes all of ``qdd`` and ``tau``, and the joint wrenches
-    ``f`` (rows ``(nb + 1, 6)``, ``f[-1]`` the base's share, as
-    :func:`~rne_dynamics.algorithms.aba.articulated_body`). Returns ``OK``, or ``SINGULAR`` plus the first
-    coordinate of known force whose pivot in ``D_i`` is not positive.
-
-    The workspace and frames are the ABA's (root axes, about each body's origin). Per body ``i``, ``F`` its columns
-    of known force, ``K`` those of known acceleration:
-        v_i = X_i v_λ + S_i qd_i,   c_i = v_i x S_i qd_i + S_K qdd_K,   IA_i = I_i,   pA_i = v_i x* I_i v_i - f_ext_i
-        U_F = IA_i S_F,   D_i = S_F^T U_F + diag(armature_F),   u_F = tau_F - drive friction - S_F^T pA_i
-        Ia_i = IA_i - U_F D_i^-1 U_F^T,   IA_λ += X_i^T Ia_i X_i,   pA_λ += X_i^T (pA_i + Ia_i c_i + U_F D_i^-1 u_F)
-        a'_i = X_i a_λ + c_i,   qdd_F = D_i^-1 (u_F - U_F^T a'_i),   a_i = a'_i + S_F qdd_F
-        f_i = IA_i a_i + pA_i,   tau_K = S_K^T f_i + armature_K qdd_K + drive friction
-    A body with no column of known force passes ``Ia_i = IA_i`` on (Khalil's composite link, eqs. 95-96). In a joint
-    of several coordinates (a floating base) the known columns of a mixed joint get the identity's row and column
-    in ``D_i`` and ``U_j = 0``: they then drop out of its inverse.
-    """
-    R, p, oR, op, d, S, h, I, v, c, a, IA, pA, U, D, u, y, D_inv, Ia, pa, Iv = w
-    nb = m.nb
+def hybrid_step(m, w, q, qd, qdd, tau, f_ext, gravity, known):
+    """Hybrid dynamics of one state (the articulated-body pass with the mask ``known``), and the joint loads. The
+    results start as the given accelerations and forces, the pass writing the others."""
     for k in range(m.nv):
         if known[k]:
-            qdd[k] = qdd_given[k]
+            w.accelerations[k] = qdd[k]
         else:
-            tau[k] = tau_given[k]
-    set_identity(oR[-1], op[-1])
-    set_at_rest(v[-1], a[-1])
-    for i in range(nb):
-        body_origin_motion(m, w, i, q)
-        for j in range(m.col_start[i], m.col_start[i + 1]):
-            rotate6(oR[i], m.S[j], S[j])
-            add_scaled(v[i], m.col_mult[j] * qd[m.col_v[j]], S[j])
-        for j in range(m.col_start[i], m.col_start[i + 1]):  # v_i x S_i qd_i, once v_i is complete
-            cross_motion_add(v[i], S[j], m.col_mult[j] * qd[m.col_v[j]], c[i])
-            if known[m.col_v[j]]:
-                add_scaled(c[i], m.col_mult[j] * qdd[m.col_v[j]], S[j])
-        body_bias(m, w, i, f_ext)
-    for i in range(nb - 1, -1, -1):  # children have larger indices: IA_i, pA_i are complete here
-        λ = m.parent[i]
-        c0, c1 = m.col_start[i], m.col_start[i + 1]
-        free = 0
-        for j in range(c0, c1):
-            k = m.col_v[j]
-            if known[k]:
-                U[j] = 0.0
-                u[j] = 0.0
-            else:
-                free += 1
-                matrix_times(IA[i], S[j], U[j])
-                u[j] = tau[k] - drive_friction(m, j, qd[k]) - dot6(S[j], pA[i])
-        if free == 0:  # a composite body (Khalil eqs. 95-96): all of it moves with its parent
-            if λ >= 0:
-                matrix_times(IA[i], c[i], pa)
-                add_scaled(pa, 1.0, pA[i])
-                inertia_shift_add(d[i], IA[i], IA[λ])
-                force_shift_add(d[i], pa, pA[λ])
-            continue
-        if c1 - c0 == 1:  # its one column has a known force (else the body is composite)
-            if not one_column_articulated(m, w, i, c0):
-                return SINGULAR + m.col_v[c0]
-        else:
-            for j in range(c0, c1):
-                known_j = known[m.col_v[j]]
-                y[j] = 1.0 if known_j else column_scale(IA[i], S[j], m.armature[j])
-                for k in range(c0, j):
-                    D[j - c0, k - c0] = 0.0 if known_j or known[m.col_v[k]] else dot6(S[j], U[k])
-                D[j - c0, j - c0] = 1.0 if known_j else dot6(S[j], U[j]) + m.armature[j]
-            bad = ldl_inverse(D, c1 - c0, y[c0:c1], D_inv[i])
-            if bad >= 0:
-                return SINGULAR + m.col_v[c0 + bad]
-            if λ >= 0:
-                articulated_inertia(w, i, c0, c1)
-        if λ >= 0:
-            pass_to_parent(w, i, λ, c0, c1)
-    base_acceleration(gravity, a[-1])
-    for i in range(nb):
-        c0, c1 = m.col_start[i], m.col_start[i + 1]
-        motion_shift(d[i], a[m.parent[i]], a[i])
-        add_scaled(a[i], 1.0, c[i])
-        for j in range(c0, c1):
-            y[j] = u[j] - dot6(U[j], a[i])
-        for j in range(c0, c1):
-            k = m.col_v[j]
-            if not known[k]:
-                qdd[k] = 0.0
-                for l in range(c0, c1):
-                    qdd[k] += D_inv[i, j - c0, l - c0] * y[l]
-                add_scaled(a[i], qdd[k], S[j])
-    for j in range(m.ncol):
-        if known[m.col_v[j]]:
-            tau[m.col_v[j]] = 0.0
-    f[-1] = 0.0
-    for i in range(nb):
-        matrix_times(IA[i], a[i], pa)
-        add_scaled(pa, 1.0, pA[i])
-        for j in range(m.col_start[i], m.col_start[i + 1]):
-            k = m.col_v[j]
-            if known[k]:
-                tau[k] += m.col_mult[j] * dot6(S[j], pa) + drive_torque(m, j, qd[k], qdd[k])
-        rotate6(oR[i].T, pa, f[i])  # to the body's axes
-        if m.parent[i] < 0:
-            force_shift_add(d[i], pa, f[-1])
-    return OK
-
-
-@helper
-def hybrid_step(m, w, q, qd, qdd, tau, f_ext, gravity, known):
-    """Hybrid dynamics of one state, and the joint loads."""
-    status = hybrid_articulated_body(m, w.aba, known, q, qd, qdd, tau, gravity, f_ext, w.accelerations, w.torques,
-                                     w.f)
+            w.torques[k] = tau[k]
+    status = articulated_body(m, w.aba, known, q, qd, w.accelerations, w.torques, gravity, f_ext, w.f)
     joint_loads(m, w.f, w.joint_wrenches, w.base_wrench)
     return status
 

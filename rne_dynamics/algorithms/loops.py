@@ -20,6 +20,7 @@ from ..errors import ModelError, StateError
 from ..model.loops import LoopClosure, Loops
 from .configuration import integrate, neutral
 from .crba import mass_matrix
+from .integrator import rkmk4_step
 from .kinematics import center_of_mass, frame_acceleration, frame_jacobian, frame_placement
 from .rnea import bias_torques, inverse_dynamics
 
@@ -485,9 +486,10 @@ class ClosedLoopTrajectory(NamedTuple):
 
 def simulate_closed_loop(robot, q0, qd0, duration, dt, *, tau=None, gravity=None, baumgarte=(0.0, 0.0),
                          project=True):
-    """Simulate a closed-loop robot from a closed state ``(q0, qd0)``: classical Runge-Kutta 4 on the tree state
-    with :func:`constrained_forward_dynamics` (optional Baumgarte terms), then, with ``project``, the positions
-    projected back on ``phi = 0`` (minimum-norm Gauss-Newton) and the velocities on ``J qd = 0`` after each step.
+    """Simulate a closed-loop robot from a closed state ``(q0, qd0)``: Runge-Kutta 4 on the tree state's manifold
+    (:mod:`~rne_dynamics.algorithms.integrator`) with :func:`constrained_forward_dynamics` (optional Baumgarte
+    terms), then, with ``project``, the positions projected back on ``phi = 0`` (minimum-norm Gauss-Newton) and the
+    velocities on ``J qd = 0`` after each step.
     ``tau``: tree torques ``(nv,)`` or ``tau(t, q, qd)``, default zero."""
     loops = _loops(robot)
     g = np.array([0.0, 0.0, -9.81]) if gravity is None else np.asarray(gravity, float)
@@ -507,15 +509,7 @@ def simulate_closed_loop(robot, q0, qd0, duration, dt, *, tau=None, gravity=None
     drift = [np.abs(loop_constraints(robot, q).residual).max()]
     for k in range(steps):
         t = k * dt
-        k1v, k1a = qd, acceleration(t, q, qd)
-        q2, v2 = integrate(robot, q, k1v, dt / 2), qd + dt / 2 * k1a
-        k2v, k2a = v2, acceleration(t + dt / 2, q2, v2)
-        q3, v3 = integrate(robot, q, k2v, dt / 2), qd + dt / 2 * k2a
-        k3v, k3a = v3, acceleration(t + dt / 2, q3, v3)
-        q4, v4 = integrate(robot, q, k3v, dt), qd + dt * k3a
-        k4v, k4a = v4, acceleration(t + dt, q4, v4)
-        q = integrate(robot, q, (k1v + 2 * k2v + 2 * k3v + k4v) / 6, dt)
-        qd = qd + dt / 6 * (k1a + 2 * k2a + 2 * k3a + k4a)
+        q, qd = rkmk4_step(robot, q, qd, acceleration, t, dt)
         drift_now = np.abs(loop_constraints(robot, q).residual).max()
         if project:
             q, c = _newton(robot, loops.closures, q, everything, f"at t = {t + dt:.4g} s")

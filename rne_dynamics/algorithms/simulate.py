@@ -7,14 +7,9 @@ The state is ``(q, v)``: ``q`` (``nq``) on the joints' Lie group, ``v = qd`` (``
 group's exponential, never ``q + dt qd``, so floating bases, planar and spherical joints stay on their manifolds
 (quaternions unit). Two integrators, the torque held over each step:
 
-- ``"rk4"``: classical fourth-order Runge-Kutta as a Runge-Kutta-Munthe-Kaas method (RKMK; Munthe-Kaas, BIT 38
-  (1998) 92-111; Iserles, Munthe-Kaas, Norsett & Zanna, Acta Numerica 9 (2000)): each stage is ``q_n ⊕ u_s`` with
-  ``u_s = dt c_s K_{s-1}`` and ``K_s = dexp^-1_{-u_s}(v_s)`` (the stage velocity as the rate of the stage's tangent
-  coordinates, the series truncated after ``[u, [u, v]] / 12``), and ``q_{n+1} = q_n ⊕ dt (K_1 + 2 K_2 + 2 K_3 +
-  K_4) / 6``. Order 4 on every joint type: on a tumbling free-floating body, halving ``dt`` (8 ms to 1 ms) divides
-  the error by 16.04-16.07. Freezing the stages in the tangent space at ``q_n`` (``K_s = v_s``, no ``dexp^-1``) is
-  only of order 2 there (measured ratio 4.00): it misses the ``dt^3 [v, dv/dt] / 12`` of the Magnus expansion. On
-  one-coordinate joints both are the classical RK4. Four forward-dynamics calls per step.
+- ``"rk4"``: the package's one integrator on the manifold, classical Runge-Kutta 4 as a Runge-Kutta-Munthe-Kaas
+  method (:mod:`~rne_dynamics.algorithms.integrator`; order 4 on every joint type). Four forward-dynamics calls per
+  step.
 - ``"semi_implicit"``: symplectic Euler, ``v' = v + dt qdd(q, v)``, ``q' = q ⊕ dt v'``, one call per step (order 1).
 
 Joint limits (``robot.position_limits``, of one-coordinate joints) are hard stops: after each step a joint past its
@@ -32,7 +27,8 @@ from .aba import ACCELERATIONS, forward, forward_workspace
 from .driver import OK, Algorithm
 from ..errors import StateError
 from .inputs import gravity_vector, states
-from ..model.configuration import dexp_inverse, integrate_configuration
+from ..model.configuration import integrate_configuration
+from .integrator import STAGES, rkmk4_stage, stages_workspace
 from ..model.joints import has_stops
 
 METHODS = ("rk4", "semi_implicit")
@@ -65,27 +61,21 @@ def _positive_time(value, name):
     return value
 
 
-StepMemory = namedtuple("StepMemory", "q_next qd_next qdd forward q_stage qd_stage qdd_stage u K increment "
-                                      "no_wrenches")
+StepMemory = namedtuple("StepMemory", "q_next qd_next qdd forward stages qdd_stage no_wrenches")
 
 
 @layout
 def step_memory(block, m):
-    """The next state and the accelerations now, then forward dynamics' workspace, one Runge-Kutta stage
-    ``(q, v, qdd)``, its tangent coordinates ``u`` and rate ``K``, and the step's tangent increment."""
+    """The next state and the accelerations now, then forward dynamics' workspace, the integrator's stages and a
+    stage's accelerations."""
     q_next, o = carve(block, 0, (m.nq,))
     qd_next, o = carve(block, o, (m.nv,))
     qdd, results = carve(block, o, (m.nv,))
     forward_w, o = forward_workspace(block, results, m)
-    q_stage, o = carve(block, o, (m.nq,))
-    qd_stage, o = carve(block, o, (m.nv,))
+    stages, o = stages_workspace(block, o, m, m.nv)
     qdd_stage, o = carve(block, o, (m.nv,))
-    u, o = carve(block, o, (m.nv,))
-    K, o = carve(block, o, (m.nv,))
-    increment, o = carve(block, o, (m.nv,))
     no_wrenches, end = carve(block, o, (0, 6))
-    return (StepMemory(q_next, qd_next, qdd, forward_w, q_stage, qd_stage, qdd_stage, u, K, increment, no_wrenches),
-            results, end)
+    return StepMemory(q_next, qd_next, qdd, forward_w, stages, qdd_stage, no_wrenches), results, end
 
 
 @helper
@@ -108,35 +98,20 @@ def joint_stops(m, limits, q_next, qd_next):
 def integrate(m, w, q, qd, tau, f_ext, gravity, dt, rk4, limits):
     """One step from ``(q, qd)`` to ``(q_next, qd_next)``, joint limits applied; ``qdd``: the forward dynamics at
     ``(q, qd)``; ``limits``: ``(2, nq)`` lower and upper positions. Returns ``OK``, or ``SINGULAR`` plus the
-    coordinate of a joint that drives no mass (then the outputs are undefined).
-
-    RK4 (RKMK, module notes), ``c = (0, 1/2, 1/2, 1)``, ``b = (1, 2, 2, 1) / 6``: stage ``s`` evaluates ``qdd_s`` at
-    ``(q ⊕ u_s, v_s)`` with ``u_s = c_s dt K_{s-1}``, ``v_s = qd + c_s dt qdd_{s-1}``, and takes
-    ``K_s = dexp^-1_{-u_s}(v_s)`` (``K_1 = qd``); the step is ``q ⊕ dt sum b_s K_s``, ``qd + dt sum b_s qdd_s``.
+    coordinate of a joint that drives no mass (then the outputs are undefined). RK4: the integrator's stages
+    (:func:`~rne_dynamics.algorithms.integrator.rkmk4_stage`), each rate the forward dynamics at the stage's point.
     """
     q_next, qd_next, qdd = w.q_next, w.qd_next, w.qdd
     bad = forward(m, w.forward, q, qd, tau, gravity, f_ext, qdd, w.no_wrenches)
     if bad != OK:
         return bad
     if rk4:
-        q_s, v_s, qdd_s, u, K, increment = w.q_stage, w.qd_stage, w.qdd_stage, w.u, w.K, w.increment
-        for k in range(m.nv):
-            increment[k] = dt / 6.0 * qd[k]
-            qd_next[k] = qd[k] + dt / 6.0 * qdd[k]
-            u[k] = 0.5 * dt * qd[k]
-            v_s[k] = qd[k] + 0.5 * dt * qdd[k]
-        for c, weight in ((0.5, 1.0 / 3.0), (1.0, 1.0 / 3.0), (0.0, 1.0 / 6.0)):  # stages 2, 3, 4; c: the next's
-            integrate_configuration(m, q, u, 1.0, q_s)
-            bad = forward(m, w.forward, q_s, v_s, tau, gravity, f_ext, qdd_s, w.no_wrenches)
+        rkmk4_stage(m, q, qd, 0, dt, qdd, w.stages, q_next, qd_next)
+        for s in range(1, STAGES):
+            bad = forward(m, w.forward, w.stages.q, w.stages.x, tau, gravity, f_ext, w.qdd_stage, w.no_wrenches)
             if bad != OK:
                 return bad
-            dexp_inverse(m, u, v_s, K)
-            for k in range(m.nv):
-                increment[k] += weight * dt * K[k]
-                qd_next[k] += weight * dt * qdd_s[k]
-                u[k] = c * dt * K[k]  # the next stage's point (unused after stage 4)
-                v_s[k] = qd[k] + c * dt * qdd_s[k]
-        integrate_configuration(m, q, increment, 1.0, q_next)
+            rkmk4_stage(m, q, qd, s, dt, w.qdd_stage, w.stages, q_next, qd_next)
     else:  # semi-implicit Euler
         for k in range(m.nv):
             qd_next[k] = qd[k] + dt * qdd[k]

@@ -27,6 +27,8 @@ def calls(rd, robot, batch):
     link = robot.link_names[-1]
     wrench = {link: rng.uniform(-1, 1, shape + (6,))}
     data = robot.data()
+    joint = robot.joint_names[0]
+    elastic = robot.with_drive(stiffness={joint: 100.0}, motor_inertia={joint: 1e-4}, gear_ratio={joint: 10.0})
     return [
         ("inverse_dynamics", lambda: rd.inverse_dynamics(robot, q, qd, qdd, data=data)),
         ("inverse_dynamics (external wrenches)", lambda: rd.inverse_dynamics(robot, q, qd, qdd,
@@ -58,7 +60,8 @@ def calls(rd, robot, batch):
         ("hybrid_dynamics", lambda: rd.hybrid_dynamics(robot, q, qd, qdd, qddd, known_acceleration=robot.joint_names)),
         ("step", lambda: (rd.step(robot, q, qd, qdd, 0.001), rd.step(robot, q, qd, qdd, 0.001,
                                                                      method="semi_implicit"))),
-    ]
+    ] + [("flexible_simulate", lambda: rd.flexible_simulate(elastic, q, qd, [0.0], [0.0], qdd, 0.001, 0.001))
+         ] * (not batch)
 
 
 def run(robot_path=None, generic=False, out=partial(print, flush=True)):

@@ -1,7 +1,7 @@
-"""Defects a newcomer met, fixed: URDF text given with ``-p`` ends the executable with one line (no traceback); a
-model without a movable joint (an empty robot, an unexpanded xacro read without xacro) and non-XML text on the
-description topic are refused and the good model kept; a refused input stays in diagnostics until a good one of its
-kind arrives."""
+"""What the inverse node refuses, and how it says so: URDF text given with ``-p`` ends the executable with one line
+(no traceback); a model without a movable joint (an empty robot, an unexpanded xacro read without xacro) and non-XML
+text on the description topic are refused and the good model kept; a refused input stays in diagnostics until a good
+one of its kind arrives."""
 import os
 import subprocess
 import sys
@@ -68,17 +68,3 @@ def test_a_refused_input_stays_in_diagnostics_until_a_good_one(node):
     assert all(level == DiagnosticStatus.WARN and "none good since" in m for level, m in messages()[start:])
     node.publish(JointState, "/joint_states", JointState(name=list(ROBOT.joint_names), position=[0.0] * 6))
     assert node.spin_until(lambda: messages()[-1] == (DiagnosticStatus.OK, "robot 'rne_arm6' OK"))
-
-
-def test_live_takes_a_xacro_robot_and_prints_units(capsys):
-    from rne_dynamics.tools.cli import main
-
-    package = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "arm_description")
-    arm = os.path.join(package, "urdf", "arm.urdf.xacro")
-    assert main(["live", arm, "--package-path", f"arm_description={package}", "--xacro-arg", "link_mass:=3.0",
-                 "--duration", "2.5", "--period", "1"]) == 0
-    out = capsys.readouterr().out
-    assert "xacro_arm: 3 joints" in out
-    header = next(line for line in out.splitlines() if line.strip().startswith("joint "))
-    assert "q [rad]" in header and "torque [N m]" in header and "load [% of the effort limit]" in header
-    assert out.strip().splitlines()[-1].startswith("done: ") and "after the first 1 s" in out

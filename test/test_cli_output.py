@@ -1,7 +1,9 @@
-"""What a newcomer saw in the command line output, fixed: ``inspect`` draws the tree with guide lines, prints every
-name whole and no ``-0.000``, and shows the drive values it read; ``demo`` prints whole joint names."""
+"""What the commands print: ``inspect`` draws the tree with guide lines, prints every name whole and no ``-0.000``,
+and shows the drive values it read; ``demo`` prints whole joint names; ``live`` takes a xacro robot and prints the
+units of its columns."""
 import contextlib
 import io
+import os
 
 import pytest
 
@@ -43,3 +45,16 @@ def test_demo_prints_whole_joint_names():
     assert code == 0, err
     header = next(line for line in out.splitlines() if line.startswith("torque [N m]"))
     assert header.split()[3:] == list(rd.load_urdf(rd.bundled_robot_path()).joint_names)
+
+
+def test_live_takes_a_xacro_robot_and_prints_units(capsys):
+    pytest.importorskip("rclpy")  # the live demo runs the nodes
+    package = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "arm_description")
+    arm = os.path.join(package, "urdf", "arm.urdf.xacro")
+    assert cli.main(["live", arm, "--package-path", f"arm_description={package}", "--xacro-arg", "link_mass:=3.0",
+                     "--duration", "2.5", "--period", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "xacro_arm: 3 joints" in out
+    header = next(line for line in out.splitlines() if line.strip().startswith("joint "))
+    assert "q [rad]" in header and "torque [N m]" in header and "load [% of the effort limit]" in header
+    assert out.strip().splitlines()[-1].startswith("done: ") and "after the first 1 s" in out
