@@ -138,7 +138,9 @@ def python_source(program, outputs, sizes, quaternions, tolerance):
 
     lines += [f"        t{k} = {e}" for k, e in _native.statements(program, outputs, unary, binary, operand)]
     lines.append(f"        out = [{', '.join(operand(k) for k in outputs)}]")
-    lines.append(f"    except (ZeroDivisionError, OverflowError, ValueError):\n        return {OVERFLOW}")
+    # an exception (a division by zero) may be a state past a guard the statements after it would have caught: the
+    # generic kernel decides, as C's checks of the guards would
+    lines.append(f"    except (ZeroDivisionError, OverflowError, ValueError):\n        return {GUARD}")
     lines += [f"    if (t{k} != 0.0) != {side}: return {GUARD}" for k, side in program.guards]
     lines += [f"    if not all(map(isfinite, out)): return {OVERFLOW}", f"    block[:{len(outputs)}] = out",
               f"    return {OK}", "", "",
