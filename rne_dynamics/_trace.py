@@ -24,6 +24,11 @@ class Untraceable(TypeError):
     """The step did something a straight-line program cannot record."""
 
 
+#: Nodes a program may have: a larger one (the derivatives of a chain of hundreds of bodies) would take minutes to
+#: trace and build; its generic kernel serves instead.
+MAX_NODES = 150_000
+
+
 class Program:
     """The nodes recorded while tracing: ``ops[k]`` is ``(operation, operands)``, an operand a node index or a float
     constant; ``("input", (argument, element))`` reads an input."""
@@ -38,6 +43,8 @@ class Program:
         key = (op, tuple(x if type(x) is int else ("constant", x) for x in args))  # node 3 is not the constant 3.0
         k = self.index.get(key)
         if k is None:
+            if len(self.ops) >= MAX_NODES:
+                raise Untraceable(f"the program has more than {MAX_NODES} operations")
             k = self.index[key] = len(self.ops)
             self.ops.append((op, args))
             self.values.append(value)

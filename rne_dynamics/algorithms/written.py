@@ -193,7 +193,7 @@ def written(algorithm, robot, drive=True, extras=(), wrenches=False, wait=False)
                 made = robot.written[key] = make(algorithm, robot, fdata, extras, wrenches)
     if wait and made is not None:
         made.wait()
-    return made
+    return made if made is not None and made.single is not None else None  # (a large one: its build under way)
 
 
 def make(algorithm, robot, fdata, extras, wrenches):
@@ -221,8 +221,8 @@ def make(algorithm, robot, fdata, extras, wrenches):
         hot = made.start if MODE != "python" else (lambda: None)
         made.single, made.batch, made.fresh = python_functions(
             python_source(program, outputs, sizes, quaternions, QUATERNION_TOLERANCE), hot)
-    elif MODE == "python" or not made.wait():
-        return None
+    elif MODE != "python":
+        made.start()  # too large to serve as Python: the generic kernel serves until the machine code is in
     return made
 
 
