@@ -209,7 +209,7 @@ from rne_dynamics.algorithms import aba
 robot = rd.load_urdf(rd.bundled_robot_path())
 q, qd, tau = np.load(sys.argv[1])
 start = time.perf_counter()
-qdd = rd.forward_dynamics(robot, q, qd, tau)
+qdd = rd.forward_dynamics(robot, q, qd, tau, data=robot.data())
 code = robot.written[(aba.ACCELERATIONS, True)]
 print(time.perf_counter() - start, int(code.native), *qdd)
 code.wait()

@@ -152,6 +152,8 @@ def result_maker(result, slots):
     return eval(f"lambda block: result({views})", {"result": result})
 
 
+#: States a robot's call serves on the compiled generic kernel before its written code is made.
+WARM = 16
 #: Every algorithm, in the order of their modules' import.
 ALGORITHMS = []
 
@@ -198,7 +200,7 @@ class Algorithm:
         except TypeError:  # an array among the extras: written() keys it by its bytes
             code = False
         if code is False:
-            code = written(self, robot, drive, extras)
+            code = written(self, robot, drive, extras) if data is not None else self.written(robot, drive, extras)
         if code is not None:  # the robot's written code, unless an argument needs converting or explaining
             try:
                 environment = self.defaults if gravity is None else (gravity_vector(gravity),)
@@ -230,6 +232,17 @@ class Algorithm:
                 pass  # another type of argument or Data, a first call, or (run as plain Python) a bad shape
         return self.checked(robot, fdata, data, state, gravity, external_wrenches, extras)
 
+    def written(self, robot, drive, extras, wrenches=False, states=1):
+        """The robot's written code for an allocating call (:func:`~rne_dynamics.algorithms.written.written`), or
+        None. Once the generic kernel is compiled in this process, a robot's first :data:`WARM` states without
+        ``data=`` run it instead: tracing costs about a hundred of its calls, which a robot called a few times (a
+        test, a script) never repays; a call with ``data=`` makes the written code at once."""
+        if self.ready:
+            served = robot.generic_states[self] = robot.generic_states.get(self, 0) + states
+            if served <= WARM:
+                return None
+        return written(self, robot, drive, extras, wrenches)
+
     def parameters(self, robot, data, gravity, external_wrenches, batch):
         """The checked external body wrenches (``()`` if the step takes none) and gravity (likewise) that the step
         takes; ``batch`` states (0: one state)."""
@@ -247,7 +260,8 @@ class Algorithm:
         f_ext, g = self.parameters(robot, data, gravity, external_wrenches, batch)
         drive = fdata is robot.fdata
         wrenches = bool(f_ext) and f_ext[0].size > 0
-        code = written(self, robot, drive, extras, wrenches)
+        code = (written(self, robot, drive, extras, wrenches) if data is not None
+                else self.written(robot, drive, extras, wrenches, max(batch, 1)))
         # the written code takes the body wrenches after gravity, flat; its statuses but a guard's need no generic run
         inputs = (*state, *g, np.ascontiguousarray(f_ext[0]).reshape(max(batch, 1), -1)) if wrenches else (*state, *g)
         if batch:

@@ -228,6 +228,11 @@ class Robot:
         return {}
 
     @cached_property
+    def generic_states(self):
+        """Per algorithm: the states its generic kernel served before the written code was made (``driver``)."""
+        return {}
+
+    @cached_property
     def written_lock(self):
         return threading.Lock()
 
