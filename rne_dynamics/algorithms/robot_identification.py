@@ -141,39 +141,93 @@ def drive_regressor(robot, q, qd, qdd, *, gravity=None):
     return known, np.concatenate(blocks, axis=-1)
 
 
-def _samples(robot, recordings, holdout):
-    """Each recording as ``(q, qd, qdd, tau)`` checked, split into its fitted and held-out (last) samples."""
-    if isinstance(recordings, tuple) and len(recordings) == 4 and np.ndim(recordings[0]) == 2:
-        recordings = [recordings]
-    if not len(recordings):
-        raise StateError("identify_robot: no recording given")
-    if not 0.0 <= holdout < 1.0:
-        raise StateError(f"identify_robot: holdout is a fraction in [0, 1), got {holdout}")
-    fitted, held = [], []
-    for k, recording in enumerate(recordings):
-        if isinstance(recording, tuple):
-            arrays = recording
-        else:
-            if getattr(recording, "effort", None) is None:
-                raise StateError(f"identify_robot: recording {k} has no measured effort")
-            arrays = (recording.q, recording.qd, recording.qdd, recording.effort)
-        arrays = [np.asarray(a, dtype=float) for a in arrays]
-        n = len(arrays[0])
-        for name, a in zip(("q", "qd", "qdd", "tau"), arrays):
-            if a.shape != (n, robot.nv):
-                raise StateError(f"identify_robot: recording {k}: {name} must be ({n}, {robot.nv}), got {a.shape}")
-            if not np.all(np.isfinite(a)):
-                raise StateError(f"identify_robot: recording {k}: {name} is not finite at sample "
-                                 f"{np.flatnonzero(~np.isfinite(a).all(axis=1))[0]}")
-        cut = n - int(round(holdout * n))
-        fitted.append((k, np.arange(cut), [a[:cut] for a in arrays]))
-        if cut < n:
-            held.append((k, np.arange(cut, n), [a[cut:] for a in arrays]))
-    return fitted, held
+#: Samples per block of the regressor (its memory: CHUNK nv 10 nb doubles, 45 MB for a 7-joint arm).
+CHUNK = 10_000
 
 
-def _stack(parts):
-    return [np.concatenate([arrays[i] for _, _, arrays in parts]) for i in range(4)]
+@dataclass(frozen=True)
+class NormalEquations:
+    """One recording's share of the fit: per joint ``A_j^T A_j`` (``grams`` ``(nv, p, p)``), ``A_j^T y_j``
+    (``cross`` ``(nv, p)``) and ``y_j^T y_j`` (``squares`` ``(nv,)``) over its fitted ``samples``, and its
+    ``held`` (held-out) sample count."""
+    grams: np.ndarray
+    cross: np.ndarray
+    squares: np.ndarray
+    samples: int
+    held: int
+
+
+def _arrays(recording, k, nv):
+    """A recording as checked ``(q, qd, qdd, tau)`` arrays ``(N, nv)``."""
+    if isinstance(recording, tuple):
+        arrays = recording
+    else:
+        if getattr(recording, "effort", None) is None:
+            raise StateError(f"identify_robot: recording {k} has no measured effort")
+        arrays = (recording.q, recording.qd, recording.qdd, recording.effort)
+    arrays = [np.asarray(a, dtype=float) for a in arrays]
+    n = len(arrays[0])
+    for name, a in zip(("q", "qd", "qdd", "tau"), arrays):
+        if a.shape != (n, nv):
+            raise StateError(f"identify_robot: recording {k}: {name} must be ({n}, {nv}), got {a.shape}")
+        if not np.all(np.isfinite(a)):
+            raise StateError(f"identify_robot: recording {k}: {name} is not finite at sample "
+                             f"{np.flatnonzero(~np.isfinite(a).all(axis=1))[0]}")
+    return arrays
+
+
+def _cut(n, holdout):
+    """The first held-out sample of a recording of ``n``."""
+    return n - int(round(holdout * n))
+
+
+def _design(robot, model, base, q, qd, qdd, friction, gravity):
+    """``(A, known)``: the columns ``[Y_b, F]`` ``(N, nv, p)`` that multiply the unknowns, and the torques that do
+    not depend on them (the armature's; without ``friction``, every drive term of the robot)."""
+    Y = base.regressor(joint_torque_regressor(robot, q, qd, qdd, gravity=gravity))
+    if not friction:
+        ghost = with_inertial_parameters(robot, np.zeros(10 * len(robot.bodies)))
+        return Y, inverse_dynamics(ghost, q, qd, qdd, gravity=gravity).torques
+    known, F = drive_regressor(model, q, qd, qdd, gravity=gravity)
+    return np.concatenate([Y, F], axis=2), known
+
+
+def recording_equations(recording, k, *, robot, model, base, holdout=0.0, friction=True, gravity=None):
+    """:class:`NormalEquations` of recording ``k`` (:func:`identify_robot`'s, in blocks of :data:`CHUNK` samples):
+    the part of the fit that runs where the recording is, one task per recording on a Dask cluster."""
+    q, qd, qdd, tau = _arrays(recording, k, robot.nv)
+    cut = _cut(len(q), holdout)
+    grams = cross = squares = 0.0
+    for start in range(0, cut, CHUNK):
+        part = slice(start, min(start + CHUNK, cut))
+        A, known = _design(robot, model, base, q[part], qd[part], qdd[part], friction, gravity)
+        A = np.ascontiguousarray(A.transpose(1, 0, 2))                   # (nv, N, p): per joint BLAS products
+        y = (tau[part] - known).T[:, :, None]
+        grams = grams + A.transpose(0, 2, 1) @ A
+        cross = cross + (A.transpose(0, 2, 1) @ y)[..., 0]
+        squares = squares + np.sum(y[..., 0] ** 2, axis=1)
+    return NormalEquations(grams, cross, squares, cut, len(q) - cut)
+
+
+def recording_torques(recording, k, *, given, identified, holdout=0.0, gravity=None):
+    """Recording ``k``'s fitted and held-out parts as ``(k, index, measured, identified, given)`` torques (None for
+    an empty part)."""
+    q, qd, qdd, tau = _arrays(recording, k, given.nv)
+    cut = _cut(len(q), holdout)
+    parts = []
+    for index in (np.arange(cut), np.arange(cut, len(q))):
+        states = q[index], qd[index], qdd[index]
+        parts.append((k, index, tau[index], inverse_dynamics(identified, *states, gravity=gravity).torques,
+                      inverse_dynamics(given, *states, gravity=gravity).torques) if len(index) else None)
+    return parts
+
+
+def _map(client, function, recordings, **kwargs):
+    """``function(recording, k, **kwargs)`` of every recording, in order: here, or as tasks of the Dask ``client``
+    (its results gathered)."""
+    if client is None:
+        return [function(recording, k, **kwargs) for k, recording in enumerate(recordings)]
+    return client.gather(client.map(function, recordings, range(len(recordings)), pure=False, **kwargs))
 
 
 def _prior(robot):
@@ -259,7 +313,9 @@ def _nearest_consistent(base, b, pi0, prior):
     M = np.einsum("bkz,kij->bzij", T_z.reshape(nb, 10, -1), BASIS)      # d J_i / d z
     z = pi0[dependent]
     # phase 1: v = (z, t), G_i = J_i(z) - t J_i0; t starts below every J_i's smallest relative eigenvalue
-    relative = np.linalg.eigvalsh(np.linalg.solve(prior, G0 + np.einsum("z,bzij->bij", z, M))).min()
+    whiten = np.linalg.inv(np.linalg.cholesky(prior))                  # J_i0 = L L^T: eig(L^-1 J_i L^-T)
+    J = G0 + np.einsum("z,bzij->bij", z, M)
+    relative = np.linalg.eigvalsh(whiten @ J @ whiten.transpose(0, 2, 1)).min()
     v = np.concatenate([z, [relative - 1.0]])
     M1 = np.concatenate([M, -prior[:, None]], axis=1)
     C = np.linalg.inv(prior)  # tr(J0^-1 G) keeps the barrier bounded below
@@ -328,7 +384,7 @@ def _constrained_friction(R, b_hat, r, nonnegative):
 
 
 def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_velocity=0.0, regularisation=1e-3,
-                   gravity=None, max_condition=MAX_CONDITION):
+                   gravity=None, max_condition=MAX_CONDITION, client=None):
     """Identify every moving body's inertial parameters (physically consistent) and, with ``friction``, each
     joint's viscous, Coulomb and constant friction, from ``recordings`` (module docstring).
 
@@ -336,38 +392,35 @@ def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_vel
     objects with ``q``, ``qd``, ``qdd``, ``effort`` (a ``loads`` motion), joined. ``holdout``: the fraction of each
     recording's last samples kept out of the fit and used to validate. ``coulomb_velocity``: the smooth Coulomb
     law's velocity (rad/s, scalar or per joint; 0: ``sign``). ``regularisation``: lambda. Without ``friction`` the
-    robot's drive terms are taken as known. Returns a :class:`RobotIdentification`. Raises :class:`ModelError`
-    when the motion does not excite the base parameters (condition number above ``max_condition``, naming the
-    parameters the data cannot tell apart)."""
+    robot's drive terms are taken as known. ``client``: a ``dask.distributed.Client``: each recording's normal
+    equations and torques are computed by a task of its cluster (the recordings may then be its futures), the
+    sums and the solution here; the numbers are those of a run without it. Returns a :class:`RobotIdentification`.
+    Raises :class:`ModelError` when the motion does not excite the base parameters (condition number above
+    ``max_condition``, naming the parameters the data cannot tell apart)."""
     import scipy.linalg
 
     _check_fixed_joints(robot, "identify_robot")
+    if isinstance(recordings, tuple) and len(recordings) == 4 and np.ndim(recordings[0]) == 2:
+        recordings = [recordings]
+    recordings = list(recordings)
+    if not recordings:
+        raise StateError("identify_robot: no recording given")
+    if not 0.0 <= holdout < 1.0:
+        raise StateError(f"identify_robot: holdout is a fraction in [0, 1), got {holdout}")
     nv = robot.nv
-    fitted, held = _samples(robot, recordings, holdout)
-    q, qd, qdd, tau = _stack(fitted)
     velocity = np.broadcast_to(np.asarray(coulomb_velocity, dtype=float), (nv,)).copy()
     model = robot.with_drive(coulomb_velocity=velocity) if friction else robot
     base = base_parameters(robot, gravity=gravity)
     pi0 = inertial_parameters(robot)
-    Y = joint_torque_regressor(robot, q, qd, qdd, gravity=gravity)
-    if friction:
-        known, F = drive_regressor(model, q, qd, qdd, gravity=gravity)
-        A = np.concatenate([base.regressor(Y), F], axis=2)
-    else:
-        known = inverse_dynamics(with_inertial_parameters(robot, np.zeros_like(pi0)), q, qd, qdd,
-                                 gravity=gravity).torques
-        A = base.regressor(Y)
-    del Y
     names = base.names + (tuple(f"{j}.{t}" for t in FRICTION_TERMS for j in robot.joint_names) if friction else ())
-    y = tau - known
-    n, p = len(q), A.shape[2]
+    shares = _map(client, recording_equations, recordings, robot=robot, model=model, base=base, holdout=holdout,
+                  friction=friction, gravity=gravity)
+    # per joint A_j^T A_j, A_j^T y_j: both fits' normal equations from one pass over the samples (the columns are
+    # scaled to unit norm before any factorisation, so cond(A)^2 stays far from 1/eps)
+    grams, cross, squares = (sum(getattr(e, key) for e in shares) for key in ("grams", "cross", "squares"))
+    n, p = sum(e.samples for e in shares), len(names)
     if n * nv <= p:
         raise ModelError(f"identify_robot: {n} samples of {nv} joints for {p} unknowns; record a longer motion")
-    # per joint A_j^T A_j, A_j^T y_j: both fits' normal equations from one pass over the samples (BLAS products;
-    # the columns are scaled to unit norm before any factorisation, so cond(A)^2 stays far from 1/eps)
-    grams = np.stack([A[:, j].T @ A[:, j] for j in range(nv)])
-    cross = np.stack([A[:, j].T @ y[:, j] for j in range(nv)])
-    squares = np.sum(y ** 2, axis=0)
     moved = np.einsum("jkk->k", grams)
     if np.any(moved == 0):
         raise ModelError(f"identify_robot: the recordings never move {names[int(np.argmin(moved))]}: "
@@ -375,8 +428,10 @@ def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_vel
     scale = 1.0 / np.sqrt(moved)
     b = scale * np.linalg.lstsq(grams.sum(axis=0) * np.outer(scale, scale), cross.sum(axis=0) * scale,
                                 rcond=None)[0]  # unweighted, for each joint's residual
-    sigma = np.sqrt(np.mean((y - A @ b) ** 2, axis=0))
-    sigma = np.maximum(sigma, 1e-9 * np.sqrt(np.mean(y ** 2, axis=0)) + 1e-300)
+    # |y_j - A_j b|^2 from the sums (the residual of an unweighted fit only sets the weights)
+    residual = squares - 2 * cross @ b + np.einsum("k,jkl,l->j", b, grams, b)
+    sigma = np.sqrt(np.maximum(residual, 0.0) / n)
+    sigma = np.maximum(sigma, 1e-9 * np.sqrt(squares / n) + 1e-300)
     weights = 1.0 / sigma ** 2
     G, c = np.einsum("j,jkl->kl", weights, grams), weights @ cross
     scale = 1.0 / np.sqrt(np.diag(G))
@@ -411,27 +466,15 @@ def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_vel
         friction_estimate = {joint: {**{t: float(values[k, j]) for k, t in enumerate(FRICTION_TERMS)},
                                      **{f"{t}_std": float(stds[k, j]) for k, t in enumerate(FRICTION_TERMS)}}
                              for j, joint in enumerate(robot.joint_names)}
-    torques = A @ b_final + known
-    given_model = robot
-    fitted_out, held_out = [], []
-    errors = {"fit": [], "fit_given": [], "held": [], "held_given": []}
-    start = 0
-    for k, index, (qk, qdk, qddk, tauk) in fitted:
-        predicted = torques[start:start + len(qk)]
-        start += len(qk)
-        given = inverse_dynamics(given_model, qk, qdk, qddk, gravity=gravity).torques
-        fitted_out.append((k, index, tauk, predicted, given))
-        errors["fit"].append(tauk - predicted)
-        errors["fit_given"].append(tauk - given)
-    for k, index, (qk, qdk, qddk, tauk) in held:
-        predicted = inverse_dynamics(identified, qk, qdk, qddk, gravity=gravity).torques
-        given = inverse_dynamics(given_model, qk, qdk, qddk, gravity=gravity).torques
-        held_out.append((k, index, tauk, predicted, given))
-        errors["held"].append(tauk - predicted)
-        errors["held_given"].append(tauk - given)
-    rms = {key: np.sqrt(np.mean(np.concatenate(e) ** 2, axis=0)) if e else None for key, e in errors.items()}
+    parts = _map(client, recording_torques, recordings, given=robot, identified=identified, holdout=holdout,
+                 gravity=gravity)
+    fitted_out, held_out = (tuple(part[i] for part in parts if part[i] is not None) for i in (0, 1))
+
+    def rms(parts, model):
+        errors = [measured - torques[model] for _, _, measured, *torques in parts]
+        return np.sqrt(np.mean(np.concatenate(errors) ** 2, axis=0)) if errors else None
     return RobotIdentification(identified, parameters, parameter_names(robot), base,
                                base.combination @ parameters, b_hat[:r], std[:r], friction_estimate,
                                velocity if friction else robot.coulomb_velocity.copy(), float(condition),
-                               rms["fit"], rms["fit_given"], rms["held"], rms["held_given"], tuple(fitted_out),
-                               tuple(held_out), int(n), int(sum(len(i) for _, i, _ in held)), float(regularisation))
+                               rms(fitted_out, 0), rms(fitted_out, 1), rms(held_out, 0), rms(held_out, 1),
+                               fitted_out, held_out, int(n), int(sum(e.held for e in shares)), float(regularisation))
