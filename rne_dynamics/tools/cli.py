@@ -81,6 +81,11 @@ def recording_options():
                          help="time span of the zero-phase local cubic fits that differentiate positions or "
                               "velocities; longer smooths noisy recordings more (default: 0.1 for loads; for "
                               "identify --links chosen from the sampling rate)")
+    options.add_argument("--scheduler", metavar="ADDRESS", help="run the recordings on the Dask cluster of this "
+                         "scheduler (e.g. tcp://10.0.0.5:8786; its workers must see the recordings' paths); "
+                         "default: several recordings on a local cluster of processes, one recording here")
+    options.add_argument("--workers", metavar="N", type=at_least(1), help="processes of the local Dask cluster "
+                         "(default: one per core, at most one per recording)")
     return options
 
 
@@ -110,11 +115,12 @@ def build_parser():
                                 help="torques and joint reaction loads along a motion (CSV or rosbag2), "
                                      "with figures")
     loads.add_argument("robot", metavar="ROBOT", help="a URDF or xacro path")
-    loads.add_argument("motion", metavar="MOTION",
+    loads.add_argument("motion", metavar="MOTION", nargs="+",
                        help="a CSV (time, <joint>, optional <joint>.velocity and <joint>.acceleration columns) or a "
-                            "rosbag2 (.mcap, .db3 or bag directory)")
+                            "rosbag2 (.mcap, .db3 or bag directory); several, a directory of them or a glob: a fleet")
     loads.add_argument("--output", "-o", metavar="DIR", default="rne_loads",
-                       help="directory for loads.csv, torques.png, wrenches.png (default: %(default)s)")
+                       help="directory for loads.csv, torques.png, wrenches.png; for a fleet, those of each "
+                            "recording in DIR/<recording>/ and summary.csv, summary.yaml (default: %(default)s)")
     loads.add_argument("--drive", metavar="FILE", help="drive terms (rd.load_drive's YAML, e.g. identify --links' "
                        "drive.yaml) applied to ROBOT first")
     plan = commands.add_parser("plan", parents=[robot], help="the fastest (or least-effort) motion between two "
@@ -216,9 +222,10 @@ def run_identify(args):
         return identify_links.run_identify_links(
             args.robot, motion_paths(args.motion), friction=args.friction, holdout=args.holdout,
             coulomb_velocity=args.coulomb_velocity, output=args.output, topic=args.topic, window=args.window,
-            **robot_source(args))
-    if len(args.motion) != 1:
-        raise MotionError("identify --payload/--friction reads one MOTION (several: --links)")
+            scheduler=args.scheduler, workers=args.workers, **robot_source(args))
+    if len(args.motion) != 1 or args.scheduler or args.workers:
+        raise MotionError("identify --payload/--friction reads one MOTION here (several, --scheduler, --workers: "
+                          "--links)")
     return identify.run_identify(args.robot, args.motion[0], payload=args.payload, friction=args.friction,
                                  output=args.output, topic=args.topic, window=args.window or DEFAULT_WINDOW,
                                  **robot_source(args))
@@ -247,7 +254,8 @@ def run_inspect(args):
 def run_loads(args):
     from . import loads
     return loads.run(args.robot, args.motion, output=args.output, topic=args.topic,
-                     window=args.window or loads.DEFAULT_WINDOW, drive=args.drive, **robot_source(args))
+                     window=args.window or loads.DEFAULT_WINDOW, drive=args.drive, scheduler=args.scheduler,
+                     workers=args.workers, **robot_source(args))
 
 
 def run_plan(args):

@@ -21,6 +21,7 @@ import yaml
 from ..algorithms.identification import condition_number, exciting_trajectory, identify, limit_usage
 from ..algorithms.rnea import inverse_dynamics
 from .inspect_robot import effort_unit, load_robot
+from . import loads
 from .loads import DEFAULT_TOPIC, DEFAULT_WINDOW, DPI, MotionError, read_motion, window_samples
 
 NO_PAYLOAD_SIGMAS = 2.0  # a payload mass within this many standard deviations of zero is reported as none
@@ -57,10 +58,7 @@ def run_identify(robot_path, motion_path, *, payload=None, friction=False, outpu
 
 def write_files(output, files, print_):
     """Every ``{name: bytes}`` into the directory ``output`` (made if missing), then the list of them printed."""
-    os.makedirs(output, exist_ok=True)
-    for name, content in files.items():
-        with open(os.path.join(output, name), "wb") as stream:
-            stream.write(content)
+    loads.write_files(output, files)
     print_(f"wrote {', '.join(os.path.join(output, name) for name in files)}")
 
 

@@ -21,27 +21,29 @@ import yaml
 
 from ..algorithms.robot_identification import body_quantities, identify_robot
 from ..model.urdf import expand_xacro
+from . import fleet
 from .identify import joint_figure, write_files
 from .inspect_robot import effort_unit, load_robot
 from .loads import DEFAULT_TOPIC, MotionError, rate_window, read_motion
 
-def read_recordings(robot, paths, *, topic=DEFAULT_TOPIC, window=None, print_=print):
-    """Each path read as a motion with efforts; the differentiating filter said per recording."""
-    motions = []
-    for path in paths:
-        motion = read_motion(robot, path, topic=topic, window=window)
-        if motion.effort is None:
-            raise MotionError(f"{path}: no measured effort for every joint (CSV columns <joint>.effort or "
-                              "<joint>.torque; a bag's JointState.effort): nothing to identify from")
-        note = ""
-        if motion.derived:
-            _, cutoff, rate = rate_window(motion.time)
-            chosen = f", -3 dB near {cutoff:.3g} Hz" if window is None else ""
-            note = (f"; {' and '.join(motion.derived)} by zero-phase local cubic fits over {motion.window:.3g} s "
-                    f"(median rate {rate:.4g} Hz{chosen})")
-        print_(f"{path}: {len(motion.time)} samples over {motion.time[-1] - motion.time[0]:.3f} s{note}")
-        motions.append(motion)
-    return motions
+def read_recording(path, *, robot, topic=DEFAULT_TOPIC, window=None, show_progress=True):
+    """The recording at ``path`` as a motion with efforts (one task of a fleet)."""
+    motion = read_motion(robot, path, topic=topic, window=window, show_progress=show_progress)
+    if motion.effort is None:
+        raise MotionError(f"{path}: no measured effort for every joint (CSV columns <joint>.effort or "
+                          "<joint>.torque; a bag's JointState.effort): nothing to identify from")
+    return motion
+
+
+def describe(motion, path, *, window=None):
+    """``(line, time)``: what was read from ``path`` and how it was differentiated, and its sample times."""
+    note = ""
+    if motion.derived:
+        _, cutoff, rate = rate_window(motion.time)
+        chosen = f", -3 dB near {cutoff:.3g} Hz" if window is None else ""
+        note = (f"; {' and '.join(motion.derived)} by zero-phase local cubic fits over {motion.window:.3g} s "
+                f"(median rate {rate:.4g} Hz{chosen})")
+    return f"{path}: {len(motion.time)} samples over {motion.time[-1] - motion.time[0]:.3f} s{note}", motion.time
 
 
 def identified_urdf(robot, result, robot_path, **source):
@@ -86,12 +88,26 @@ def drive_document(robot):
 
 def run_identify_links(robot_path, motion_paths, *, friction=True, holdout=0.0, coulomb_velocity=0.01,
                        regularisation=1e-3, output="rne_identified", topic=DEFAULT_TOPIC, window=None, print_=print,
-                       **source):
-    """The ``identify --links`` command: read, identify, print, then write the files."""
+                       scheduler=None, workers=None, **source):
+    """The ``identify --links`` command: read, identify, print, then write the files. Several recordings (or a
+    ``scheduler``) go through Dask (:mod:`~rne_dynamics.tools.fleet`): each is read, and its share of the fit
+    computed, by a task on the worker that holds it."""
     robot = load_robot(robot_path, **source)
-    motions = read_recordings(robot, motion_paths, topic=topic, window=window, print_=print_)
-    result = identify_robot(robot, motions, friction=friction, holdout=holdout, coulomb_velocity=coulomb_velocity,
-                            regularisation=regularisation)
+    options = {"friction": friction, "holdout": holdout, "coulomb_velocity": coulomb_velocity,
+               "regularisation": regularisation}
+    if not fleet.use_cluster(motion_paths, scheduler):
+        motions = [read_recording(path, robot=robot, topic=topic, window=window) for path in motion_paths]
+        lines, times = zip(*(describe(motion, path, window=window) for motion, path in zip(motions, motion_paths)))
+        print_("\n".join(lines))
+        result = identify_robot(robot, motions, **options)
+    else:
+        with fleet.dask_client(scheduler, workers, len(motion_paths)) as client:
+            motions = client.map(read_recording, [os.path.abspath(p) for p in motion_paths], pure=False,
+                                 robot=robot, topic=topic, window=window, show_progress=False)
+            lines, times = zip(*client.gather(client.map(describe, motions, motion_paths, pure=False,
+                                                         window=window)))
+            print_("\n".join(lines))
+            result = identify_robot(robot, motions, client=client, **options)
     drive_path = os.path.abspath(os.path.join(output, "drive.yaml"))
     urdf = identified_urdf(robot, result, robot_path, **source)
     files = {"identified.urdf": urdf.encode(),
@@ -99,9 +115,9 @@ def run_identify_links(robot_path, motion_paths, *, friction=True, holdout=0.0, 
              "identified.yaml": yaml.safe_dump(result.as_dict(), sort_keys=False).encode(),
              "parameters.yaml": yaml.safe_dump({"/**": {"ros__parameters": {
                  "robot_description": urdf, "drive_file": drive_path}}}, sort_keys=False).encode(),
-             "residuals.png": torque_figure(robot, motions, result.fitted, "fitted samples")}
+             "residuals.png": torque_figure(robot, times, result.fitted, "fitted samples")}
     if result.held_out:
-        files["holdout.png"] = torque_figure(robot, motions, result.held_out, "held-out samples")
+        files["holdout.png"] = torque_figure(robot, times, result.held_out, "held-out samples")
     print_("\n".join(summary_lines(robot, result)))
     write_files(output, files, print_)
     return 0
@@ -132,16 +148,16 @@ def summary_lines(robot, result):
     return lines
 
 
-def torque_figure(robot, motions, parts, what):
+def torque_figure(robot, times, parts, what):
     """PNG bytes: per joint the measured torque, the identified model's, the URDF model's and the residual, against
     time (recordings one after another), with the RMSE of both models in each title."""
     measured, identified, given = (np.concatenate([p[k] for p in parts]) for k in (2, 3, 4))
-    offset, times = 0.0, []
+    offset, joined = 0.0, []
     for k, index, *_ in parts:
-        t = motions[k].time[index] - motions[k].time[0]
-        times.append(t + offset)
-        offset += t[-1] + np.median(np.diff(motions[k].time))
-    time = np.concatenate(times)
+        t = times[k][index] - times[k][0]
+        joined.append(t + offset)
+        offset += t[-1] + np.median(np.diff(times[k]))
+    time = np.concatenate(joined)
     rmse = np.sqrt(np.mean((measured - identified) ** 2, axis=0))
     rmse_given = np.sqrt(np.mean((measured - given) ** 2, axis=0))
 

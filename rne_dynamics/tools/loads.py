@@ -21,13 +21,15 @@ or m/s, N m or N, N), ``torques.png`` and ``wrenches.png``; a summary table on t
 """
 import csv
 import glob
+import io
 import math
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
+import yaml
 
 from ..algorithms.gravity import gravity_torques
 from ..model.drive import load_drive
@@ -122,16 +124,16 @@ def smooth_derivatives(t, y, samples):
             2 * np.einsum("nw,nwm->nm", fit[:, 1], windows) / half_span[:, None] ** 2)
 
 
-def read_motion(robot, path, *, topic=DEFAULT_TOPIC, window=DEFAULT_WINDOW):
+def read_motion(robot, path, *, topic=DEFAULT_TOPIC, window=DEFAULT_WINDOW, show_progress=True):
     """The motion in ``path`` (CSV or rosbag2) as a :class:`Motion` of ``robot``, derivatives filled in over
-    ``window`` seconds (None: :func:`rate_window`'s)."""
+    ``window`` seconds (None: :func:`rate_window`'s); ``show_progress``: a bar for a long bag (not on a worker)."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise MotionError(f"{path}: no such file or directory")
     if os.path.isdir(path) and not os.path.isfile(os.path.join(path, "metadata.yaml")):
         raise MotionError(f"{path}: a directory but not a rosbag2 (it has no metadata.yaml)")
     if os.path.isdir(path) or path.endswith((".mcap", ".db3")):
-        time, columns = _read_bag(robot, path, topic)
+        time, columns = _read_bag(robot, path, topic, show_progress)
     else:
         time, columns = _read_csv(robot, path)
     return _complete(robot, path, time, columns, window)
@@ -178,7 +180,7 @@ def _read_csv(robot, path):
     return values[:, header.index("time")], columns
 
 
-def _read_bag(robot, path, topic):
+def _read_bag(robot, path, topic, show_progress=True):
     """``time`` (s from the first message) and ``{(joint, quantity): values}`` from the JointState messages."""
     from rosbags.highlevel import AnyReader, AnyReaderError
     from rosbags.rosbag2 import ReaderError
@@ -196,7 +198,7 @@ def _read_bag(robot, path, topic):
                 raise MotionError(f"{path}: topic '{topic}' carries {', '.join(sorted(kinds))}, not "
                                   "sensor_msgs/msg/JointState")
             total = sum(c.msgcount for c in connections)
-            progress = Progress(f"reading {topic}", total)
+            progress = Progress(f"reading {topic}", total if show_progress else 0)
             stamps, positions, velocities, efforts = [], [], [], []
             for k, (connection, recorded, raw) in enumerate(reader.messages(connections=connections)):
                 msg = reader.deserialize(raw, connection.msgtype)
@@ -276,12 +278,13 @@ def _complete(robot, path, time, columns, window):
                   window if derived else None)
 
 
-def compute_loads(robot, motion):
-    """Inverse dynamics along the motion in batches of :data:`CHUNK` states (with a progress bar when long)."""
+def compute_loads(robot, motion, show_progress=True):
+    """Inverse dynamics along the motion in batches of :data:`CHUNK` states (with a progress bar when long and
+    ``show_progress``)."""
     n = len(motion.time)
     torques, gravity = np.empty((n, robot.dof)), np.empty((n, robot.dof))
     wrenches = np.empty((n, robot.dof, 6))
-    progress = Progress("inverse dynamics", n)
+    progress = Progress("inverse dynamics", n if show_progress else 0)
     for start in range(0, n, CHUNK):
         part = slice(start, min(start + CHUNK, n))
         result = inverse_dynamics(robot, motion.q[part], motion.qd[part], motion.qdd[part])
@@ -292,35 +295,60 @@ def compute_loads(robot, motion):
                  np.linalg.norm(wrenches[..., 3:], axis=-1), wrenches)
 
 
-def write_csv(path, robot, motion, loads):
-    """``loads.csv``: ``time``, then per quantity one column per joint, ``<joint>.<quantity>``."""
+def write_csv(stream, robot, motion, loads):
+    """``loads.csv`` into the text ``stream``: ``time``, then per quantity one column per joint,
+    ``<joint>.<quantity>``."""
     groups = [(POSITION, motion.q), (VELOCITY, motion.qd), (ACCELERATION, motion.qdd), ("torque", loads.torques),
               ("gravity_torque", loads.gravity_torques), ("force_norm", loads.force_norms),
               ("moment_norm", loads.moment_norms)]
     groups += [(name, loads.joint_wrenches[..., k]) for k, name in enumerate(WRENCH_COMPONENTS)]
     header = ["time"] + [f"{joint}.{quantity}" for quantity, _ in groups for joint in robot.joint_names]
     table = np.column_stack([motion.time] + [values for _, values in groups])
-    with open(path, "w", newline="", encoding="utf-8") as stream:
-        stream.write(",".join(header) + "\n")
-        np.savetxt(stream, table, delimiter=",", fmt="%.10g")
+    stream.write(",".join(header) + "\n")
+    np.savetxt(stream, table, delimiter=",", fmt="%.10g")
+
+
+#: Per joint, the statistics of :func:`statistics` (the columns of the fleet's ``summary.csv``, SI units;
+#: ``*_share``: the peak as a fraction of the limit, 1 at the limit; position: ``1 - closest approach / half range``).
+STATISTICS = ("peak_torque", "rms_torque", "effort_limit", "effort_share", "time_over_limit", "peak_velocity",
+              "velocity_limit", "velocity_share", "position_share", "peak_force", "peak_moment")
+LIMITS = {"effort_share": "effort", "velocity_share": "velocity", "position_share": "position"}
+
+
+def statistics(robot, motion, loads):
+    """``{name: (nv,) array}`` of :data:`STATISTICS` along the motion (NaN for a share where there is no limit)."""
+    def share(peak, limit):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(np.isfinite(limit) & (limit > 0), peak / limit, np.nan)
+    peak = np.abs(loads.torques).max(axis=0)
+    dt = np.gradient(motion.time) if len(motion.time) > 1 else np.zeros(1)
+    velocity = np.abs(motion.qd).max(axis=0)
+    lower, upper = robot.position_limits.T
+    closest = np.minimum(motion.q - lower, upper - motion.q).min(axis=0)
+    return {"peak_torque": peak, "rms_torque": np.sqrt(np.mean(loads.torques ** 2, axis=0)),
+            "effort_limit": robot.effort_limits, "effort_share": share(peak, robot.effort_limits),
+            "time_over_limit": dt @ _over_limit(loads.torques, robot.effort_limits),
+            "peak_velocity": velocity, "velocity_limit": robot.velocity_limits,
+            "velocity_share": share(velocity, robot.velocity_limits),
+            "position_share": 1.0 - share(closest, (upper - lower) / 2),
+            "peak_force": loads.force_norms.max(axis=0), "peak_moment": loads.moment_norms.max(axis=0)}
 
 
 def summary(robot, motion, loads):
     """The terminal table: per joint peak and RMS torque, the effort limit, peak % of it, time above it."""
+    numbers = statistics(robot, motion, loads)
     limits = robot.effort_limits
-    peak = np.abs(loads.torques).max(axis=0)
-    rms = np.sqrt(np.mean(loads.torques ** 2, axis=0))
-    over = _over_limit(loads.torques, limits)
-    dt = np.gradient(motion.time) if len(motion.time) > 1 else np.zeros(1)
     lines = [f"{'joint':<24}{'peak |tau|':>12}{'RMS tau':>10}{'limit':>9}{'peak/limit':>12}{'time over':>11}"
              f"{'peak |F|':>10}{'peak |M|':>10}",
              f"{'':<24}{'(N m | N)':>12}{'':>10}{'':>9}{'(%)':>12}{'limit (s)':>11}{'(N)':>10}{'(N m)':>10}"]
     for j, joint in enumerate(robot.joint_names):
         limit = f"{limits[j]:9.1f}" if np.isfinite(limits[j]) else f"{'none':>9}"
-        share = f"{100 * peak[j] / limits[j]:11.0f}%" if np.isfinite(limits[j]) and limits[j] > 0 else f"{'-':>12}"
-        flag = "  OVER" if over[:, j].any() else ""
-        lines.append(f"{joint[:23]:<24}{peak[j]:12.2f}{rms[j]:10.2f}{limit}{share}{dt[over[:, j]].sum():11.2f}"
-                     f"{loads.force_norms[:, j].max():10.1f}{loads.moment_norms[:, j].max():10.1f}{flag}")
+        share = numbers["effort_share"][j]
+        share = f"{100 * share:11.0f}%" if np.isfinite(share) else f"{'-':>12}"
+        flag = "  OVER" if numbers["effort_share"][j] > 1 else ""
+        lines.append(f"{joint[:23]:<24}{numbers['peak_torque'][j]:12.2f}{numbers['rms_torque'][j]:10.2f}{limit}"
+                     f"{share}{numbers['time_over_limit'][j]:11.2f}{numbers['peak_force'][j]:10.1f}"
+                     f"{numbers['peak_moment'][j]:10.1f}{flag}")
     return "\n".join(lines)
 
 
@@ -438,10 +466,116 @@ def motion_paths(arguments):
     return paths
 
 
-def run(robot_path, motion_path, output="rne_loads", topic=DEFAULT_TOPIC, window=DEFAULT_WINDOW, print_=print,
-        drive=None, **source):
+@dataclass(frozen=True)
+class RecordingLoads:
+    """One recording's outcome: ``files`` ``{name: bytes}`` (``loads.csv`` and the figures), ``numbers``
+    (:func:`statistics`), the printout's ``heading`` and ``table``."""
+    path: str
+    samples: int
+    duration: float
+    numbers: dict
+    heading: str
+    table: str
+    files: dict
+
+
+def recording_loads(path, *, robot, topic=DEFAULT_TOPIC, window=DEFAULT_WINDOW, show_progress=True):
+    """Read the recording at ``path``, compute its loads, draw its figures: a :class:`RecordingLoads` (one task of
+    a fleet)."""
+    motion = read_motion(robot, path, topic=topic, window=window, show_progress=show_progress)
+    loads = compute_loads(robot, motion, show_progress)
+    text = io.StringIO()
+    write_csv(text, robot, motion, loads)
+    files = {"loads.csv": text.getvalue().encode()}
+    title = f"{robot.name} along {os.path.basename(os.path.normpath(path))}"
+    for name, plot in (("torques.png", plot_torques), ("wrenches.png", plot_wrenches)):
+        figure = io.BytesIO()
+        plot(figure, robot, motion, loads, title)
+        files[name] = figure.getvalue()
+    derived = f"; {' and '.join(motion.derived)} differentiated (cubic fits over {window:g} s)" if motion.derived \
+        else ""
+    duration = float(motion.time[-1] - motion.time[0])
+    return RecordingLoads(path, len(motion.time), duration, statistics(robot, motion, loads),
+                          f"{robot.name}: {len(motion.time)} samples over {duration:.3f} s from {path}{derived}",
+                          summary(robot, motion, loads), files)
+
+
+def recording_names(paths):
+    """A directory name per recording, unique: its path from the recordings' common directory, ``/`` as ``__``,
+    without the extension unless two would then be the same."""
+    absolute = [os.path.abspath(p) for p in paths]
+    root = os.path.commonpath([os.path.dirname(p) for p in absolute])
+    names = [os.path.relpath(p, root).replace(os.sep, "__") for p in absolute]
+    stems = [os.path.splitext(name)[0] for name in names]
+    return [stem if stems.count(stem) == 1 else name for name, stem in zip(names, stems)]
+
+
+def recording_results(paths, scheduler=None, workers=None, **task):
+    """``(index, RecordingLoads)`` of every path as it is done: here for a single recording, else (or with a
+    ``scheduler``) one Dask task each (:mod:`~rne_dynamics.tools.fleet`)."""
+    from . import fleet
+
+    if not fleet.use_cluster(paths, scheduler):
+        yield 0, recording_loads(paths[0], **task)
+        return
+    with fleet.dask_client(scheduler, workers, len(paths)) as client:
+        futures = client.map(recording_loads, [os.path.abspath(p) for p in paths], pure=False, show_progress=False,
+                             **task)
+        yield from fleet.as_completed(client, futures)
+
+
+def write_files(directory, files):
+    """Every ``{name: bytes}`` into ``directory`` (made if missing)."""
+    os.makedirs(directory, exist_ok=True)
+    for name, content in files.items():
+        with open(os.path.join(directory, name), "wb") as stream:
+            stream.write(content)
+
+
+def write_summary(output, robot, names, results):
+    """The fleet's ``summary.csv`` (one row per recording and joint: :data:`STATISTICS`) and ``summary.yaml``
+    (``nearest_limits``: per joint the recording where it came nearest a limit, which limit and the share, nearest
+    first; ``recordings``: name, path, samples, duration); returns the printed lines."""
+    rows = [[name, joint, r.samples, r.duration] + [r.numbers[key][j] for key in STATISTICS]
+            for name, r in zip(names, results) for j, joint in enumerate(robot.joint_names)]
+    with open(os.path.join(output, "summary.csv"), "w", newline="", encoding="utf-8") as stream:
+        writer = csv.writer(stream)
+        writer.writerow(["recording", "joint", "samples", "duration"] + list(STATISTICS))
+        writer.writerows([row[:4] + [f"{x:.10g}" for x in row[4:]] for row in rows])
+    nearest = []
+    for j, joint in enumerate(robot.joint_names):
+        shares = np.array([[r.numbers[key][j] for key in LIMITS] for r in results])   # (recordings, limits)
+        if np.isnan(shares).all():
+            continue
+        k, kind = np.unravel_index(np.nanargmax(shares), shares.shape)
+        nearest.append({"joint": joint, "recording": names[k], "limit": list(LIMITS.values())[kind],
+                        "share": float(shares[k, kind])})
+    nearest.sort(key=lambda entry: -entry["share"])
+    document = {"recordings": [{"name": name, "path": r.path, "samples": r.samples, "duration": r.duration}
+                               for name, r in zip(names, results)], "nearest_limits": nearest}
+    with open(os.path.join(output, "summary.yaml"), "w", encoding="utf-8") as stream:
+        yaml.safe_dump(document, stream, sort_keys=False)
+    lines = [f"{'recording':<32}{'samples':>9}{'duration':>10}  peak |tau| / effort limit (worst joint)"]
+    for name, r in zip(names, results):
+        share = r.numbers["effort_share"]
+        worst = f"{100 * np.nanmax(share):.0f}% {robot.joint_names[int(np.nanargmax(share))]}" \
+            if not np.isnan(share).all() else "no effort limit"
+        lines.append(f"{name[:31]:<32}{r.samples:9d}{r.duration:9.2f}s  {worst}")
+    lines.append("joints nearest their limits (peak / limit; position: 1 - closest approach / half range):")
+    lines += [f"  {e['joint'][:23]:<24}{100 * e['share']:6.0f}% of its {e['limit']} limit in {e['recording']}"
+              for e in nearest]
+    return lines
+
+
+def run(robot_path, motions, output="rne_loads", topic=DEFAULT_TOPIC, window=DEFAULT_WINDOW, print_=print,
+        drive=None, scheduler=None, workers=None, **source):
     """The ``loads`` command: read, compute, write ``loads.csv`` and the two figures, print the summary.
-    ``drive``: a drive file (:func:`~rne_dynamics.load_drive`) applied to the robot first."""
+    ``motions``: a path, or paths, directories and globs (:func:`motion_paths`): several recordings go through
+    Dask (``scheduler``, ``workers``: :func:`~rne_dynamics.tools.fleet.dask_client`), each one's files in
+    ``DIR/<name>/`` (:func:`recording_names`), and ``DIR/summary.csv`` and ``summary.yaml``
+    (:func:`write_summary`). ``drive``: a drive file (:func:`~rne_dynamics.load_drive`) applied to the robot
+    first."""
+    paths = motion_paths([motions] if isinstance(motions, (str, os.PathLike)) else motions)
     robot = load_robot(robot_path, **source)
     if drive is not None:
         robot = load_drive(robot, drive)
@@ -449,17 +583,18 @@ def run(robot_path, motion_path, output="rne_loads", topic=DEFAULT_TOPIC, window
         raise MotionError(f"{robot_path}: robot '{robot.name}' has no movable joint, so no joint loads")
     for message in robot.warnings:
         print(f"rne-dynamics loads: warning: {message}", file=sys.stderr)
-    motion = read_motion(robot, motion_path, topic=topic, window=window)
-    loads = compute_loads(robot, motion)
-    os.makedirs(output, exist_ok=True)
-    write_csv(os.path.join(output, "loads.csv"), robot, motion, loads)
-    title = f"{robot.name} along {os.path.basename(os.path.normpath(motion_path))}"
-    plot_torques(os.path.join(output, "torques.png"), robot, motion, loads, title)
-    plot_wrenches(os.path.join(output, "wrenches.png"), robot, motion, loads, title)
-    derived = f"; {' and '.join(motion.derived)} differentiated (cubic fits over {window:g} s)" if motion.derived \
-        else ""
-    print_(f"{robot.name}: {len(motion.time)} samples over {motion.time[-1] - motion.time[0]:.3f} s from "
-           f"{motion_path}{derived}")
-    print_(summary(robot, motion, loads))
-    print_(f"wrote {', '.join(os.path.join(output, f) for f in ('loads.csv', 'torques.png', 'wrenches.png'))}")
+    names = recording_names(paths)
+    results = [None] * len(paths)
+    for done, (k, result) in enumerate(recording_results(paths, scheduler, workers, robot=robot, topic=topic,
+                                                         window=window), start=1):
+        directory = output if len(paths) == 1 else os.path.join(output, names[k])
+        write_files(directory, result.files)
+        if len(paths) == 1:
+            print_(f"{result.heading}\n{result.table}")
+            print_(f"wrote {', '.join(os.path.join(output, f) for f in result.files)}")
+            return 0
+        print_(f"[{done}/{len(paths)}] {result.heading}; wrote {directory}")
+        results[k] = replace(result, files=None)
+    print_("\n".join(write_summary(output, robot, names, results)))
+    print_(f"wrote {os.path.join(output, 'summary.csv')}, {os.path.join(output, 'summary.yaml')}")
     return 0
