@@ -159,3 +159,29 @@ def test_excite_links_writes_a_whole_robot_excitation(tmp_path):
     assert sorted(os.listdir(tmp_path / "e")) == ["excitation.csv", "excitation.yaml"]
     code, _, err = run_cli("excite", rd.bundled_robot_path(), "--links", "--payload", "tool_flange")
     assert code == 2 and "give one of them" in err
+
+
+def test_excitation_keeps_within_every_limit_acceleration_included(tmp_path):
+    """Acceleration limits tighter than the velocity limits allow: the trajectory reaches them (up to the 0.9
+    margin it keeps on its 1 ms grid) and, on a 0.1 ms grid, keeps within the position, velocity, acceleration and
+    effort limits."""
+    robot = rd.load_urdf(rd.bundled_robot_path())
+    acceleration = np.array([1.0, 1.5, 2.0, 3.0, 3.0, 3.0])
+    trajectory = rd.exciting_trajectory(robot, period=4.0, harmonics=3, iterations=3, acceleration_limits=acceleration)
+    grid = np.arange(0.0, trajectory.period, 1e-4)
+    q, qd, qdd = trajectory.sample(grid)
+    limits = robot.position_limits
+    assert np.all(q > limits[:, 0]) and np.all(q < limits[:, 1])
+    assert np.all(np.abs(qd) <= robot.velocity_limits)
+    assert np.all(np.abs(qdd) <= acceleration)
+    assert np.all(np.abs(rd.inverse_dynamics(robot, q, qd, qdd).torques) <= robot.effort_limits)
+    assert np.max(np.abs(qdd) / acceleration) > 0.85   # the acceleration limits bind: without them it is faster
+    free = rd.exciting_trajectory(robot, period=4.0, harmonics=3, iterations=3)
+    assert np.max(np.abs(free.sample(grid)[2]) / acceleration) > 1.5
+    code, _, err = run_cli("excite", rd.bundled_robot_path(), "--links", "--period", 4, "--iterations", 3,
+                           "--harmonics", 3, "--acceleration-limits", "2", "-o", tmp_path / "e")
+    assert code == 0, err
+    table = np.genfromtxt(tmp_path / "e" / "excitation.csv", delimiter=",", names=True)
+    assert max(np.abs(table[f"{joint}acceleration"]).max() for joint in robot.joint_names) <= 2.0
+    code, _, err = run_cli("excite", rd.bundled_robot_path(), "--acceleration-limits", "1,2", "-o", tmp_path / "x")
+    assert code == 2 and "acceleration limits: one positive value, or one per joint (6), got [1.0, 2.0]" in err

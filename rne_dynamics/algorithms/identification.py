@@ -318,27 +318,42 @@ def excitation_regressor(robot, *, payload=None, friction=True, gravity=None):
     return stacked
 
 
-def limit_usage(robot, trajectory, times, *, gravity=None, margin=0.9):
-    """The largest share of ``margin`` times a position (from ``q0`` to the nearer limit), velocity or effort limit
-    that ``trajectory`` uses at ``times``: the motion keeps within ``margin`` of every limit when it is <= 1."""
+def _acceleration_limits(robot, acceleration_limits):
+    """``(nv,)`` acceleration limits: ``inf`` (none) by default, one value for every joint or one per joint."""
+    if acceleration_limits is None:
+        return np.full(robot.nv, np.inf)
+    limits = np.broadcast_to(np.asarray(acceleration_limits, dtype=float), (robot.nv,)) \
+        if np.size(acceleration_limits) in (1, robot.nv) else None
+    if limits is None or not np.all(limits > 0):
+        raise StateError(f"acceleration limits: one positive value, or one per joint ({robot.nv}), got "
+                         f"{np.ravel(acceleration_limits).tolist()}")
+    return limits.copy()
+
+
+def limit_usage(robot, trajectory, times, *, gravity=None, margin=0.9, acceleration_limits=None):
+    """The largest share of ``margin`` times a position (from ``q0`` to the nearer limit), velocity, acceleration
+    (``acceleration_limits``, default none) or effort limit that ``trajectory`` uses at ``times``: the motion keeps
+    within ``margin`` of every limit when it is <= 1."""
     q, qd, qdd = trajectory.sample(times)
     limits = robot.position_limits
     room = np.minimum(trajectory.q0 - limits[:, 0], limits[:, 1] - trajectory.q0)
     usage = [np.abs(q - trajectory.q0).max(axis=0) / (margin * room)]
     usage.append(np.abs(qd).max(axis=0) / (margin * robot.velocity_limits))
+    usage.append(np.abs(qdd).max(axis=0) / (margin * _acceleration_limits(robot, acceleration_limits)))
     tau = inverse_dynamics(robot, q, qd, qdd, gravity=gravity).torques
     usage.append(np.abs(tau).max(axis=0) / (margin * robot.effort_limits))
     return float(np.max(usage))
 
 
 def exciting_trajectory(robot, *, period=10.0, harmonics=5, payload=None, friction=True, q0=None, samples=60,
-                        seed=0, gravity=None, margin=0.9, iterations=20):
+                        seed=0, gravity=None, margin=0.9, iterations=20, acceleration_limits=None):
     """A :class:`FourierTrajectory` that minimises the condition number of :func:`excitation_regressor` over
-    ``samples`` points of a period (Swevers 1997), within ``margin`` of every position, velocity and effort limit
-    on a 1 ms grid (and finer where the period is short). ``q0``: the centre of the motion (default the middle of
-    each joint's range, 0 where unbounded). The search starts from seeded random coefficients (``seed``) and runs
-    ``iterations`` L-BFGS steps; each candidate is scaled onto the position and velocity limits, and the result
-    shrunk onto the effort limits."""
+    ``samples`` points of a period (Swevers 1997), within ``margin`` of every position, velocity, acceleration
+    (``acceleration_limits``: one value or one per joint; default none, the URDF has none) and effort limit on a
+    1 ms grid (and finer where the period is short). ``q0``: the centre of the motion (default the middle of each
+    joint's range, 0 where unbounded). The search starts from seeded random coefficients (``seed``) and runs
+    ``iterations`` L-BFGS steps; each candidate is scaled onto the position, velocity and acceleration limits, and
+    the result shrunk onto the effort limits (all limits checked again on the grid)."""
     import scipy.optimize
 
     _check_fixed_joints(robot, "exciting_trajectory")
@@ -357,13 +372,16 @@ def exciting_trajectory(robot, *, period=10.0, harmonics=5, payload=None, fricti
     times = np.linspace(0.0, period, samples, endpoint=False)
     velocity = np.minimum(margin * robot.velocity_limits, 1e3)
     position = np.minimum(margin * room, 1e3)
+    acceleration = margin * _acceleration_limits(robot, acceleration_limits)
 
     def fitted(free):
-        """The trajectory of the free coefficients, scaled so its positions and velocities reach the limits."""
+        """The trajectory of the free coefficients, scaled so its positions, velocities and accelerations reach
+        the limits (the nearest of them)."""
         a, b = _coefficients(free, nv, harmonics)
         candidate = FourierTrajectory(robot.joint_names, period, q0, a, b)
-        q, qd, _ = candidate.sample(times)
-        usage = max(np.max(np.abs(q - q0).max(axis=0) / position), np.max(np.abs(qd).max(axis=0) / velocity))
+        q, qd, qdd = candidate.sample(times)
+        usage = max(np.max(np.abs(q - q0).max(axis=0) / position), np.max(np.abs(qd).max(axis=0) / velocity),
+                    np.max(np.abs(qdd).max(axis=0) / acceleration))
         return candidate.scaled(1.0 / usage)
 
     regressor = excitation_regressor(robot, payload=payload, friction=friction, gravity=gravity)
@@ -378,10 +396,11 @@ def exciting_trajectory(robot, *, period=10.0, harmonics=5, payload=None, fricti
     trajectory = fitted(best)
     grid = np.arange(0.0, period, min(1e-3, period / 1000))
     low, high = 0.0, 1.0
-    if limit_usage(robot, trajectory, grid, gravity=gravity, margin=margin) > 1.0:
+    bounds = {"gravity": gravity, "margin": margin, "acceleration_limits": acceleration_limits}
+    if limit_usage(robot, trajectory, grid, **bounds) > 1.0:
         for _ in range(30):  # effort limits: the largest amplitude that keeps within them, by bisection
             middle = 0.5 * (low + high)
-            if limit_usage(robot, trajectory.scaled(middle), grid, gravity=gravity, margin=margin) <= 1.0:
+            if limit_usage(robot, trajectory.scaled(middle), grid, **bounds) <= 1.0:
                 low = middle
             else:
                 high = middle

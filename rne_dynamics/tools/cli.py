@@ -184,6 +184,9 @@ def build_parser():
                         "identify --links; the default without --payload)")
     excite.add_argument("--no-friction", dest="friction", action="store_false",
                         help="leave the friction columns out of the condition number")
+    excite.add_argument("--acceleration-limits", metavar="A", type=parse_configuration, default=None,
+                        help="joint acceleration limits (rad/s^2 or m/s^2), one for every joint or one per joint, "
+                             "comma-separated (default: none; the URDF has none)")
     excite.add_argument("--period", type=at_least(0.1, float), default=10.0, help="seconds (default: %(default)s)")
     excite.add_argument("--harmonics", type=at_least(2), default=5, help="per joint (default: %(default)s)")
     excite.add_argument("--iterations", type=at_least(0), default=20,
@@ -238,7 +241,8 @@ def run_excite(args):
         raise MotionError("excite: --links excites the whole robot, --payload one link: give one of them")
     return identify.run_excite(args.robot, payload=args.payload, friction=args.friction, period=args.period,
                                harmonics=args.harmonics, iterations=args.iterations, seed=args.seed,
-                               sample_period=args.sample_period, output=args.output, **robot_source(args))
+                               sample_period=args.sample_period, acceleration_limits=args.acceleration_limits,
+                               output=args.output, **robot_source(args))
 
 
 def run_demo(args):

@@ -163,7 +163,7 @@ def joint_plot(robot, panel, title, xlabel):
 
 
 def run_excite(robot_path, *, payload=None, friction=True, period=10.0, harmonics=5, iterations=20, seed=0,
-               sample_period=1e-3, output="rne_excitation", print_=print, **source):
+               sample_period=1e-3, acceleration_limits=None, output="rne_excitation", print_=print, **source):
     """The ``excite`` command: the trajectory, its samples, the two files."""
     robot = load_robot(robot_path, **source)
     if robot.dof == 0:
@@ -173,7 +173,8 @@ def run_excite(robot_path, *, payload=None, friction=True, period=10.0, harmonic
     print(f"rne-dynamics excite: optimising {harmonics} harmonics per joint over {iterations} iterations...",
           file=sys.stderr, flush=True)
     trajectory = exciting_trajectory(robot, period=period, harmonics=harmonics, payload=payload,
-                                     friction=friction, seed=seed, iterations=iterations)
+                                     friction=friction, seed=seed, iterations=iterations,
+                                     acceleration_limits=acceleration_limits)
     time = np.arange(int(round(period / sample_period)) + 1) * sample_period
     q, qd, qdd = trajectory.sample(time)
     tau = inverse_dynamics(robot, q, qd, qdd).torques
@@ -197,6 +198,7 @@ def run_excite(robot_path, *, payload=None, friction=True, period=10.0, harmonic
     print_(f"{robot.name}: {harmonics}-harmonic Fourier series, period {period:g} s; condition number "
            f"{condition_number(robot, trajectory, payload=payload, friction=friction):.1f} for {what}"
            f"{' and friction' if friction else ''}; "
-           f"{100 * limit_usage(robot, trajectory, time[:-1], margin=1.0):.0f}% of the nearest limit")
+           f"{100 * limit_usage(robot, trajectory, time[:-1], margin=1.0, acceleration_limits=acceleration_limits):.0f}"
+           "% of the nearest limit")
     print_(f"wrote {os.path.join(output, 'excitation.csv')}, {os.path.join(output, 'excitation.yaml')}")
     return 0
