@@ -8,8 +8,9 @@ The recording: two periods of a random 5-harmonic Fourier motion about the middl
 true robot whose every body differs from the URDF (test_robot_identification.true_robot) with viscous, smooth
 Coulomb and offset friction, plus 1% noise. One warm-up call (it traces the robot's written code and, without
 ``RNE_DYNAMICS_JIT=0``, compiles what it needs once per machine), then the median of ``--repeat`` timed calls.
-``--profile`` prints cProfile's 25 most expensive functions of one more call. The machine and its load average are
-printed with the figure: wall times on a shared machine say little without them.
+``--unseen`` identifies a Panda whose numbers no cache has seen (a user's robot the first time: the first call
+writes its code). ``--profile`` prints cProfile's 25 most expensive functions of one more call. The machine and
+its load average are printed with the figure: wall times on a shared machine say little without them.
 """
 import argparse
 import cProfile
@@ -23,12 +24,16 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test"))
 import rne_dynamics as rd  # noqa: E402
+from rne_dynamics.algorithms.regressor import inertial_parameters  # noqa: E402
+from rne_dynamics.algorithms.robot_identification import with_inertial_parameters  # noqa: E402
 from test_robot_identification import arm, motion, true_robot  # noqa: E402
 
 
-def recording(samples):
+def recording(samples, unseen):
     robot = arm("panda")
     true, _ = true_robot(robot)
+    if unseen:  # a model no cache has seen: its numbers moved by a part in 1e9 (the written code is keyed by them)
+        robot = with_inertial_parameters(robot, inertial_parameters(robot) * (1 + 1e-9 * (1 + time.time() % 1)))
     q, qd, qdd = motion(robot, samples)
     tau = rd.inverse_dynamics(true, q, qd, qdd).torques
     tau += 0.01 * np.sqrt(np.mean(tau ** 2, axis=0)) * np.random.default_rng(7).normal(size=tau.shape)
@@ -40,8 +45,10 @@ def main(argv=None):
     parser.add_argument("--samples", type=int, default=20_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--unseen", action="store_true", help="identify a robot whose written code no cache holds "
+                        "(a user's robot the first time): the first call then writes it")
     args = parser.parse_args(argv)
-    robot, data = recording(args.samples)
+    robot, data = recording(args.samples, args.unseen)
     mode = "plain Python kernels" if os.environ.get("RNE_DYNAMICS_JIT") == "0" else "compiled"
     print(f"# {time.strftime('%Y-%m-%d %H:%M')}, {platform.machine()}, {os.cpu_count()} cores, Python "
           f"{platform.python_version()}, numpy {np.__version__}; {mode}; load average "

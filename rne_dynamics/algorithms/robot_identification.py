@@ -192,14 +192,18 @@ def _design(robot, model, base, q, qd, qdd, friction, gravity):
     return np.concatenate([Y, F], axis=2), known
 
 
+def _blocks(start, stop):
+    """Slices of at most :data:`CHUNK` samples over ``start:stop``."""
+    return [slice(k, min(k + CHUNK, stop)) for k in range(start, stop, CHUNK)]
+
+
 def recording_equations(recording, k, *, robot, model, base, holdout=0.0, friction=True, gravity=None):
     """:class:`NormalEquations` of recording ``k`` (:func:`identify_robot`'s, in blocks of :data:`CHUNK` samples):
     the part of the fit that runs where the recording is, one task per recording on a Dask cluster."""
     q, qd, qdd, tau = _arrays(recording, k, robot.nv)
     cut = _cut(len(q), holdout)
     grams = cross = squares = 0.0
-    for start in range(0, cut, CHUNK):
-        part = slice(start, min(start + CHUNK, cut))
+    for part in _blocks(0, cut):
         A, known = _design(robot, model, base, q[part], qd[part], qdd[part], friction, gravity)
         A = np.ascontiguousarray(A.transpose(1, 0, 2))                   # (nv, N, p): per joint BLAS products
         y = (tau[part] - known).T[:, :, None]
@@ -209,16 +213,22 @@ def recording_equations(recording, k, *, robot, model, base, holdout=0.0, fricti
     return NormalEquations(grams, cross, squares, cut, len(q) - cut)
 
 
-def recording_torques(recording, k, *, given, identified, holdout=0.0, gravity=None):
+def recording_torques(recording, k, *, robot, model, base, solution, holdout=0.0, friction=True, gravity=None):
     """Recording ``k``'s fitted and held-out parts as ``(k, index, measured, identified, given)`` torques (None for
-    an empty part)."""
-    q, qd, qdd, tau = _arrays(recording, k, given.nv)
+    an empty part). The identified model's are ``A b + known`` with ``b`` the ``solution`` (base parameters and
+    friction): the identified robot's torques, by the given robot's regressor, whose code is written already
+    (the identified robot's own would be written and built first)."""
+    q, qd, qdd, tau = _arrays(recording, k, robot.nv)
     cut = _cut(len(q), holdout)
     parts = []
-    for index in (np.arange(cut), np.arange(cut, len(q))):
-        states = q[index], qd[index], qdd[index]
-        parts.append((k, index, tau[index], inverse_dynamics(identified, *states, gravity=gravity).torques,
-                      inverse_dynamics(given, *states, gravity=gravity).torques) if len(index) else None)
+    for start, stop in ((0, cut), (cut, len(q))):
+        identified, given = [], []
+        for part in _blocks(start, stop):
+            A, known = _design(robot, model, base, q[part], qd[part], qdd[part], friction, gravity)
+            identified.append(A @ solution + known)
+            given.append(inverse_dynamics(robot, q[part], qd[part], qdd[part], gravity=gravity).torques)
+        parts.append((k, np.arange(start, stop), tau[start:stop], np.concatenate(identified),
+                      np.concatenate(given)) if stop > start else None)
     return parts
 
 
@@ -466,8 +476,9 @@ def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_vel
         friction_estimate = {joint: {**{t: float(values[k, j]) for k, t in enumerate(FRICTION_TERMS)},
                                      **{f"{t}_std": float(stds[k, j]) for k, t in enumerate(FRICTION_TERMS)}}
                              for j, joint in enumerate(robot.joint_names)}
-    parts = _map(client, recording_torques, recordings, given=robot, identified=identified, holdout=holdout,
-                 gravity=gravity)
+    solution = np.concatenate([base.combination @ parameters, b_final[r:]])
+    parts = _map(client, recording_torques, recordings, robot=robot, model=model, base=base, solution=solution,
+                 holdout=holdout, friction=friction, gravity=gravity)
     fitted_out, held_out = (tuple(part[i] for part in parts if part[i] is not None) for i in (0, 1))
 
     def rms(parts, model):
