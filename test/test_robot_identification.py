@@ -136,3 +136,20 @@ def test_bad_samples_are_refused():
         rd.identify_robot(robot, [(q, qd, qdd, tau), (q, qd[:, :3], qdd, tau)])
     with pytest.raises(StateError, match="holdout is a fraction"):
         rd.identify_robot(robot, (q, qd, qdd, tau), holdout=1.0)
+
+
+def test_model_errors_keep_friction_nonnegative_and_bodies_consistent():
+    """A torque no rigid body makes (a spring on the second joint) and noise: no consistent robot has the
+    least-squares base parameters, and the regularised fit moved a viscous coefficient below 0 (a ModelError from
+    the drive layer) before the fit held it at 0."""
+    robot = arm("panda")
+    q, qd, qdd = motion(robot, 2000, seed=2)
+    tau = rd.inverse_dynamics(robot.with_drive(friction=np.full(7, 0.3), coulomb_velocity=np.full(7, 0.01)),
+                              q, qd, qdd).torques
+    tau[:, 1] += 3.0 * np.sin(3 * q[:, 1])
+    tau += 0.3 * np.random.default_rng(2).normal(size=tau.shape)
+    result = rd.identify_robot(robot, (q, qd, qdd, tau), coulomb_velocity=0.01)
+    got = np.array([[f[t] for f in result.friction.values()] for t in ri.FRICTION_TERMS])
+    assert np.all(got[:2] >= 0) and np.any(got[:2] == 0)
+    assert consistent(result.parameters)
+    np.testing.assert_allclose(result.robot.damping, got[0])

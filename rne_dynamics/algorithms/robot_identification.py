@@ -376,21 +376,21 @@ def _regularised_fit(base, R, b, frozen, pi0, prior, regularisation):
             return T @ u, u[:m]
 
 
-def _constrained_friction(R, b_hat, r, nonnegative):
-    """``b`` minimising ``|R (b - b_hat)|`` with the ``nonnegative`` friction entries >= 0 (an entry the fit makes
-    negative is fixed at 0 and the others refitted, until none is)."""
+def _constrained_friction(R, b_hat, r, nonnegative, fixed=None):
+    """``(b, fixed)``: ``b`` minimising ``|R (b - b_hat)|`` with the ``fixed`` entries (default none) at 0 and the
+    ``nonnegative`` friction entries >= 0 (an entry the fit makes negative is fixed at 0 and the others refitted,
+    until none is)."""
     H = R.T @ R
-    fixed = np.zeros(len(b_hat), bool)
-    b = b_hat.copy()
+    fixed = np.zeros(len(b_hat), bool) if fixed is None else fixed.copy()
     while True:
+        free = ~fixed
+        b = np.zeros(len(b_hat))
+        b[free] = b_hat[free] + np.linalg.solve(H[np.ix_(free, free)], H[np.ix_(free, fixed)] @ b_hat[fixed])
         negative = np.zeros(len(b), bool)
         negative[r:] = nonnegative & (b[r:] < 0)
         if not negative.any():
             return b, fixed
         fixed |= negative
-        free = ~fixed
-        b = np.zeros(len(b_hat))
-        b[free] = b_hat[free] + np.linalg.solve(H[np.ix_(free, free)], H[np.ix_(free, fixed)] @ b_hat[fixed])
 
 
 def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_velocity=0.0, regularisation=1e-3,
@@ -465,8 +465,14 @@ def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_vel
     b_final, frozen = _constrained_friction(R, b_hat, r, nonnegative)
     prior = _prior(robot)
     parameters = _nearest_consistent(base, b_final, pi0, prior)
-    if parameters is None:
-        parameters, b_final = _regularised_fit(base, R, b_final, frozen, pi0, prior, regularisation)
+    while parameters is None:
+        parameters, b_fit = _regularised_fit(base, R, b_final, frozen, pi0, prior, regularisation)
+        negative = np.concatenate([np.zeros(r, bool), nonnegative & (b_fit[r:] < 0)])
+        if negative.any():  # the consistent bodies moved a viscous or Coulomb coefficient below 0: held at 0
+            b_final, frozen = _constrained_friction(R, b_hat, r, nonnegative, frozen | negative)
+            parameters = None
+        else:
+            b_final = b_fit
     identified = with_inertial_parameters(robot, parameters)
     friction_estimate = None
     if friction:

@@ -172,6 +172,10 @@ def build_parser():
     identify.add_argument("--coulomb-velocity", type=at_least(0.0, float), default=0.01, metavar="RAD_PER_S",
                           help="with --links --friction: the smooth Coulomb law's velocity, tanh(qd / v); 0: "
                                "sign(qd) (default: %(default)s)")
+    identify.add_argument("--regularisation", type=at_least(1e-12, float), default=1e-3, metavar="LAMBDA",
+                          help="with --links: the weight of the pull towards ROBOT's inertials where no consistent "
+                               "robot has the least-squares base parameters (model errors, noise): larger keeps "
+                               "the links nearer the URDF's (default: %(default)s)")
     identify.add_argument("--payload", metavar="LINK", help="identify a payload's 10 inertial parameters on LINK")
     identify.add_argument("--friction", action="store_true", help="identify each joint's viscous and Coulomb friction")
     identify.add_argument("--output", "-o", metavar="DIR", default="rne_identified",
@@ -224,8 +228,8 @@ def run_identify(args):
         from . import identify_links
         return identify_links.run_identify_links(
             args.robot, motion_paths(args.motion), friction=args.friction, holdout=args.holdout,
-            coulomb_velocity=args.coulomb_velocity, output=args.output, topic=args.topic, window=args.window,
-            scheduler=args.scheduler, workers=args.workers, **robot_source(args))
+            coulomb_velocity=args.coulomb_velocity, regularisation=args.regularisation, output=args.output,
+            topic=args.topic, window=args.window, scheduler=args.scheduler, workers=args.workers, **robot_source(args))
     if len(args.motion) != 1 or args.scheduler or args.workers:
         raise MotionError("identify --payload/--friction reads one MOTION here (several, --scheduler, --workers: "
                           "--links)")
