@@ -22,11 +22,15 @@ the URDF's. ``D`` is the Bregman divergence of ``-log det`` on pseudo-inertias, 
 Wensing & Park (2020, "Geometric robot dynamic identification: a convex programming approach", IEEE T-RO): convex,
 unchanged by a body's scale, infinite on the boundary of consistency. When some consistent ``pi`` has ``K pi =
 b_hat`` (always on noise-free data of a real robot), the result is the one nearest the URDF in ``D``, and its base
-parameters are exactly ``b_hat``. Otherwise (noise pushed ``b_hat`` out of the consistent set) the result minimises
+parameters are exactly ``b_hat``. Otherwise (noise or model errors pushed ``b_hat`` out of the consistent set) the
+result minimises
 
-    |R (b - b_hat)|^2 + lambda sum_i D(J_i || J_i0)       (``|R (b - b_hat)|^2 = |A_w b - y_w|^2 - const``)
+    |R (b - b_hat)|^2 / (N nv) + lambda sum_i D(J_i || J_i0)     (``|R (b - b_hat)|^2 = |A_w b - y_w|^2 - const``)
 
-over consistent ``pi`` and ``f`` (``lambda`` small, default ``1e-3``: the data, in units of its noise, dominate).
+over consistent ``pi`` and ``f``: the mean weighted squared residual of the ``N nv`` rows, so that lambda's weight
+does not shrink as recordings grow (on a real robot the residual is mostly model error, correlated from sample to
+sample: its count overstates what it tells; the Gaz et al. 2019 Panda recording gave a 193 kg link with the sum);
+``lambda`` default ``1e-3``.
 Both are convex in ``pi``; they are solved by damped Newton steps on log-det barriers (feasibility first: ``t`` is
 raised until every ``J_i - t J_i0`` is positive definite; for the second, a path of data weights as an
 interior-point method follows its barrier). Viscous and Coulomb friction are kept >= 0 (a coefficient the fit makes
@@ -345,11 +349,11 @@ def _nearest_consistent(base, b, pi0, prior):
 
 
 def _regularised_fit(base, R, b, frozen, pi0, prior, regularisation):
-    """``(pi, b)`` minimising ``|R (b' - b)|^2 + lambda sum_i D(J_i || J_i0)`` over consistent ``pi`` and the
-    friction (``frozen`` entries of ``b`` kept as they are): the base parameters that no consistent robot has
-    moved to the nearest that one has. Newton steps in ``u = (b', z)`` along a path of data weights from where the
-    regulariser dominates up to ``1 / lambda`` (the objective divided by lambda), as an interior-point method
-    follows its barrier."""
+    """``(pi, b)`` minimising ``|R (b' - b)|^2 + lambda sum_i D(J_i || J_i0)`` (``R`` scaled by the caller) over
+    consistent ``pi`` and the friction (``frozen`` entries of ``b`` kept as they are): the base parameters that no
+    consistent robot has moved to the nearest that one has. Newton steps in ``u = (b', z)`` along a path of data
+    weights from where the regulariser dominates up to ``1 / lambda`` (the objective divided by lambda), as an
+    interior-point method follows its barrier."""
     r, m = len(base.indices), len(b)
     n_pi = base.combination.shape[1]
     nb = n_pi // 10
@@ -466,7 +470,7 @@ def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_vel
     prior = _prior(robot)
     parameters = _nearest_consistent(base, b_final, pi0, prior)
     while parameters is None:
-        parameters, b_fit = _regularised_fit(base, R, b_final, frozen, pi0, prior, regularisation)
+        parameters, b_fit = _regularised_fit(base, R / np.sqrt(n * nv), b_final, frozen, pi0, prior, regularisation)
         negative = np.concatenate([np.zeros(r, bool), nonnegative & (b_fit[r:] < 0)])
         if negative.any():  # the consistent bodies moved a viscous or Coulomb coefficient below 0: held at 0
             b_final, frozen = _constrained_friction(R, b_hat, r, nonnegative, frozen | negative)
