@@ -18,6 +18,10 @@ Outputs in DIR: ``loads.csv`` (per sample: time, the positions, velocities and a
 torque, the gravity torque, the norms of the joint wrench's force and moment, and its 6 components ``force_x`` ...
 ``moment_z`` (on the child link by its parent, child-link frame, about the joint origin); SI units: rad or m, rad/s
 or m/s, N m or N, N), ``torques.png`` and ``wrenches.png``; a summary table on the terminal.
+
+Several MOTIONs (paths, directories, globs: :func:`motion_paths`) are a fleet: one Dask task per recording
+(:mod:`~rne_dynamics.tools.fleet`), each one's files in ``DIR/<recording>/`` and the fleet's ``summary.csv`` and
+``summary.yaml`` (:func:`write_summary`).
 """
 import csv
 import glob
