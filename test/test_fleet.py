@@ -5,6 +5,8 @@ joints nearest their limits equal to inverse dynamics computed here; a bad recor
 UR5 recordings simulated with friction (test_identify_links)."""
 import csv
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -132,3 +134,14 @@ def test_a_bad_recording_in_a_fleet_is_refused_in_one_line(setup, fleet, cluster
 def test_recording_names_are_unique_directories():
     assert recording_names(["/a/x/run.csv", "/a/y/run.csv"]) == ["x__run", "y__run"]
     assert recording_names(["/a/run.csv", "/a/run.mcap", "/a/b.db3"]) == ["run.csv", "run.mcap", "b"]
+
+
+def test_one_recording_starts_no_cluster(fleet, tmp_path):
+    """A single recording runs in the command's process: Dask is not even imported."""
+    _, paths, _ = fleet
+    script = ("import sys; from rne_dynamics.tools import cli; "
+              f"code = cli.main(['loads', {UR5!r}, {paths[0]!r}, '-o', {str(tmp_path)!r}]); "
+              "print(code, 'distributed' in sys.modules, 'dask' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    assert done.stdout.splitlines()[-1] == "0 False False", done.stderr
+    assert sorted(os.listdir(tmp_path)) == ["loads.csv", "torques.png", "wrenches.png"]
