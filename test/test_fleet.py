@@ -1,8 +1,8 @@
 """A fleet's recordings through Dask: ``loads`` and ``identify --links`` on several recordings (a directory, a glob)
 run one task per recording on a local cluster of 2 processes, or on an existing cluster (``--scheduler``), and give
 the numbers of one process: loads.csv byte for byte, the identification to 1e-12; the fleet summary's peaks, RMS and
-joints nearest their limits equal to inverse dynamics computed here; a bad recording refused in one line naming it.
-UR5 recordings simulated with friction (test_identify_links)."""
+joints nearest their limits equal to inverse dynamics computed here; a bad recording refused in one line naming it;
+one recording imports no Dask. UR5 recordings simulated with friction (test_identify_links)."""
 import csv
 import os
 import subprocess
