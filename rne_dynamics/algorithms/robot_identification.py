@@ -236,12 +236,20 @@ def recording_torques(recording, k, *, robot, model, base, solution, holdout=0.0
     return parts
 
 
+def shared(client, **arguments):
+    """``arguments`` for the tasks of a Dask ``client``: each object (a robot, an array) sent to every worker once
+    (``scatter``; its future in its place) rather than once per task."""
+    return {key: value if value is None or np.isscalar(value) else client.scatter(value, broadcast=True)
+            for key, value in arguments.items()}
+
+
 def _map(client, function, recordings, **kwargs):
     """``function(recording, k, **kwargs)`` of every recording, in order: here, or as tasks of the Dask ``client``
     (its results gathered)."""
     if client is None:
         return [function(recording, k, **kwargs) for k, recording in enumerate(recordings)]
-    return client.gather(client.map(function, recordings, range(len(recordings)), pure=False, **kwargs))
+    return client.gather(client.map(function, recordings, range(len(recordings)), pure=False,
+                                    **shared(client, **kwargs)))
 
 
 def _prior(robot):

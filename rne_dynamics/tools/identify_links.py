@@ -19,7 +19,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import yaml
 
-from ..algorithms.robot_identification import body_quantities, identify_robot
+from ..algorithms.robot_identification import body_quantities, identify_robot, shared
 from ..model.urdf import expand_xacro
 from . import fleet
 from .identify import joint_figure, write_files
@@ -103,7 +103,7 @@ def run_identify_links(robot_path, motion_paths, *, friction=True, holdout=0.0, 
     else:
         with fleet.dask_client(scheduler, workers, len(motion_paths)) as client:
             motions = client.map(read_recording, [os.path.abspath(p) for p in motion_paths], pure=False,
-                                 robot=robot, topic=topic, window=window, show_progress=False)
+                                 show_progress=False, **shared(client, robot=robot, topic=topic, window=window))
             lines, times = zip(*client.gather(client.map(describe, motions, motion_paths, pure=False,
                                                          window=window)))
             print_("\n".join(lines))

@@ -518,13 +518,14 @@ def recording_results(paths, scheduler=None, workers=None, **task):
     """``(index, RecordingLoads)`` of every path as it is done: here for a single recording, else (or with a
     ``scheduler``) one Dask task each (:mod:`~rne_dynamics.tools.fleet`)."""
     from . import fleet
+    from ..algorithms.robot_identification import shared
 
     if not fleet.use_cluster(paths, scheduler):
         yield 0, recording_loads(paths[0], **task)
         return
     with fleet.dask_client(scheduler, workers, len(paths)) as client:
         futures = client.map(recording_loads, [os.path.abspath(p) for p in paths], pure=False, show_progress=False,
-                             **task)
+                             **shared(client, **task))
         yield from fleet.as_completed(client, futures)
 
 
