@@ -12,6 +12,9 @@ Velocities and accelerations missing from a recording are differentiated by zero
 (Savitzky-Golay for uneven stamps, :func:`~rne_dynamics.tools.loads.smooth_derivatives`) over a window chosen from the
 median sampling rate unless ``--window`` is given (:func:`~rne_dynamics.tools.loads.rate_window`: -3 dB near
 ``min(10 Hz, rate / 5)``); the printout says which.
+
+Several recordings (paths, directories, globs) run through Dask (:mod:`~rne_dynamics.tools.fleet`): each is read,
+and its share of the fit made, by a task on a worker, where it stays; the fit sums the shares here.
 """
 import os
 import xml.etree.ElementTree as ET
