@@ -16,7 +16,7 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
 import rne_dynamics as rd
-from rne_dynamics.nodes.forward_dynamics_node import ForwardDynamicsNode
+from rne_dynamics.nodes.forward_dynamics_node import ForwardDynamicsNode, period_ns
 from rne_dynamics.nodes.inverse_dynamics_node import InverseDynamicsNode
 from rne_dynamics.robots import DEFAULT_ROBOT
 from rne_dynamics.algorithms.simulate import step
@@ -62,12 +62,13 @@ def stamp_ns(msg):
 
 
 def simulated_steps(robot, q, qd, tau, before, after, rate):
-    """The state the simulator publishes after ``before``: the time between the two stamps in sub-steps of at most
-    ``1 / rate``, all of equal length (as the node does them)."""
-    elapsed, period = stamp_ns(after) - stamp_ns(before), round(1e9 / rate)
-    substeps = -(-elapsed // period)
-    for _ in range(substeps):
-        q, qd = step(robot, q, qd, tau, 1e-9 * elapsed / substeps)
+    """The state the simulator publishes after ``before``: the whole periods of ``1 / rate`` between the two stamps,
+    one step each (as the node does them)."""
+    period = period_ns(rate)
+    elapsed = stamp_ns(after) - stamp_ns(before)
+    assert elapsed % period == 0, (elapsed, period)
+    for _ in range(elapsed // period):
+        q, qd = step(robot, q, qd, tau, 1e-9 * period)
     return q, qd
 
 
@@ -123,12 +124,14 @@ def test_simulation_that_cannot_keep_up_says_so():
 
     period = 1_000_000
     clock = SimulationClock(period, 5_000_000_000, wall_ns=0)
-    assert clock.advance(3 * period + 10) == 3 * period + 10  # a late tick: all of it, in sub-steps
-    assert clock.advance(100 * period) == MAX_SUBSTEPS * period  # far behind: the rest dropped
-    assert clock.dropped_ns == 100 * period - (3 * period + 10) - MAX_SUBSTEPS * period
-    assert clock.simulated_ns == 13 * period + 10
+    assert clock.advance(3 * period + 10) == 3  # a late tick: all whole periods, one step each
+    assert clock.advance(3 * period + 20) == 0  # the rest of a period waits for the next tick
+    assert clock.advance(100 * period) == MAX_SUBSTEPS  # far behind: the rest dropped
+    assert clock.dropped_ns == (100 - 3 - MAX_SUBSTEPS) * period
+    assert clock.simulated_ns == (3 + MAX_SUBSTEPS) * period
+    assert clock.advance(100 * period + 999_999) == 0 and clock.advance(101 * period) == 1
     stamp = clock.stamp()
-    assert (stamp.sec, stamp.nanosec) == (5, 13 * period + 10)
+    assert (stamp.sec, stamp.nanosec) == (5, 14 * period)
 
 
 @pytest.fixture
