@@ -55,9 +55,21 @@ PARAMETERS = (
 )
 
 
-#: Most sub-steps one timer tick takes to catch up with the wall clock (one if a step costs over a quarter period):
-#: time beyond is dropped (the real-time factor falls below 1) rather than the executor held longer.
-MAX_SUBSTEPS = 10
+#: Longest wall time (ns) one timer tick catches up with steps (a tick that came late: the scheduler of a loaded
+#: machine held the node up); time beyond is dropped (the real-time factor falls below 1).
+MAX_CATCH_UP_NS = 100_000_000
+#: Most computing time (ns) one tick spends catching up, rather than the executor held longer.
+MAX_TICK_COMPUTE_NS = 5_000_000
+
+
+def catch_up_steps(period_ns, step_cost_ns):
+    """Most steps one tick takes: :data:`MAX_CATCH_UP_NS` of periods within :data:`MAX_TICK_COMPUTE_NS` of
+    computing; one if a step costs over a quarter of a period (a machine that slow has no time to catch up beside the
+    nodes that share it, a controller closing the loop: it still publishes every period, and says it runs slower than
+    real time)."""
+    if 4 * step_cost_ns >= period_ns:
+        return 1
+    return max(1, min(MAX_CATCH_UP_NS // period_ns, int(MAX_TICK_COMPUTE_NS / max(step_cost_ns, 1.0))))
 REAL_TIME_TOLERANCE = 0.95  # a real-time factor below this makes the diagnostics WARN
 
 
@@ -71,8 +83,8 @@ class SimulationClock:
     nanoseconds since the start, and gives the stamps (``start_stamp_ns``, the ROS time of the start, plus the
     simulated time). Each timer tick simulates the whole periods of ``period_ns`` the wall clock has passed since the
     last (the rest of a period waits for the next tick: every step is exactly one period, so the library's written
-    code of the step, which takes ``dt`` as a constant, is made once), at most :data:`MAX_SUBSTEPS` (fewer on a slow
-    machine): periods beyond (a machine too slow for the rate, an executor held up) are dropped."""
+    code of the step, which takes ``dt`` as a constant, is made once), at most :func:`catch_up_steps`: periods beyond
+    (a machine too slow for the rate, an executor held up) are dropped."""
 
     def __init__(self, period_ns, start_stamp_ns, wall_ns):
         self.period_ns, self.start_stamp_ns = period_ns, start_stamp_ns
@@ -82,7 +94,7 @@ class SimulationClock:
         self.window = (wall_ns, 0)  # (wall, simulated) at the start of the diagnostics window
         self.last_factor = 1.0
 
-    def advance(self, wall_ns, substeps=MAX_SUBSTEPS):
+    def advance(self, wall_ns, substeps):
         """The number of periods to simulate now, at most ``substeps``, already added to ``simulated_ns``."""
         behind = (wall_ns - self.wall_start - self.dropped_ns - self.simulated_ns) // self.period_ns
         periods = min(max(behind, 0), substeps)
@@ -194,11 +206,7 @@ class ForwardDynamicsNode(DynamicsNode):
         model = self.model
         if model is None:
             return
-        # a machine whose steps cost more than a quarter of a period has no time to catch up beside the nodes that
-        # share it (a controller closing the loop): it then takes one step per tick, so it still publishes every
-        # period (and says it runs slower than real time), instead of all its time catching up
-        affordable = MAX_SUBSTEPS if 4 * self.step_cost_ns < self.clock.period_ns else 1
-        substeps = self.clock.advance(time.monotonic_ns(), affordable)
+        substeps = self.clock.advance(time.monotonic_ns(), catch_up_steps(self.clock.period_ns, self.step_cost_ns))
         if substeps == 0:
             return
         dt = 1e-9 * self.clock.period_ns
