@@ -155,7 +155,8 @@ class ForwardDynamicsNode(DynamicsNode):
         self.motors = None    # (theta, thetad) of the elastic joints' motors in the simulation
         self.steps = 0
         self.clock = None  # SimulationClock while simulating
-        self.step_cost_ns = 0.0  # the computing time of one sub-step, averaged
+        self.step_cost_ns = 0.0  # the computing time of one sub-step, averaged (the thread's CPU time: a loaded
+        # machine's scheduler taking the core away mid-step is no cost of the step)
         self.start()
         self.configure_mode()
 
@@ -211,14 +212,14 @@ class ForwardDynamicsNode(DynamicsNode):
             return
         dt = 1e-9 * self.clock.period_ns
         q, qd = self.state
-        started = time.perf_counter_ns()
+        started = time.thread_time_ns()
         try:
             for _ in range(substeps):
                 q, qd, self.motors = model.step(q, qd, self.command, dt, self.motors)
         except ValueError as exc:
             self.warn_throttled(f"simulation step failed: {exc}; state held")
             return
-        self.step_cost_ns += 0.2 * ((time.perf_counter_ns() - started) / substeps - self.step_cost_ns)
+        self.step_cost_ns += 0.2 * ((time.thread_time_ns() - started) / substeps - self.step_cost_ns)
         self.state = (q, qd)
         self.steps += substeps
         out = self.simulated
