@@ -20,7 +20,6 @@ Clamping makes the curve start at ``P_0`` and end at ``P_{n-1}``, its ``r``-th d
 from functools import cached_property
 
 import numpy as np
-from scipy.interpolate import BSpline
 
 
 class ClampedBasis:
@@ -32,6 +31,7 @@ class ClampedBasis:
         self.count, self.degree = count, degree
         interior = np.linspace(0.0, 1.0, count - degree + 1)
         self.knots = np.concatenate([np.zeros(degree), interior, np.ones(degree)])
+        from scipy.interpolate import BSpline  # imported here: it costs every `import rne_dynamics` a second
         self._splines = [BSpline(self.knots, np.eye(count), degree)]
         for _ in range(2):
             self._splines.append(self._splines[-1].derivative())

@@ -28,7 +28,6 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import brentq, minimize
 
 from ..algorithms.derivatives import inverse_dynamics_derivatives
 from ..algorithms.gravity import gravity_torques
@@ -447,6 +446,7 @@ class TrajectoryProblem:
             options.update(gtol=1e-8, xtol=1e-10)
         else:
             raise StateError(f"method must be 'SLSQP' or 'trust-constr', got {method!r}")
+        from scipy.optimize import minimize  # imported here: it costs every `import rne_dynamics` a second
         return minimize(self.objective, x, jac=jac(self.objective_gradient), bounds=self.bounds(),
                         constraints=constraints, method=method, options=options, callback=record)
 
@@ -515,6 +515,7 @@ def _remaining_gap(h, T):
 
         def mismatch(p):
             return (h[-3] ** p - h[-2] ** p) / (h[-2] ** p - h[-1] ** p) - ratio
+        from scipy.optimize import brentq
         p = brentq(mismatch, 1.0, 4.0) if mismatch(1.0) * mismatch(4.0) < 0 else (1.0 if mismatch(1.0) > 0 else 4.0)
     return max(fall, 0.0) * h[-1] ** p / (h[-2] ** p - h[-1] ** p) / T[-1]
 
