@@ -8,7 +8,7 @@ from .._jit import arithmetic_kernel, helper, memory
 from .driver import Algorithm
 from .inputs import NO_WRENCHES
 from ..model.drive import drive_torques_add
-from ..model.joints import REVOLUTE_UNIT, S_times_add, S_transpose_times_add, X_up, X_up_about_axis
+from ..model.joints import S_times_add, S_transpose_times_add, X_up
 from ..model.spatial import (add_scaled, base_acceleration, cross_force_add, cross_motion_add, force_to_parent_add,
                              inertia_times, motion_to_child, set_at_rest)
 
@@ -28,27 +28,6 @@ def body_motion(m, i, q, qd, qdd, R, p, v, a, vJ):
     motion_to_child(R[i], p[i], a[λ], a[i])
     S_times_add(m, i, qdd, 1.0, a[i])
     cross_motion_add(v[i], vJ, 1.0, a[i])
-
-
-@helper
-def revolute_motion(m, i, k, q, qd, qdd, R, p, v, a):
-    """:func:`body_motion` for a revolute joint about ``σ e_k`` (``σ = ±1``; ``k`` a constant where inlined):
-    ``S qd = [0; σ qd e_k]`` and ``v x S qd = σ qd [v x e_k; w x e_k]``, where ``u x e_k`` is ``u_k2`` in entry ``k1``
-    and ``-u_k1`` in entry ``k2``."""
-    k1, k2 = (k + 1) % 3, (k + 2) % 3
-    λ = m.parent[i]
-    c = m.col_start[i]
-    σ = m.axis[i, k] * m.col_mult[c]
-    qd_i = σ * qd[m.col_v[c]]
-    X_up_about_axis(m, i, k, q, R[i], p[i])
-    motion_to_child(R[i], p[i], v[λ], v[i])
-    v[i, 3 + k] += qd_i
-    motion_to_child(R[i], p[i], a[λ], a[i])
-    a[i, 3 + k] += σ * qdd[m.col_v[c]]
-    a[i, k1] += qd_i * v[i, k2]
-    a[i, k2] -= qd_i * v[i, k1]
-    a[i, 3 + k1] += qd_i * v[i, 3 + k2]
-    a[i, 3 + k2] -= qd_i * v[i, 3 + k1]
 
 
 #: RNEA's arrays: per body its pose ``X_up`` as ``(R, p)``, and ``v``, ``a``, ``f``, whose last row is the fixed
@@ -73,15 +52,7 @@ def newton_euler(m, w, q, qd, qdd, gravity, f_ext, tau, f):
     base_acceleration(gravity, a[-1])
     f[-1] = 0.0
     for i in range(m.nb):
-        k = m.jtype[i] - REVOLUTE_UNIT  # most joints turn about ±x, ±y or ±z: a copy of the equations for each axis
-        if k == 0:
-            revolute_motion(m, i, 0, q, qd, qdd, R, p, v, a)
-        elif k == 1:
-            revolute_motion(m, i, 1, q, qd, qdd, R, p, v, a)
-        elif k == 2:
-            revolute_motion(m, i, 2, q, qd, qdd, R, p, v, a)
-        else:
-            body_motion(m, i, q, qd, qdd, R, p, v, a, w.vJ)
+        body_motion(m, i, q, qd, qdd, R, p, v, a, w.vJ)
         inertia_times(m.mass[i], m.h[i], m.I[i], a[i], f[i])
         inertia_times(m.mass[i], m.h[i], m.I[i], v[i], w.Iv)
         cross_force_add(v[i], w.Iv, f[i])
