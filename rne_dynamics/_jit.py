@@ -125,26 +125,6 @@ def finite_check(function):
     return numba.njit(cache=True, nogil=True, _nrt=False, fastmath={"reassoc"})(function)
 
 
-def batch_kernel(function):
-    """Like :func:`kernel`, for loops over a batch of states that may run on all cores."""
-    if numba is None:
-        return function
-    return numba.njit(cache=True, nogil=True, parallel=True)(function)
-
-
-#: ``range`` over the chunks of a batch: numba's parallel range where compiled.
-batch_range = range if numba is None else numba.prange
-
-#: States per chunk of a batch: each chunk allocates its workspace once.
-CHUNK = 64
-
-
-@kernel
-def chunk_count(n):
-    """Number of chunks of :data:`CHUNK` states in a batch of ``n``."""
-    return (n + CHUNK - 1) // CHUNK
-
-
 #: Where :func:`carve` puts an array when it only measures a layout: its offset in the block and its shape.
 Slot = namedtuple("Slot", "offset shape")
 
@@ -320,12 +300,6 @@ def skip_zero(x):
     return x == 0.0 if x.__class__ is not _trace.Value else False
 
 
-def rows(arrays, n):
-    """State ``n`` of a batch's arguments: row ``n`` of each array of two or more dimensions; vectors (gravity) are
-    shared by every state."""
-    return tuple(a[n] if a.ndim >= 2 else a for a in arrays)
-
-
 def apply(function, head, arguments):
     """``function(*head, *arguments)``; numba cannot call a compiled function with ``*`` arguments."""
     return function(*head, *arguments)
@@ -385,11 +359,6 @@ if numba is not None:
     @overload(skip_zero, inline="always")
     def _skip_zero(x):
         return lambda x: x == 0.0
-
-    @overload(rows, inline="always")
-    def _rows(arrays, n):
-        return _generated("arrays, n", "(" + "".join(f"arrays[{k}][n], " if a.ndim >= 2 else f"arrays[{k}], "
-                                                     for k, a in enumerate(arrays)) + ")")
 
     @overload(apply, inline="always")
     def _apply(function, head, arguments):

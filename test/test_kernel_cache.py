@@ -31,7 +31,7 @@ def test_edited_sources_never_read_the_old_cache(tmp_path):
     """An edit to a kernel module moves the cache to a new directory (an old index can name classes that are gone),
     and the numbers stay right."""
     shutil.copytree(_jit.PACKAGE_DIR, tmp_path / "rne_dynamics", ignore=shutil.ignore_patterns("__pycache__"))
-    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    env = dict(os.environ, PYTHONPATH=str(tmp_path), RNE_DYNAMICS_COMPILE="caller")  # numba compiles, and caches
 
     def torque():
         out = subprocess.run([sys.executable, "-c", RUN], env=env, cwd=tmp_path, capture_output=True, text=True,

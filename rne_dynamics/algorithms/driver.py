@@ -14,13 +14,20 @@ The one-state entry checks sizes, finiteness and unit quaternions inside the com
 code; Python builds an error message only when the code says something is wrong. It takes gravity and the external
 wrenches as one *environment* array, ``[gravity; the body wrenches, if any]``: a numba call of eight arguments costs
 a third more than one of seven. With a held ``data`` the call is one compiled call whose results are views of
-``data`` (nothing is allocated). A batch runs chunks of states in parallel, one memory block per chunk, copying each
-state's results into its row of the output.
+``data`` (nothing is allocated). A batch runs the robot's written code (:mod:`.written`), or the entry state by
+state, on every core once it is machine code, copying each state's results into its row of the output.
+
+numba compiles an entry off the caller's path (:mod:`rne_dynamics._compile`): until its machine code is in numba's
+cache, the entry's Python serves.
 """
+import concurrent.futures
+import functools
+import os
+
 import numpy as np
 
-from .._jit import (CHUNK, Slot, all_of, apply, arithmetic_kernel, batch_kernel, batch_range, carve, chunk_count,
-                    helper, last_sizes, rows, status_of)
+from .._compile import machine_code
+from .._jit import Slot, all_of, apply, arithmetic_kernel, carve, helper, last_sizes, status_of
 from .._trace import traceable
 from ..errors import SingularMassMatrixError
 from ..model.data import memory, owned
@@ -64,11 +71,11 @@ def state_status(m, arguments, tangents):
     return OK
 
 
-#: The compiled entries of every algorithm, made for each with its step, layout and explicit arguments: numba's
+#: The compiled entry of every algorithm, made for each with its step, layout and explicit arguments: numba's
 #: ``*arguments`` would cost a fifth of a small robot's call, and a closure over the step would miss numba's disk
-#: cache in every new process (its key pickles the closure's cells). ``single`` runs one state; ``chunk`` the
-#: states ``first:last`` of a batch, with one memory block; ``batch`` its chunks in parallel.
-ENTRIES = """
+#: cache in every new process (its key pickles the closure's cells). A batch calls it per state
+#: (:meth:`Algorithm.generic_batch`): a compiled batch entry would double numba's time for each algorithm.
+ENTRY = """
 def single_{name}(fdata, idata, block, {inputs}):
     {unpack}
     arguments = ({arguments},)
@@ -80,63 +87,31 @@ def single_{name}(fdata, idata, block, {inputs}):
         if status == OK and not all_finite(block[:results]):
             status = OVERFLOW
     return status
-
-
-def chunk_{name}(fdata, idata, block, first, last, out, per_state, shared, status):
-    m = model_view_inline(fdata, idata)
-    w, results, _ = layout(block, m)
-    for n in range(first, last):
-        state = rows(per_state, n)
-        code = state_status(m, state, {tangents})
-        if code == OK:
-            code = status_of(apply(step, (m, w), state + shared))
-            for k in range(results):  # element by element: a slice copy would need reference counting
-                out[n, k] = block[k]
-            if code == OK and not all_finite(out[n]):
-                code = OVERFLOW
-        if code != OK:
-            status[0], status[1] = code, n
-            return
-
-
-def batch_{name}(fdata, idata, size, out, per_state, shared):
-    count = chunk_count(out.shape[0])
-    status = np.zeros((count, 2), np.int64)
-    if count == 1:  # no threads to wake: numba's pool costs milliseconds to start on a busy machine
-        chunk_{name}(fdata, idata, np.empty(size), 0, out.shape[0], out, per_state, shared, status[0])
-    else:
-        for c in batch_range(count):
-            chunk_{name}(fdata, idata, np.empty(size), c * CHUNK, min(out.shape[0], (c + 1) * CHUNK), out,
-                         per_state, shared, status[c])
-    for c in range(count):  # the first state at fault
-        if status[c, 0] != OK:
-            return status[c, 0], status[c, 1]
-    return OK, 0
 """
 
 
-def entry_points(step, layout, arguments, tangents, per_state):
-    """The compiled entries of the algorithm ``step`` with memory ``layout``: ``single(fdata, idata, block,
-    *inputs)`` (``q``, the ``tangents`` vectors, the parameters, with ``f_ext, gravity`` as one ``environment``; the
-    first ``per_state`` arguments belong to the state) and ``batch(fdata, idata, size, out, per_state, shared)``
-    (``per_state``: those arrays, each with a leading state axis; ``shared``: the other parameters; ``out``
-    ``(N, end_of_results)``), returning a status code (the batch: the first state's at fault, and that state)."""
+def entry_point(step, layout, arguments, tangents, per_state):
+    """The compiled entry of the algorithm ``step`` with memory ``layout``: ``single(fdata, idata, block, *inputs)``
+    (``q``, the ``tangents`` vectors, the parameters, with ``f_ext, gravity`` as one ``environment``; the first
+    ``per_state`` arguments belong to the state), returning a status code."""
     name = f"{step.__name__}_{layout.__name__}"
     inputs, unpack, state = arguments, "", arguments[:per_state]
     if "f_ext" in arguments:
         at = arguments.index("f_ext")
         inputs = arguments[:at] + ("environment",) + arguments[at + 2:]
         unpack, state = "f_ext, gravity = environment_parts(environment)", inputs[:at + 1]
-    # what the entries call, and the module's name (numba's cache rebuilds a parallel kernel's environment from it)
-    namespace = dict(__name__=__name__, np=np, CHUNK=CHUNK, OK=OK, OVERFLOW=OVERFLOW, all_finite=all_finite,
-                     apply=apply, batch_range=batch_range, chunk_count=chunk_count,
-                     model_view_inline=model_view_inline, rows=rows, state_status=state_status, status_of=status_of,
+    namespace = dict(__name__=__name__, OK=OK, OVERFLOW=OVERFLOW, all_finite=all_finite, apply=apply,
+                     model_view_inline=model_view_inline, state_status=state_status, status_of=status_of,
                      environment_parts=environment_parts, step=step, layout=layout)
-    source = ENTRIES.format(name=name, inputs=", ".join(inputs), unpack=unpack, arguments=", ".join(arguments),
-                            state=", ".join(state), tangents=tangents)
+    source = ENTRY.format(name=name, inputs=", ".join(inputs), unpack=unpack, arguments=", ".join(arguments),
+                          state=", ".join(state), tangents=tangents)
     exec(compile(source, __file__, "exec"), namespace)
-    namespace[f"chunk_{name}"] = arithmetic_kernel(namespace[f"chunk_{name}"])
-    return arithmetic_kernel(namespace[f"single_{name}"]), batch_kernel(namespace[f"batch_{name}"])
+    return arithmetic_kernel(namespace[f"single_{name}"])
+
+
+def entry(name):
+    """The compiled entry of the algorithm named ``name`` (how a background compile finds it)."""
+    return next(algorithm.single for algorithm in ALGORITHMS if algorithm.name == name)
 
 
 def _batch_views(out, slots):
@@ -150,6 +125,15 @@ def result_maker(result, slots):
     views = ", ".join(f"block[{s.offset}:{s.offset + int(np.prod(s.shape))}]"
                       + (f".reshape({tuple(int(n) for n in s.shape)})" if len(s.shape) > 1 else "") for s in slots)
     return eval(f"lambda block: result({views})", {"result": result})
+
+
+#: States below which a batch on the generic entry runs on one thread.
+THREAD_ROWS = 64
+
+
+@functools.cache
+def _threads():
+    return concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1, thread_name_prefix="rne_dynamics batch")
 
 
 #: States a robot's call serves on the compiled generic kernel before its written code is made.
@@ -178,8 +162,7 @@ class Algorithm:
         ALGORITHMS.append(self)
         self.defaults = (gravity_vector(None),) * gravity  # standard gravity: also the environment without wrenches
         parameters = ("f_ext",) * wrenches + ("gravity",) * gravity + tuple(extras)
-        self.single, self.batch = entry_points(step, layout, arguments + parameters, len(arguments) - 1,
-                                               len(arguments) + wrenches)
+        self.single = entry_point(step, layout, arguments + parameters, len(arguments) - 1, len(arguments) + wrenches)
         # the one compiled call is tried first once it has its one signature (else numba would compile another)
         self.ready = not hasattr(self.single, "disable_compile")
 
@@ -269,7 +252,7 @@ class Algorithm:
             out = memory(robot, data, (self, "batch"), (batch, results))
             status, row = code.batch(out, *inputs) if code is not None else (None, 0)
             if status not in EXPLAINED:  # the generic kernel, which also says what is wrong
-                status, row = self.batch(fdata, robot.idata, size, out, (*state, *f_ext), (*g, *extras))
+                status, row = self.generic_batch(fdata, robot.idata, size, out, state, f_ext, g, extras)
             result = self.result(*_batch_views(out, slots))
         else:
             row = None
@@ -281,10 +264,7 @@ class Algorithm:
                 if wrenches:  # [gravity; the body wrenches]
                     environment = (memory(robot, data, "environment", (3 + f_ext[0].size,)),)
                     environment[0][:3], environment[0][3:] = g[0], f_ext[0].ravel()
-                status = self.single(fdata, robot.idata, block, *state, *environment, *extras)
-                if status == OK and not self.ready:
-                    self.single.disable_compile()  # its one signature is compiled: other types go through here
-                    self.ready = True
+                status = self.generic(fdata, robot.idata, block, *state, *environment, *extras)
         if status != OK:
             raise self.error(robot, status, state, "" if row is None else f" at state {row}")
         return result
@@ -301,11 +281,48 @@ class Algorithm:
         _, _, _, make, size = self.slots(robot)
         block = np.empty(size)
         code = None if self.extras else written(self, robot)  # (an algorithm with extras: its written code by them)
+        call = self.single if self.ready else self.generic
         held = ((block, make(block), (block,), code.single) if code is not None
-                else (block, make(block), (robot.fdata, robot.idata, block), self.single))
+                else (block, make(block), (robot.fdata, robot.idata, block), call))
         if data is not None:
             data.held[self] = held
         return held
+
+    def generic(self, *arguments):
+        """The generic entry on ``arguments``: its machine code when numba has it (loaded from numba's cache, or
+        compiled by the background process :mod:`~rne_dynamics._compile` starts), its Python meanwhile."""
+        if self.ready:
+            return self.single(*arguments)
+        if not machine_code(self.single, arguments, (__name__, "entry", self.name)):
+            return traceable(self.single)(*arguments)
+        status = self.single(*arguments)
+        if status == OK:
+            self.single.disable_compile()  # its one signature is compiled: other types go through here
+            self.ready = True
+        return status
+
+    def generic_batch(self, fdata, idata, size, out, state, f_ext, gravity, extras):
+        """A batch on the generic entry, state by state (numba's machine code runs them on every core, as it
+        releases the interpreter): ``(status, state)``, the first state at fault."""
+        def rows(first, last):
+            block = np.empty(size)
+            for n in range(first, last):
+                environment = gravity
+                if f_ext:  # [gravity; the body wrenches]
+                    environment = (np.concatenate([gravity[0], f_ext[0][n].ravel()]),)
+                status = self.generic(fdata, idata, block, *(x[n] for x in state), *environment, *extras)
+                out[n] = block[:out.shape[1]]
+                if status != OK:
+                    return status, n
+            return OK, 0
+        count = len(out)
+        if not self.ready or count < 2 * THREAD_ROWS:
+            return rows(0, count)
+        bounds = np.linspace(0, count, _threads()._max_workers + 1).astype(int)
+        for status, n in _threads().map(rows, bounds[:-1], bounds[1:]):
+            if status != OK:
+                return status, n
+        return OK, 0
 
     def slots(self, robot):
         """``(result slots, end of results, size, result maker, size)`` of this algorithm's memory for ``robot``,

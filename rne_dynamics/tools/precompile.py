@@ -3,8 +3,8 @@
 Every call runs its robot's written code (:mod:`~rne_dynamics.algorithms.written`), built in about a second per
 algorithm the first time a robot needs it and cached on disk. This builds the bundled arm's, so that ``live`` and
 the nodes start on machine code. ``--generic`` also compiles the generic numba kernels, which serve what the
-written code does not (a state past one of its guards, a call it cannot write out); they otherwise compile at their
-first use, once per installation.
+written code does not (a state past one of its guards, a call it cannot write out); they otherwise compile in a
+background process at their first use (their Python serving meanwhile), once per installation.
 """
 import glob
 import os
@@ -93,11 +93,13 @@ def run(robot_path=None, generic=False, out=partial(print, flush=True)):
 def compile_generic(rd, robot, out):
     """Compile (or load from numba's cache) every generic kernel on ``robot``: one pass over the public calls with
     the written code off."""
+    from .. import _compile
     from ..algorithms import written
     from ..algorithms.driver import ALGORITHMS
 
     out(f"compiling the generic kernels (once per installation; cached in {cache_directories()})")
     mode, written.MODE = written.MODE, "0"
+    _compile.ON_CALLER = True  # here, not in the background: this is the caller that wants them
     try:
         robot = robot.with_drive()  # a new robot object: none of its calls has written code yet
         passes = [(name + (" batch" if batch else ""), call)
@@ -107,7 +109,7 @@ def compile_generic(rd, robot, out):
             call()
             out(f"  [{n:2d}/{len(passes)}] {name:<44} {time.perf_counter() - t:6.1f} s")
     finally:
-        written.MODE = mode
+        written.MODE, _compile.ON_CALLER = mode, False
     missed = [a.name for a in ALGORITHMS if not getattr(a.single, "signatures", True)]
     if missed:  # driver.ALGORITHMS is the registry: a new algorithm that calls() does not reach is named here
         out(f"not compiled (no call above reaches them; add one to precompile.calls): {', '.join(missed)}")

@@ -1,0 +1,133 @@
+"""numba's machine code off the caller's path: a kernel a call needs is loaded from numba's disk cache if it is
+there, and otherwise compiled by a background process (one at a time, at low priority) into that cache; until then
+the caller runs the kernel's Python (:func:`~rne_dynamics._trace.traceable`), exact and slower. numba compiles a
+large kernel for minutes on a 2-core machine: no call, test or node waits for it.
+
+A kernel is named for the background process by ``(module, function, argument)``: ``module.function(argument)``
+returns its dispatcher in a new process (the algorithms' entries are made at import, not module attributes).
+"""
+import atexit
+import os
+import pickle
+import subprocess
+import sys
+import threading
+import warnings
+from collections import deque
+
+from ._jit import numba
+
+#: ``RNE_DYNAMICS_COMPILE=caller`` compiles on the caller's path instead (a benchmark that wants machine code now).
+ON_CALLER = os.environ.get("RNE_DYNAMICS_COMPILE") == "caller"
+
+_lock = threading.Lock()
+_queue = deque()   # (dispatcher, signature, locator) waiting for the worker
+_state = {}        # (dispatcher, signature) -> "queued", "built" or "failed"
+_worker = None
+_running = []      # the background process, for atexit
+_exiting = False
+
+
+def machine_code(dispatcher, arguments, locator):
+    """Whether ``dispatcher`` has machine code for ``arguments``' types now: compiled in this process, or loaded
+    from numba's cache here (cheap). Otherwise its compile is queued for the background process and False returned:
+    the caller runs the Python meanwhile. ``locator``: ``(module, function, argument)`` naming the dispatcher."""
+    if numba is None:
+        return False
+    signature = tuple(dispatcher.typeof_pyval(a) for a in arguments)
+    if signature in dispatcher.overloads:
+        return True
+    key = (dispatcher, signature)
+    state = _state.get(key)
+    if state in ("queued", "failed"):
+        return False
+    if ON_CALLER:
+        dispatcher.compile(signature)
+        return True
+    if _load(dispatcher, signature):
+        return True
+    if state == "built":  # built, and still not in the cache: another numba or cache directory; give up
+        _state[key] = "failed"
+        return False
+    with _lock:
+        _state[key] = "queued"
+        _queue.append((dispatcher, signature, locator))
+        _start_worker()
+    return False
+
+
+def _load(dispatcher, signature):
+    """Load ``signature`` from numba's disk cache into ``dispatcher`` (what ``Dispatcher.compile`` does before it
+    compiles); False if it is not cached."""
+    try:
+        result = dispatcher._cache.load_overload(signature, dispatcher.targetctx)
+    except Exception:  # an unreadable cache entry: numba would compile; the background process will
+        return False
+    if result is None:
+        return False
+    dispatcher.targetctx.insert_user_function(result.entry_point, result.fndesc, [result.library])
+    dispatcher.add_overload(result)
+    return True
+
+
+def _start_worker():
+    global _worker
+    if _worker is None or not _worker.is_alive():
+        _worker = threading.Thread(target=_work, name="rne_dynamics compile", daemon=True)
+        _worker.start()
+
+
+def _work():
+    while True:
+        with _lock:
+            if not _queue:
+                return
+            dispatcher, signature, locator = _queue.popleft()
+        _state[(dispatcher, signature)] = "built" if _build(signature, locator) else "failed"
+
+
+#: The background process: import the package, find the dispatcher, compile the signature into numba's cache.
+CHILD = """
+import importlib, os, pickle, sys
+os.nice(10)  # after the callers' work
+module, function, argument, signature = sys.argv[1:]
+dispatcher = getattr(importlib.import_module(module), function)(argument)
+dispatcher.compile(pickle.loads(bytes.fromhex(signature)))
+"""
+
+
+def _build(signature, locator):
+    module, function, argument = locator
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    environment = dict(os.environ, PYTHONPATH=os.pathsep.join([package_parent, os.environ.get("PYTHONPATH", "")]))
+    process = subprocess.Popen([sys.executable, "-c", CHILD, module, function, argument,
+                                pickle.dumps(signature).hex()], env=environment, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE)
+    _running.append(process)
+    _, errors = process.communicate()
+    _running.remove(process)
+    if process.returncode != 0 and not _exiting:
+        lines = errors.decode(errors="replace").strip().splitlines()
+        warnings.warn(f"numba could not compile {module}.{function}({argument!r}) in the background: "
+                      f"{lines[-1] if lines else 'exit code ' + str(process.returncode)}; its Python serves",
+                      RuntimeWarning, stacklevel=1)
+    return process.returncode == 0
+
+
+@atexit.register
+def _stop():
+    """A process exits without waiting for a background compile (the next process queues it again)."""
+    global _exiting
+    _exiting = True
+    for process in list(_running):
+        process.kill()
+
+
+def wait():
+    """Wait for every queued background compile (tests, ``rne-dynamics compile``)."""
+    while True:
+        with _lock:
+            worker = _worker
+        if worker is None or not worker.is_alive():
+            return
+        worker.join()
