@@ -30,6 +30,7 @@ import rne_dynamics as rd
 
 from ..errors import StateError
 from .messages import stamp_seconds
+from .model import AT_REST, NEUTRAL_POSE, BaseMotion
 from .parameters import DOUBLE, STRING, Spec
 
 BASE_MODES = ("fixed", "odometry", "free_floating")
@@ -62,7 +63,7 @@ def vector3(v):
 
 
 class BaseState:
-    """The base messages received so far and the base outputs of the last joint state."""
+    """The base messages received so far, and the base motion they give a joint state."""
 
     def __init__(self, mode, acceleration_source, tolerance, derivative):
         """``derivative(n)``: a filtered derivative of ``n`` numbers, with ``update(t, x)`` and its value in
@@ -71,7 +72,7 @@ class BaseState:
         self.odometry = None  # (t, pose (7,), twist (6,), world frame)
         self.imu = None  # (t, specific force (3,))
         self.twist_rate, self.angular_rate = derivative(6), derivative(3)
-        self.outputs = None  # (mounting wrench or None, base acceleration or None, centre of mass, world frame)
+        self.frame = ""  # the odometry frame of the last motion
 
     # -- messages ----------------------------------------------------------------------------------------------
 
@@ -119,40 +120,25 @@ class BaseState:
                              f"(base_stamp_tolerance {self.tolerance:g} s)")
         return kept
 
-    def base_motion(self, robot, gravity, t, q):
-        """Pose, twist and acceleration of the base (``mode`` odometry) at the joint state's time ``t``."""
-        _, pose, twist, frame = self.fresh(self.odometry, "~/base_odometry", t)
+    def motion(self, model, t, q):
+        """The base's :class:`~.model.BaseMotion` at the joint state at ``t`` (positions ``q``), from messages within
+        the stamp tolerance (:class:`StateError` says why there is none); its odometry frame kept in ``frame``.
+        Free-floating, before any odometry: at rest at the origin."""
+        if self.mode == "free_floating" and self.odometry is None:
+            self.frame = ""
+            return BaseMotion(NEUTRAL_POSE, AT_REST.twist)
+        _, pose, twist, self.frame = self.fresh(self.odometry, "~/base_odometry", t)
+        if self.mode == "free_floating":
+            return BaseMotion(pose, twist)
         if self.source == "differentiate":
-            return pose, twist, self.twist_rate.qdd, frame
+            return BaseMotion(pose, twist, self.twist_rate.qdd)
         _, force = self.fresh(self.imu, "~/base_imu", t)
+        robot = model.robot
         R = rd.frame_placement(robot, np.concatenate([pose, q]), robot.root_link)[:3, :3]
-        classical = force + R.T @ gravity  # the base origin's acceleration, base frame
+        classical = force + R.T @ model.gravity  # the base origin's acceleration, base frame
         linear = classical - np.cross(twist[3:], twist[:3])  # the derivative of the twist's linear part
-        return pose, twist, np.concatenate([linear, self.angular_rate.qdd]), frame
+        return BaseMotion(pose, twist, np.concatenate([linear, self.angular_rate.qdd]))
 
-    def inverse_dynamics(self, model, t, q, qd, qdd, external_wrenches=None):
-        """The joint loads for the joint state at ``t``; the base outputs are kept in :attr:`outputs`."""
-        robot, gravity = model.robot, model.gravity
-        if self.mode == "odometry":
-            pose, twist, acceleration, frame = self.base_motion(robot, gravity, t, q)
-            result = rd.mounted_inverse_dynamics(robot, pose, twist, acceleration, q, qd, qdd, gravity=gravity,
-                                                 external_wrenches=external_wrenches)
-            self.outputs = (result.mounting_wrench, None, rd.center_of_mass(robot, np.concatenate([pose, q])), frame)
-            return result
-        if self.odometry is None:
-            pose, twist, frame = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]), np.zeros(6), ""
-        else:
-            _, pose, twist, frame = self.fresh(self.odometry, "~/base_odometry", t)
-        full = np.concatenate([pose, q])
-        result = rd.free_floating_inverse_dynamics(robot, full, np.concatenate([twist, qd]), qdd, gravity=gravity,
-                                                   external_wrenches=external_wrenches)
-        self.outputs = (None, result.base_acceleration, rd.center_of_mass(robot, full), frame)
-        return result
-
-    def gravity_torques(self, model, q):
-        """The joint torques that hold the joints still on the base as it stands (its current orientation)."""
-        pose = self.odometry[1] if self.odometry is not None else np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
-        zero = np.zeros(6)
-        return rd.mounted_inverse_dynamics(model.robot, pose, zero, zero, q, model.zeros, model.zeros,
-                                           gravity=model.gravity).torques
-
+    def pose(self):
+        """The base's last pose (upright at the origin before any odometry): where gravity torques hold the joints."""
+        return self.odometry[1] if self.odometry is not None else NEUTRAL_POSE

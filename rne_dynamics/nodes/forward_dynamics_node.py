@@ -6,8 +6,8 @@ the state last read from ``/joint_states``. With ``simulate: true`` the node ins
 gravity and the last effort command (held; zero until the first), publishes it on ``/joint_states`` every
 ``1 / rate_hz`` s (position, velocity, and the applied effort; the ``locked_joints`` at their positions, at rest),
 and computes ``~/accelerations`` at that state. The simulation keeps time (:class:`SimulationClock`): each period it
-simulates the wall time elapsed since the last, in sub-steps of at most ``1 / rate_hz``, and stamps its messages with
-the simulated time; diagnostics report the real-time factor and WARN when the machine cannot keep up.
+simulates the whole periods of ``1 / rate_hz`` the wall clock has passed since the last, and stamps its messages
+with the simulated time; diagnostics report the real-time factor and WARN when the machine cannot keep up.
 ``~/reset`` returns the simulation to ``initial_positions`` at rest with zero effort.
 
 With ``base: free_floating`` the robot gets a floating base that nothing holds (a space robot; set ``gravity`` to
@@ -32,10 +32,8 @@ from nav_msgs.msg import Odometry
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-import rne_dynamics as rd
-
 from ..errors import ModelError, StateError
-from ..algorithms.simulate import step as simulation_step
+from ..algorithms.driver import WARM
 from .common import DynamicsNode
 from .messages import doubles
 from .parameters import BOOL, DOUBLE, DOUBLES, STRING, Spec, joint_array
@@ -47,7 +45,7 @@ PARAMETERS = (
     Spec("simulate", False, BOOL, "integrate the robot under gravity and ~/effort_command and publish "
          "/joint_states, instead of reading /joint_states"),
     Spec("rate_hz", 500.0, DOUBLE, "simulation rate: one step of 1/rate_hz s and one /joint_states per period (Hz)",
-         1.0, 1.0e4),
+         1.0, 1.0e4, rebuilds_model=True),  # the model build makes the step's code for the new period
     Spec("initial_positions", None, DOUBLES, "where the simulation starts and ~/reset returns to (rad or m)",
          constraints="empty: zero, clipped into the joint limits; else one value per joint in joint_names order, "
          "within the limits; or by joint name: initial_positions.<joint> (a map in a parameter file)",
@@ -57,18 +55,36 @@ PARAMETERS = (
 )
 
 
-#: Most sub-steps one timer tick takes to catch up with the wall clock (one if a step costs over a quarter period):
-#: time beyond is dropped (the real-time factor falls below 1) rather than the executor held longer.
-MAX_SUBSTEPS = 10
+#: Longest wall time (ns) one timer tick catches up with steps (a tick that came late: the scheduler of a loaded
+#: machine held the node up); time beyond is dropped (the real-time factor falls below 1).
+MAX_CATCH_UP_NS = 100_000_000
+#: Most computing time (ns) one tick spends catching up, rather than the executor held longer.
+MAX_TICK_COMPUTE_NS = 5_000_000
+
+
+def catch_up_steps(period_ns, step_cost_ns):
+    """Most steps one tick takes: :data:`MAX_CATCH_UP_NS` of periods within :data:`MAX_TICK_COMPUTE_NS` of
+    computing; one if a step costs over a quarter of a period (a machine that slow has no time to catch up beside the
+    nodes that share it, a controller closing the loop: it still publishes every period, and says it runs slower than
+    real time)."""
+    if 4 * step_cost_ns >= period_ns:
+        return 1
+    return max(1, min(MAX_CATCH_UP_NS // period_ns, int(MAX_TICK_COMPUTE_NS / max(step_cost_ns, 1.0))))
 REAL_TIME_TOLERANCE = 0.95  # a real-time factor below this makes the diagnostics WARN
+
+
+def period_ns(rate_hz):
+    """The simulation's step (ns) at ``rate_hz``."""
+    return round(1e9 / rate_hz)
 
 
 class SimulationClock:
     """The simulated time of the forward node: it follows the wall clock (``time.monotonic_ns``), in integer
     nanoseconds since the start, and gives the stamps (``start_stamp_ns``, the ROS time of the start, plus the
-    simulated time). Each timer tick simulates the wall time elapsed since the last, at most :data:`MAX_SUBSTEPS`
-    periods of ``period_ns`` (fewer on a slow machine): time beyond (a machine too slow for the rate, an executor held
-    up) is dropped."""
+    simulated time). Each timer tick simulates the whole periods of ``period_ns`` the wall clock has passed since the
+    last (the rest of a period waits for the next tick: every step is exactly one period, so the library's written
+    code of the step, which takes ``dt`` as a constant, is made once), at most :func:`catch_up_steps`: periods beyond
+    (a machine too slow for the rate, an executor held up) are dropped."""
 
     def __init__(self, period_ns, start_stamp_ns, wall_ns):
         self.period_ns, self.start_stamp_ns = period_ns, start_stamp_ns
@@ -78,13 +94,13 @@ class SimulationClock:
         self.window = (wall_ns, 0)  # (wall, simulated) at the start of the diagnostics window
         self.last_factor = 1.0
 
-    def advance(self, wall_ns, substeps=MAX_SUBSTEPS):
-        """The time (ns) to simulate now, at most ``substeps`` periods, already added to ``simulated_ns``."""
-        behind = wall_ns - self.wall_start - self.dropped_ns - self.simulated_ns
-        elapsed = min(max(behind, 0), substeps * self.period_ns)
-        self.dropped_ns += behind - elapsed if behind > elapsed else 0
-        self.simulated_ns += elapsed
-        return elapsed
+    def advance(self, wall_ns, substeps):
+        """The number of periods to simulate now, at most ``substeps``, already added to ``simulated_ns``."""
+        behind = (wall_ns - self.wall_start - self.dropped_ns - self.simulated_ns) // self.period_ns
+        periods = min(max(behind, 0), substeps)
+        self.dropped_ns += (behind - periods) * self.period_ns if behind > periods else 0
+        self.simulated_ns += periods * self.period_ns
+        return periods
 
     def stamp(self):
         sec, nanosec = divmod(self.start_stamp_ns + self.simulated_ns, 1_000_000_000)
@@ -97,26 +113,6 @@ class SimulationClock:
             self.last_factor = (simulated - self.window[1]) / (wall - self.window[0])
         self.window = (wall, simulated)
         return self.last_factor
-
-
-def full_state(model, q, qd=None, at=None):
-    """The robot's ``(q, v)`` for joint positions ``q`` and velocities ``qd`` (zero if None): a floating base at
-    ``at`` (``(pose, twist)``, default at rest at the origin), its coordinates first."""
-    qd = model.zeros if qd is None else qd
-    if not model.robot.has_floating_base:
-        return q, qd
-    pose, twist = at if at is not None else (rd.neutral(model.robot)[:7], np.zeros(6))
-    return np.concatenate([pose, q]), np.concatenate([twist, qd])
-
-
-def with_base_force(model, tau):
-    """The generalised forces for joint efforts ``tau``: zero on a floating base (nothing holds it)."""
-    return np.concatenate([np.zeros(6), tau]) if model.robot.has_floating_base else tau
-
-
-def joints_part(model, x):
-    """The joints' entries of a configuration or a tangent vector (the base's come first)."""
-    return x[len(x) - len(model.joint_names):]
 
 
 def initial_positions(robot, values):
@@ -159,7 +155,8 @@ class ForwardDynamicsNode(DynamicsNode):
         self.motors = None    # (theta, thetad) of the elastic joints' motors in the simulation
         self.steps = 0
         self.clock = None  # SimulationClock while simulating
-        self.step_cost_ns = 0.0  # the computing time of one sub-step, averaged
+        self.step_cost_ns = 0.0  # the computing time of one sub-step, averaged (the thread's CPU time: a loaded
+        # machine's scheduler taking the core away mid-step is no cost of the step)
         self.start()
         self.configure_mode()
 
@@ -183,20 +180,17 @@ class ForwardDynamicsNode(DynamicsNode):
             self.reject_input("~/effort_command", "no /joint_states received yet")
             return
         else:
-            q, qd = full_state(model, *self.measured)
+            q, qd = model.full_state(*self.measured)
         try:
-            if self.simulating and self.motors is not None:  # the motor-link model's link accelerations
-                qdd = rd.flexible_forward_dynamics(model.robot, q, qd, *self.motors, tau, gravity=model.gravity).link
-            else:
-                qdd = rd.forward_dynamics(model.robot, q, qd, with_base_force(model, tau), gravity=model.gravity)
+            qdd = model.forward_dynamics(q, qd, tau, self.motors if self.simulating else None)
         except ValueError as exc:  # a joint that moves no mass: the accelerations are undefined
             self.reject_input("~/effort_command", exc)
             return
         out = self.accelerations
         out.header.stamp = msg.header.stamp
         point = out.points[0]
-        point.positions, point.velocities = doubles(joints_part(model, q)), doubles(joints_part(model, qd))
-        point.accelerations, point.effort = doubles(joints_part(model, qdd)), doubles(tau)
+        point.positions, point.velocities = doubles(model.joints_part(q)), doubles(model.joints_part(qd))
+        point.accelerations, point.effort = doubles(model.joints_part(qdd)), doubles(tau)
         self.accelerations_publisher.publish(out)
         self.check_limits(model, tau, "~/effort_command")
         self.stats.computed(time.perf_counter() - start)
@@ -213,37 +207,26 @@ class ForwardDynamicsNode(DynamicsNode):
         model = self.model
         if model is None:
             return
-        # a machine whose steps cost more than a quarter of a period has no time to catch up beside the nodes that
-        # share it (a controller closing the loop): it then takes one step per tick, so it still publishes every
-        # period (and says it runs slower than real time), instead of all its time catching up
-        affordable = MAX_SUBSTEPS if 4 * self.step_cost_ns < self.clock.period_ns else 1
-        elapsed = self.clock.advance(time.monotonic_ns(), affordable)
-        if elapsed == 0:
+        substeps = self.clock.advance(time.monotonic_ns(), catch_up_steps(self.clock.period_ns, self.step_cost_ns))
+        if substeps == 0:
             return
-        substeps = -(-elapsed // self.clock.period_ns)  # ceil: sub-steps of at most 1 / rate_hz
-        dt = 1e-9 * elapsed / substeps
+        dt = 1e-9 * self.clock.period_ns
         q, qd = self.state
-        started = time.perf_counter_ns()
+        started = time.thread_time_ns()
         try:
             for _ in range(substeps):
-                if self.motors is None:
-                    q, qd = simulation_step(model.robot, q, qd, with_base_force(model, self.command), dt,
-                                            gravity=model.gravity)
-                else:  # the motor-link model: one RK4 step of links and motors under the held motor torques
-                    moved = rd.flexible_simulate(model.robot, q, qd, *self.motors, self.command, dt, dt,
-                                                 gravity=model.gravity)
-                    q, qd, self.motors = moved.q[-1], moved.qd[-1], (moved.theta[-1], moved.thetad[-1])
+                q, qd, self.motors = model.step(q, qd, self.command, dt, self.motors)
         except ValueError as exc:
             self.warn_throttled(f"simulation step failed: {exc}; state held")
             return
-        self.step_cost_ns += 0.2 * ((time.perf_counter_ns() - started) / substeps - self.step_cost_ns)
+        self.step_cost_ns += 0.2 * ((time.thread_time_ns() - started) / substeps - self.step_cost_ns)
         self.state = (q, qd)
         self.steps += substeps
         out = self.simulated
         out.header.stamp = self.clock.stamp()
         positions, zeros = self.locked_tail
-        out.position = doubles(np.concatenate((joints_part(model, q), positions)))
-        out.velocity = doubles(np.concatenate((joints_part(model, qd), zeros)))
+        out.position = doubles(np.concatenate((model.joints_part(q), positions)))
+        out.velocity = doubles(np.concatenate((model.joints_part(qd), zeros)))
         out.effort = doubles(np.concatenate((self.command, zeros)))
         self.joint_states_publisher.publish(out)
         if self.motors is not None:  # the motors' state of the same step, joint side
@@ -275,7 +258,7 @@ class ForwardDynamicsNode(DynamicsNode):
         self.simulating = self.get_parameter("simulate").value
         if self.simulating:
             rate = self.get_parameter("rate_hz").value
-            self.clock = SimulationClock(round(1e9 / rate), self.get_clock().now().nanoseconds, time.monotonic_ns())
+            self.clock = SimulationClock(period_ns(rate), self.get_clock().now().nanoseconds, time.monotonic_ns())
             self.joint_states_publisher = self.create_output(JointState, "/joint_states")
             self.step_timer = self.create_timer(1.0 / rate, self.step_simulation)
         else:
@@ -283,7 +266,7 @@ class ForwardDynamicsNode(DynamicsNode):
                                                                       self.on_joint_states, 10)
 
     def initial_state(self, model):
-        self.state = full_state(model, initial_positions(model.robot, model.settings))
+        self.state = model.full_state(initial_positions(model.robot, model.settings))
         self.command = model.zeros.copy()
         self.motors = None
         if model.robot.elastic_joints:  # motors where the springs are relaxed, at rest
@@ -295,15 +278,18 @@ class ForwardDynamicsNode(DynamicsNode):
     def check_model(self, model, values):
         """The start positions must fit, and the forward dynamics be defined (a massless joint makes it singular);
         the call also compiles or loads the kernels before the first message."""
-        q0, v0 = full_state(model, initial_positions(model.robot, values))
-        rd.forward_dynamics(model.robot, q0, v0, v0, gravity=model.gravity)
+        q0, v0 = model.full_state(initial_positions(model.robot, values))
         elastic = model.robot.elastic_joints
         if elastic and model.robot.has_floating_base:
             raise ModelError("joint_stiffness: the simulation of elastic joints takes a fixed base")
+        tau = model.zeros
+        model.forward_dynamics(q0, v0, tau)
+        motors = (q0[model.elastic], v0[model.elastic]) if elastic else None
         if elastic:  # the motor-link model needs the motors' inertia
-            rd.flexible_forward_dynamics(model.robot, q0, v0, q0[model.elastic], v0[model.elastic], v0,
-                                         gravity=model.gravity)
-        simulation_step(model.robot, q0, v0, v0, 1e-3, gravity=model.gravity)
+            model.forward_dynamics(q0, v0, tau, motors)
+        dt = 1e-9 * period_ns(values["rate_hz"])
+        for _ in range(WARM + 1):  # the step's written code (made after WARM calls) is made here, not in a tick
+            model.step(q0, v0, tau, dt, motors)
 
     @staticmethod
     def check_names(robot, values):

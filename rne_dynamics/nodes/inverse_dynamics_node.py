@@ -7,8 +7,8 @@ time at 1 kHz; a new subscriber is noticed within :data:`LISTENERS_REFRESH`). A 
 name token has its other characters replaced by ``_`` in its wrench topic. ``~/trajectory`` comes back on
 ``~/trajectory_with_efforts`` with the inverse dynamics torque of every point in ``effort`` (0 for a joint the robot
 does not have; missing velocities or accelerations read as zero); with elastic joints (``joint_stiffness``) the motor
-torques of the exact flexible feedforward instead (:func:`flexible_efforts`). ``~/plan`` requests are answered on
-``~/planned_trajectory`` from a worker thread (:mod:`.planning`).
+torques of the exact flexible feedforward instead (:meth:`~.model.DynamicsModel.trajectory_torques`). ``~/plan``
+requests are answered on ``~/planned_trajectory`` from a worker thread (:mod:`.planning`).
 
 A closed-chain robot (parameter ``loops_file``, the loop file of :mod:`rne_dynamics.model.loops`) needs only its
 actuated joints in ``/joint_states``: ``~/torques`` then carries every tree joint with its solved position and
@@ -49,7 +49,6 @@ from .external_torques import ExternalTorques
 from .markers import LoadMarkers, deleting_all
 from .planning import PlanRequests
 from .retiming import RetimeRequests
-from ..planning.feedforward import flexible_feedforward_through
 
 ACCELERATION_SOURCES = ("zero", "differentiate")
 LISTENERS_REFRESH = 0.1  # s: a new subscriber of an optional output gets its first message at most this late
@@ -70,14 +69,6 @@ PARAMETERS = (
     Spec("loops_file", "", STRING, "loop file (YAML: actuated joints and loop closures) of a closed-chain robot; "
          "empty: the URDF is an open tree", rebuilds_model=True),
 ) + base_state.PARAMETERS + wrench_inputs.PARAMETERS + external_torques.PARAMETERS + retiming.PARAMETERS
-
-
-def flexible_efforts(model, points, q):
-    """The motor torques of the exact flexible feedforward at a JointTrajectory's ``points`` (positions ``q``):
-    :func:`rne_dynamics.planning.flexible_feedforward_through` (the points' own velocities and accelerations are
-    not used)."""
-    nanoseconds = [p.time_from_start.sec * 1_000_000_000 + p.time_from_start.nanosec for p in points]
-    return flexible_feedforward_through(model.robot, nanoseconds, q, gravity=model.gravity)
 
 
 #: The topics of a moving base: which ``base`` modes and ``base_acceleration_source`` values use each.
@@ -177,7 +168,6 @@ class InverseDynamicsNode(DynamicsNode):
         self.reset_wrench_inputs()
         self.wrench_publishers = {}  # joint name -> publisher of ~/joint_wrenches/<joint>
         self.loop_publishers = {}  # loop name -> publisher of ~/loop_wrenches/<loop>
-        self.loop_guess = None  # the last closed configuration: starts the next Newton solve
         self.outputs = self.derivative = None
         self.read_marker_parameters()
         self.trajectories = self.trajectory_violations = 0
@@ -203,19 +193,21 @@ class InverseDynamicsNode(DynamicsNode):
         model, out, stamp = self.model, self.outputs, msg.header.stamp
         q, qd = self.joint_states.q, self.joint_states.qd
         try:
-            result = self.dynamics(model, stamp, q, qd, self.acceleration(stamp, qd, model))
+            base = self.base.motion(model, stamp_seconds(stamp), q) if self.base is not None else None
+            result = model.inverse_dynamics(q, qd, self.acceleration(stamp, qd, model), base,
+                                            self.measured_wrenches(model, q))
         except ValueError as exc:  # the torques overflow; a loop that cannot close; a stale or missing base state
             self.reject_input("/joint_states", exc)
             return
         out.torques.header.stamp = stamp
         out.torques.effort = doubles(result.torques)
-        if model.robot.loops is not None:
+        if result.q is not None:  # a closed chain's solved tree state
             out.torques.position, out.torques.velocity = doubles(result.q), doubles(result.qd)
         self.torques_publisher.publish(out.torques)
-        if model.robot.loops is not None:
+        if result.loop_wrenches is not None:
             self.publish_loop_wrenches(stamp, result.loop_wrenches)
-        if self.base is not None:
-            self.publish_base(stamp, *self.base.outputs)
+        if base is not None:
+            self.publish_base(stamp, result, self.base.frame)
         if self.external.observer is not None:
             problem = self.external.update(model, msg, q, qd)
             if problem:
@@ -235,23 +227,6 @@ class InverseDynamicsNode(DynamicsNode):
                                 "acceleration estimate")
         return self.derivative.qdd
 
-    def dynamics(self, model, stamp, q, qd, qdd, gravity_only=False):
-        """The inverse dynamics of a joint state for the robot's kind: a closed chain, a fixed or a moving base
-        (``gravity_only``: the gravity torques, no external wrench)."""
-        if gravity_only:
-            if model.robot.loops is not None:
-                return self.closed_loop(model, q, model.input_zeros, model.input_zeros).torques
-            if self.base is None:
-                return rd.gravity_torques(model.robot, q, gravity=model.gravity, data=model.gravity_data)
-            return self.base.gravity_torques(model, q)
-        external = self.measured_wrenches(model, q)
-        if model.robot.loops is not None:
-            return self.closed_loop(model, q, qd, qdd)
-        if self.base is None:
-            return rd.inverse_dynamics(model.robot, q, qd, qdd, gravity=model.gravity, external_wrenches=external,
-                                       data=model.data)
-        return self.base.inverse_dynamics(model, stamp_seconds(stamp), q, qd, qdd, external)
-
     def publish_listened(self, model, out, stamp, q, result):
         """The outputs beside ``~/torques``, to the topics somebody listens to (each publish costs tens of
         microseconds), and the effort-limit check."""
@@ -259,7 +234,7 @@ class InverseDynamicsNode(DynamicsNode):
         if now - out.listeners_checked > LISTENERS_REFRESH:
             self.refresh_listeners(out, now)
         if out.to_gravity or out.to_command:
-            gravity = self.dynamics(model, stamp, q, None, None, gravity_only=True)
+            gravity = model.gravity_torques(q, self.base.pose() if self.base is not None else None)
             if out.to_gravity:
                 out.gravity.header.stamp = stamp
                 out.gravity.effort = doubles(gravity)
@@ -274,15 +249,6 @@ class InverseDynamicsNode(DynamicsNode):
             self.markers_publisher.publish(out.markers.update(stamp, result.torques,
                                                               getattr(result, "loop_wrenches", None)))
 
-    def closed_loop(self, model, qa, qda, qdda):
-        """Closed-loop inverse dynamics with the actuated torques spread over the tree's joints (passive: 0)."""
-        robot = model.robot
-        result = rd.closed_loop_inverse_dynamics(robot, qa, qda, qdda, q_guess=self.loop_guess, gravity=model.gravity)
-        self.loop_guess = result.q
-        torques = np.zeros(robot.dof)
-        torques[[robot.idx_v[name] for name in robot.actuated_joint_names]] = result.torques
-        return result._replace(torques=torques)
-
     def publish_loop_wrenches(self, stamp, loop_wrenches):
         for name, (publisher, message) in self.loop_publishers.items():
             fx, fy, fz, tx, ty, tz = loop_wrenches[name].tolist()
@@ -292,25 +258,25 @@ class InverseDynamicsNode(DynamicsNode):
             torque.x, torque.y, torque.z = tx, ty, tz
             publisher.publish(message)
 
-    def publish_base(self, stamp, mounting_wrench, base_acceleration, center_of_mass, world_frame):
+    def publish_base(self, stamp, result, world_frame):
         """The base outputs of a joint state: ``~/base_wrench`` (odometry) or ``~/base_acceleration``
         (free-floating), both in the base frame, and ``~/center_of_mass`` in the odometry frame."""
         base_frame = self.model.robot.root_link
-        if mounting_wrench is not None:
+        if result.mounting_wrench is not None:
             msg = WrenchStamped()
             msg.header.stamp, msg.header.frame_id = stamp, base_frame
             force, torque = msg.wrench.force, msg.wrench.torque
-            force.x, force.y, force.z, torque.x, torque.y, torque.z = mounting_wrench.tolist()
+            force.x, force.y, force.z, torque.x, torque.y, torque.z = result.mounting_wrench.tolist()
             self.base_topics["~/base_wrench"].publish(msg)
-        if base_acceleration is not None:
+        if result.base_acceleration is not None:
             msg = AccelStamped()
             msg.header.stamp, msg.header.frame_id = stamp, base_frame
             linear, angular = msg.accel.linear, msg.accel.angular
-            linear.x, linear.y, linear.z, angular.x, angular.y, angular.z = base_acceleration.tolist()
+            linear.x, linear.y, linear.z, angular.x, angular.y, angular.z = result.base_acceleration.tolist()
             self.base_topics["~/base_acceleration"].publish(msg)
         msg = PointStamped()
         msg.header.stamp, msg.header.frame_id = stamp, world_frame
-        msg.point.x, msg.point.y, msg.point.z = center_of_mass.tolist()
+        msg.point.x, msg.point.y, msg.point.z = result.center_of_mass.tolist()
         self.base_topics["~/center_of_mass"].publish(msg)
         self.base_topics["~/center_of_mass_marker"].publish(center_of_mass_marker(msg))
 
@@ -416,18 +382,9 @@ class InverseDynamicsNode(DynamicsNode):
             return
         efforts = np.zeros((len(points), len(names)))
         if points:
-            robot = model.robot
+            nanoseconds = [p.time_from_start.sec * 1_000_000_000 + p.time_from_start.nanosec for p in points]
             try:
-                if robot.loops is None:
-                    tau = (rd.inverse_dynamics(robot, q, qd, qdd, gravity=model.gravity).torques
-                           if not robot.elastic_joints else flexible_efforts(model, points, q))
-                    efforts[:, take] = tau
-                else:
-                    driven = rd.closed_loop_inverse_dynamics(robot, q, qd, qdd, q_guess=self.loop_guess,
-                                                             gravity=model.gravity).torques
-                    efforts[:, take] = driven
-                    tau = np.zeros((len(points), robot.dof))
-                    tau[:, [robot.idx_v[name] for name in robot.actuated_joint_names]] = driven
+                efforts[:, take], tau = model.trajectory_torques(nanoseconds, q, qd, qdd)
             except ValueError as exc:  # a point the loops cannot reach, a singular pose; times that do not increase,
                 self.reject_input("~/trajectory", exc)  # too few points, a drive it cannot invert
                 return
@@ -467,7 +424,7 @@ class InverseDynamicsNode(DynamicsNode):
                              f"motion); set observer_gain to 0 or base to fixed (base is '{values['base']}')")
 
     def check_model(self, model, values):
-        self.warm_up(model)
+        model.warm_up()
 
     def model_changed(self, model, previous):
         self.sync_wrench_publishers(model)
@@ -489,25 +446,6 @@ class InverseDynamicsNode(DynamicsNode):
             message.header.frame_id = closure.link_b
             self.loop_publishers[name] = (self.create_output(WrenchStamped, f"~/loop_wrenches/{topic_token(name)}"),
                                           message)
-        self.loop_guess = None
-
-    @staticmethod
-    def warm_up(model):
-        """Compile (or load from numba's cache) the kernels the callbacks use, before the first message."""
-        robot, zeros = model.robot, model.zeros
-        if robot.has_floating_base:
-            q, v = rd.neutral(robot), np.zeros(robot.nv)
-            rd.free_floating_inverse_dynamics(robot, q, v, zeros, gravity=model.gravity)
-            rd.mounted_inverse_dynamics(robot, q[:7], v[:6], v[:6], q[7:], zeros, zeros, gravity=model.gravity)
-            rd.center_of_mass(robot, q)
-            rd.frame_placement(robot, q, robot.root_link)
-            return
-        rd.inverse_dynamics(robot, zeros, zeros, zeros, gravity=model.gravity)
-        rd.gravity_torques(robot, zeros, gravity=model.gravity)
-        batch = np.zeros((2, robot.dof))
-        rd.inverse_dynamics(robot, batch, batch, batch, gravity=model.gravity)
-        if robot.elastic_joints:  # ~/trajectory's exact feedforward
-            rd.flexible_feedforward(robot, batch, batch, batch, batch, batch, gravity=model.gravity, dt=1e-3)
 
     def sync_wrench_publishers(self, model):
         """One publisher per joint of ``model`` while ``publish_wrenches`` is on, none otherwise."""
@@ -548,7 +486,8 @@ class InverseDynamicsNode(DynamicsNode):
 
     def reset(self):
         self.reset_derivative(self.model)
-        self.loop_guess = None
+        if self.model is not None:
+            self.model.loop_guess = None
         self.last_markers = -math.inf
         self.trajectories = self.trajectory_violations = 0
         self.external.reset()
