@@ -18,6 +18,8 @@ import sys
 
 from collections import namedtuple
 
+import numpy as np
+
 from . import _trace
 
 try:
@@ -207,6 +209,8 @@ class _Declaration:
         title = "".join(part.title() for part in name.split("_"))
         self.type = namedtuple(title, [field for field, _ in fields], module=module)
         self.results_type = namedtuple(title + "Results", [field for field, _ in fields[:results]], module=module)
+        self.results_type.__annotations__ = {field: np.ndarray for field in self.results_type._fields}  # (docs)
+        self.results_type.__new__.__annotations__ = dict(self.results_type.__annotations__)
         self.module = module
 
     def check(self, field, spec):
