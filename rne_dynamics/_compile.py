@@ -37,13 +37,13 @@ def machine_code(dispatcher, arguments, locator):
     signature = tuple(dispatcher.typeof_pyval(a) for a in arguments)
     if signature in dispatcher.overloads:
         return True
+    if ON_CALLER:
+        dispatcher.compile(signature)
+        return True
     key = (dispatcher, signature)
     state = _state.get(key)
     if state in ("queued", "failed"):
         return False
-    if ON_CALLER:
-        dispatcher.compile(signature)
-        return True
     if _load(dispatcher, signature):
         return True
     if state == "built":  # built, and still not in the cache: another numba or cache directory; give up

@@ -10,8 +10,8 @@ import ast
 import pathlib
 
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "rne_dynamics"
-LAYERS = [("_jit", "_trace", "_native", "errors", "robots"), ("model",), ("algorithms",), ("planning",), ("face",),
-          ("nodes",), ("tools",), ("__main__", "launch_files")]
+LAYERS = [("_jit", "_compile", "_trace", "_native", "errors", "robots"), ("model",), ("algorithms",), ("planning",),
+          ("face",), ("nodes",), ("tools",), ("__main__", "launch_files")]
 LEVEL = {part: level for level, parts in enumerate(LAYERS) for part in parts}
 
 

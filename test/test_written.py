@@ -47,7 +47,7 @@ def generic(algorithm, robot, arguments):
     """The generic kernel's results (one state's block up to its results)."""
     _, results, size, _, _ = algorithm.slots(robot)
     block = np.full(size, np.nan)
-    assert algorithm.single(robot.fdata, robot.idata, block, *arguments) == OK
+    assert algorithm.generic(robot.fdata, robot.idata, block, *arguments) == OK  # its Python until numba has it
     return block[:results]
 
 
@@ -229,3 +229,27 @@ def test_a_new_process_is_exact_before_its_machine_code_is_built_and_the_next_lo
         assert run[1] == native
         assert oracle.relative_error(np.array(run[2:], float), reference) < TOLERANCE
     assert len(list((tmp_path / "cache" / "native").glob("forward_step_accelerations_memory_*"))) == 1
+
+
+def test_a_varying_extra_is_written_out_for_a_few_values_only(python_only, monkeypatch):
+    """A simulator stepping a new ``dt`` each call traces no program past :data:`written.VARIANTS` of them (each
+    costs a trace and is kept); the other values run the generic kernel, to the same numbers."""
+    from rne_dynamics.algorithms import driver
+    from rne_dynamics.algorithms.simulate import STEP
+    monkeypatch.setattr(driver, "WARM", 0)  # every call asks for its written code
+    robot = rd.load_urdf(rd.bundled_robot_path())
+    reference = robot.with_drive()  # the same model, another robot object: its own written codes (none)
+    rng = np.random.default_rng(4)
+    q, v, tau = rd.random_configuration(robot, rng), rng.uniform(-1, 1, robot.nv), rng.uniform(-1, 1, robot.nv)
+    for k in range(written.VARIANTS + 4):
+        dt = 1e-3 * (1 + k / 10)
+        ours = rd.step(robot, q, v, tau, dt)
+        written.MODE = "0"
+        try:
+            theirs = rd.step(reference, q, v, tau, dt)
+        finally:
+            written.MODE = "python"
+        for x, y in zip(ours, theirs):
+            assert oracle.relative_error(x, y) < TOLERANCE
+    assert sum(key[0] is STEP and code is not None for key, code in robot.written.items()) == written.VARIANTS
+    assert all(code is None for key, code in reference.written.items() if key[0] is STEP)

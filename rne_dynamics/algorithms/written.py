@@ -173,6 +173,10 @@ def module_name(algorithm, robot, fdata, extras=(), wrenches=False):
     return _native.module_name(algorithm.name, sources_stamp(), key)
 
 
+#: Written codes of one algorithm with extras per robot: the values beyond them run the generic kernel.
+VARIANTS = 8
+
+
 def written(algorithm, robot, drive=True, extras=(), wrenches=False, wait=False):
     """The written code of ``algorithm`` for ``robot`` (with its drive terms, or ``drive=False`` rigid-body
     dynamics) and the per-call parameters ``extras`` (a link, a reference frame: written in as constants), made on
@@ -189,6 +193,9 @@ def written(algorithm, robot, drive=True, extras=(), wrenches=False, wait=False)
         with robot.written_lock:
             made = robot.written.get(key, False)
             if made is False:
+                # a caller varying an extra (a simulator's time step) would trace and keep one program per value
+                if extras and sum(other[0] is algorithm for other in robot.written) >= VARIANTS:
+                    return None
                 fdata = robot.fdata if drive else robot.rigid_body_fdata
                 made = robot.written[key] = make(algorithm, robot, fdata, extras, wrenches)
     if wait and made is not None:

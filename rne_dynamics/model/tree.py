@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, fields, replace
 import numpy as np
 
 from .._jit import kernel
+from .._trace import traceable
 from ..errors import ModelError, ModelWarning
 from .body import Body, JointInfo, inertia_problem, triangle_problem
 from . import drive
@@ -319,7 +320,7 @@ def lock_joints(robot, positions):
     # Body poses in the world at q, composed from the root (RBDA eq. 2.20); a pose in a locked body is then carried
     # into its nearest moving ancestor by the composed transform between the two.
     R, p = np.empty((len(bodies), 3, 3)), np.empty((len(bodies), 3))
-    parent_poses(robot.fdata, robot.idata, q, R, p)
+    traceable(parent_poses)(robot.fdata, robot.idata, q, R, p)  # its Python: once per lock, no compile
     world = {-1: np.eye(4)}
     for i, b in enumerate(bodies):
         X = np.eye(4)
