@@ -20,12 +20,9 @@ A movable joint that drives no mass and no rotor inertia leaves ``qdd`` undefine
 names the coordinate. "Not positive" is relative: a pivot ``<= 1e-12`` times the articulated inertia about (along)
 its column, or ``<= 1e-12`` times the largest diagonal entry of ``M``.
 """
-from collections import namedtuple
-from typing import NamedTuple
-
 import numpy as np
 
-from .._jit import arithmetic_kernel, carve, helper, layout, skip_zero
+from .._jit import arithmetic_kernel, carve, helper, memory, skip_zero
 from .crba import composite_rigid_body, crba_workspace
 from ..errors import StateError
 from ..model.drive import drive_friction, drive_torque, drive_torques_add
@@ -38,39 +35,16 @@ from ..model.spatial import (add_scaled, base_acceleration, cross_force_add, cro
 
 #: A pivot of ``D_i`` (or of the Cholesky factorisation of ``M``) at or below this fraction of its scale counts as zero.
 SINGULAR_RATIO = 1e-12
-AbaWorkspace = namedtuple("AbaWorkspace", "R p oR op d S h I v c a IA pA U D u y D_inv Ia pa Iv")
 
-
-@layout
-def aba_workspace(block, o, m, nb, ncol):
-    """The ABA's arrays from offset ``o``, for ``nb`` bodies and ``ncol`` motion columns (zero: an empty
-    workspace). Per body and a base row: the root-frame pose ``(oR, op)`` (the root's, identity, in the base row),
-    ``v``, ``a``; per body: the origin's offset ``d`` from its parent's, ``c``, ``IA``, ``pA``, ``D_i^-1`` (its
-    top-left ``nv_i x nv_i``); per motion column: root-axes ``S``, ``U``, ``u`` and a scratch number ``y``. For the
-    body at hand: its pose in its parent ``(R, p)``, root-axes ``h``, ``I``, ``D_i`` and its factors, ``Ia``,
-    ``pa``, ``Iv``."""
-    R, o = carve(block, o, (3, 3))
-    p, o = carve(block, o, (3,))
-    oR, o = carve(block, o, (nb + 1, 3, 3))
-    op, o = carve(block, o, (nb + 1, 3))
-    d, o = carve(block, o, (nb, 3))
-    S, o = carve(block, o, (ncol, 6))
-    h, o = carve(block, o, (3,))
-    I, o = carve(block, o, (3, 3))
-    v, o = carve(block, o, (nb + 1, 6))
-    c, o = carve(block, o, (nb, 6))
-    a, o = carve(block, o, (nb + 1, 6))
-    IA, o = carve(block, o, (nb, 6, 6))
-    pA, o = carve(block, o, (nb, 6))
-    U, o = carve(block, o, (ncol, 6))
-    D, o = carve(block, o, (6, 6))
-    u, o = carve(block, o, (ncol,))
-    y, o = carve(block, o, (ncol,))
-    D_inv, o = carve(block, o, (nb, 6, 6))
-    Ia, o = carve(block, o, (6, 6))
-    pa, o = carve(block, o, (6,))
-    Iv, o = carve(block, o, (6,))
-    return AbaWorkspace(R, p, oR, op, d, S, h, I, v, c, a, IA, pA, U, D, u, y, D_inv, Ia, pa, Iv), o
+#: The ABA's arrays. Per body and a base row: the root-frame pose ``(oR, op)`` (the root's, identity, in the base
+#: row), ``v``, ``a``; per body: the origin's offset ``d`` from its parent's, ``c``, ``IA``, ``pA``, ``D_i^-1`` (its
+#: top-left ``nv_i x nv_i``); per motion column: root-axes ``S``, ``U``, ``u`` and a scratch number ``y``. For the body
+#: at hand: its pose in its parent ``(R, p)``, root-axes ``h``, ``I``, ``D_i`` and its factors, ``Ia``, ``pa``,
+#: ``Iv``.
+aba_workspace = memory("aba_workspace", R=(3, 3), p=(3,), oR=("nb + 1", 3, 3), op=("nb + 1", 3), d=("nb", 3),
+                       S=("ncol", 6), h=(3,), I=(3, 3), v=("nb + 1", 6), c=("nb", 6), a=("nb + 1", 6),
+                       IA=("nb", 6, 6), pA=("nb", 6), U=("ncol", 6), D=(6, 6), u=("ncol",), y=("ncol",),
+                       D_inv=("nb", 6, 6), Ia=(6, 6), pa=(6,), Iv=(6,))
 
 
 @helper
@@ -428,19 +402,10 @@ def cholesky_solve(M, x):
     return bad
 
 
-SolveWorkspace = namedtuple("SolveWorkspace", "crba rnea M bias zero")
-
-
-@layout
-def solve_workspace(block, o, m, n):
-    """The arrays of :func:`mass_matrix_dynamics` from offset ``o`` (``n``: ``nv``, or zero for an empty one):
-    the CRBA's and RNEA's workspaces, ``M``, the bias torques, zero accelerations."""
-    crba, o = crba_workspace(block, o, m)
-    rnea, o = rnea_workspace(block, o, m)
-    M, o = carve(block, o, (n, n))
-    bias, o = carve(block, o, (n,))
-    zero, o = carve(block, o, (n,))
-    return SolveWorkspace(crba, rnea, M, bias, zero), o
+#: The arrays of :func:`mass_matrix_dynamics` (``n``: ``nv``, or zero for an empty one): the CRBA's and RNEA's
+#: workspaces, ``M``, the bias torques, zero accelerations.
+solve_workspace = memory("solve_workspace", parameters=("n",), crba=crba_workspace, rnea=rnea_workspace,
+                         M=("n", "n"), bias=("n",), zero=("n",))
 
 
 @arithmetic_kernel
@@ -462,19 +427,12 @@ def mass_matrix_dynamics(m, w, q, qd, tau, gravity, f_ext, qdd, f):
     return OK
 
 
-ForwardWorkspace = namedtuple("ForwardWorkspace", "aba solve every_force")
-
-
-@layout
-def forward_workspace(block, o, m):
-    """The workspace of the algorithm :func:`forward` runs for this model (the other one's is empty): the ABA's, or
-    a mass-matrix solve's when mimic joints break the ABA's one-joint-per-body recursion; and the ABA's empty
-    known-acceleration mask (every force known)."""
-    mimic = m.ncol != m.nv
-    aba, o = aba_workspace(block, o, m, 0 if mimic else m.nb, 0 if mimic else m.ncol)
-    solve, o = solve_workspace(block, o, m, m.nv if mimic else 0)
-    every_force, o = carve(block, o, (0,))
-    return ForwardWorkspace(aba, solve, every_force), o
+#: The workspace of the algorithm :func:`forward` runs for this model, the other one's empty: the ABA's, or a
+#: mass-matrix solve's when mimic joints (more motion columns than coordinates) break the ABA's one-joint-per-body
+#: recursion; and the ABA's empty known-acceleration mask (every force known).
+forward_workspace = memory("forward_workspace",
+                           aba=aba_workspace.sized(nb="0 if ncol != nv else nb", ncol="0 if ncol != nv else ncol"),
+                           solve=solve_workspace.sized(n="nv if ncol != nv else 0"), every_force=(0,))
 
 
 @arithmetic_kernel
@@ -487,30 +445,12 @@ def forward(m, w, q, qd, tau, gravity, f_ext, qdd, f):
     return mass_matrix_dynamics(m, w.solve, q, qd, tau, gravity, f_ext, qdd, f)
 
 
-ForwardMemory = namedtuple("ForwardMemory", "accelerations joint_wrenches base_wrench f forward")
-
-
-@layout
-def forward_memory(block, m, wrenches):
-    """The results of :func:`forward_dynamics` (the joint wrenches only if ``wrenches``), then the wrenches of every
-    body and the forward workspace."""
-    n = m.nj if wrenches else 0
-    accelerations, o = carve(block, 0, (m.nv,))
-    joint_wrenches, o = carve(block, o, (n, 6))
-    base_wrench, results = carve(block, o, (6 if wrenches else 0,))
-    f, o = carve(block, results, (m.nb + 1 if wrenches else 0, 6))
-    forward_w, end = forward_workspace(block, o, m)
-    return ForwardMemory(accelerations, joint_wrenches, base_wrench, f, forward_w), results, end
-
-
-@layout
-def accelerations_memory(block, m):
-    return forward_memory(block, m, False)
-
-
-@layout
-def wrenches_memory(block, m):
-    return forward_memory(block, m, True)
+#: The results of :func:`forward_dynamics` (the joint wrenches only with ``joint_wrenches=True``), then the wrenches
+#: of every body (likewise) and the forward workspace.
+accelerations_memory = memory("accelerations_memory", results=dict(
+    accelerations=("nv",), joint_wrenches=(0, 6), base_wrench=(0,)), f=(0, 6), forward=forward_workspace)
+wrenches_memory = memory("wrenches_memory", results=dict(
+    accelerations=("nv",), joint_wrenches=("nj", 6), base_wrench=(6,)), f=("nb + 1", 6), forward=forward_workspace)
 
 
 @helper
@@ -522,12 +462,10 @@ def forward_step(m, w, q, qd, tau, f_ext, gravity):
     return status
 
 
-class ForwardDynamicsResult(NamedTuple):
+class ForwardDynamicsResult(wrenches_memory.results):
     """``accelerations`` ``(…, nv)``: ``qdd``. ``joint_wrenches`` ``(…, len(joint_names), 6)`` and ``base_wrench``
     ``(…, 6)``: the joint reaction wrenches of that motion, as in :class:`~rne_dynamics.rnea.InverseDynamicsResult`."""
-    accelerations: np.ndarray
-    joint_wrenches: np.ndarray
-    base_wrench: np.ndarray
+    __slots__ = ()
 
 
 ACCELERATIONS = Algorithm(forward_step, accelerations_memory, ("q", "qd", "tau"), "the accelerations",

@@ -17,9 +17,7 @@ The columns of one body pair by the first line both ways round, as Pinocchio's a
 coordinates (free-flyer, planar, spherical). Mimic joints map into ``v`` as in :mod:`~rne_dynamics.algorithms.crba`
 (``C = J^T C_columns J``). Drives add nothing: their inertia is constant.
 """
-from collections import namedtuple
-
-from .._jit import arithmetic_kernel, carve, layout
+from .._jit import arithmetic_kernel, memory
 from ..model.joints import S_times_add
 from ..model.spatial import (add_scaled, cross_force_add, cross_motion_add, dot6, matrix_times, motion_to_parent,
                              rigid_inertia_matrix, rigid_inertia_to_parent)
@@ -49,30 +47,13 @@ def coriolis_factor(I, v, B, work):
             B[r, s] *= 0.5
 
 
-CoriolisMemory = namedtuple("CoriolisMemory", "C oR op ov vJ oS dS h_o I_o Ic Bc F work")
-
-
-@layout
-def coriolis_memory(block, m):
-    """``C``, then per body and a base row last (the root, at rest) the root-frame pose ``(oR, op)`` and velocity
-    ``ov``; per body, the composites ``Ic`` and ``Bc``; per motion column, the root-frame ``S`` and ``dS``.
-    Scratch: the joint velocity ``vJ``, a rigid inertia's ``h, I`` in the root frame, the three column forces ``F``
-    and ``(3, 6)`` for :func:`coriolis_factor`."""
-    n = m.nb + 1
-    C, results = carve(block, 0, (m.nv, m.nv))
-    oR, o = carve(block, results, (n, 3, 3))
-    op, o = carve(block, o, (n, 3))
-    ov, o = carve(block, o, (n, 6))
-    vJ, o = carve(block, o, (6,))
-    oS, o = carve(block, o, (m.ncol, 6))
-    dS, o = carve(block, o, (m.ncol, 6))
-    h_o, o = carve(block, o, (3,))
-    I_o, o = carve(block, o, (3, 3))
-    Ic, o = carve(block, o, (m.nb, 6, 6))
-    Bc, o = carve(block, o, (m.nb, 6, 6))
-    F, o = carve(block, o, (3, 6))
-    work, end = carve(block, o, (3, 6))
-    return CoriolisMemory(C, oR, op, ov, vJ, oS, dS, h_o, I_o, Ic, Bc, F, work), results, end
+#: ``C``, then per body and a base row last (the root, at rest) the root-frame pose ``(oR, op)`` and velocity
+#: ``ov``; the joint velocity ``vJ``; per motion column, the root-frame ``S`` and ``dS``; a rigid inertia's ``h, I``
+#: in the root frame; per body, the composites ``Ic`` and ``Bc``; the three column forces ``F`` and ``(3, 6)`` for
+#: :func:`coriolis_factor`.
+coriolis_memory = memory("coriolis_memory", results=dict(C=("nv", "nv")), oR=("nb + 1", 3, 3), op=("nb + 1", 3),
+                         ov=("nb + 1", 6), vJ=(6,), oS=("ncol", 6), dS=("ncol", 6), h_o=(3,), I_o=(3, 3),
+                         Ic=("nb", 6, 6), Bc=("nb", 6, 6), F=(3, 6), work=(3, 6))
 
 
 @arithmetic_kernel

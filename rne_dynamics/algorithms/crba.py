@@ -11,42 +11,19 @@ its source's coordinate, so ``M = J^T M_columns J`` with ``J[column, coordinate]
 is added, scaled, into its coordinates' cell (both cells of an off-diagonal pair, as the pair appears twice in the
 symmetric ``M_columns``). The rotor inertia of each drive (armature) adds to the diagonal.
 """
-from collections import namedtuple
-
-from .._jit import arithmetic_kernel, carve, helper, layout
+from .._jit import arithmetic_kernel, helper, memory
 from .driver import Algorithm
 from .kinematics import world_poses
 from ..model.drive import rotor_inertia_add
 from ..model.spatial import inertia_times, motion_to_parent, rigid_inertia_add, rigid_inertia_to_parent
 
 
-CrbaWorkspace = namedtuple("CrbaWorkspace", "oR op oS mass_c h_c I_c F")
-
-
-@layout
-def crba_workspace(block, o, m):
-    """The CRBA's arrays from offset ``o``: per body and a base row, the root-frame pose ``(oR, op)`` and composite
-    inertia ``mass_c``, ``h_c``, ``I_c`` (the base row gathers the whole robot); per motion column its root-frame
-    ``S``; the column force ``F``."""
-    oR, o = carve(block, o, (m.nb + 1, 3, 3))
-    op, o = carve(block, o, (m.nb + 1, 3))
-    oS, o = carve(block, o, (m.ncol, 6))
-    mass_c, o = carve(block, o, (m.nb + 1,))
-    h_c, o = carve(block, o, (m.nb + 1, 3))
-    I_c, o = carve(block, o, (m.nb + 1, 3, 3))
-    F, o = carve(block, o, (6,))
-    return CrbaWorkspace(oR, op, oS, mass_c, h_c, I_c, F), o
-
-
-MassMatrixMemory = namedtuple("MassMatrixMemory", "M crba")
-
-
-@layout
-def mass_matrix_memory(block, m):
-    """``M``, then the CRBA's workspace."""
-    M, results = carve(block, 0, (m.nv, m.nv))
-    crba, end = crba_workspace(block, results, m)
-    return MassMatrixMemory(M, crba), results, end
+#: The CRBA's arrays: per body and a base row, the root-frame pose ``(oR, op)`` and composite inertia ``mass_c``,
+#: ``h_c``, ``I_c`` (the base row gathers the whole robot); per motion column its root-frame ``S``; the column force
+#: ``F``.
+crba_workspace = memory("crba_workspace", oR=("nb + 1", 3, 3), op=("nb + 1", 3), oS=("ncol", 6), mass_c=("nb + 1",),
+                        h_c=("nb + 1", 3), I_c=("nb + 1", 3, 3), F=(6,))
+mass_matrix_memory = memory("mass_matrix_memory", results=dict(M=("nv", "nv")), crba=crba_workspace)
 
 
 @helper

@@ -44,9 +44,7 @@ row. External wrenches are fixed in their bodies, so they only turn with them. T
 :func:`~rne_dynamics.model.drive.drive_torques_add` add ``armature`` to ``dtau/dqdd`` and ``damping`` plus the smooth
 Coulomb law's slope to ``dtau/dqd``; ``sign(qd)`` has zero derivative wherever ``qd != 0`` (undefined at 0, taken as 0).
 """
-from collections import namedtuple
-
-from .._jit import arithmetic_kernel, carve, helper, layout
+from .._jit import arithmetic_kernel, helper, memory
 from .aba import forward, forward_workspace, tree_cholesky, tree_solve
 from .driver import OK, SINGULAR, Algorithm
 from .kinematics import world_poses
@@ -109,40 +107,15 @@ def load_change(Ic_mass, Ic_h, Ic_I, P, Bw, dv, da, out):
     coriolis_times_add(P, Bw, dv, out)
 
 
-DerivativesWorkspace = namedtuple("DerivativesWorkspace", "R0 p0 v a F mass_c h_c I_c P_c Bw_c row J V A Aqd IcJ "
-                                                          "BtJ dF_dq dF_dqd Iv work")
-
-
-@layout
-def derivatives_workspace(block, o, m):
-    """The arrays of :func:`newton_euler_derivatives` from offset ``o`` (world frame). Per body and a base row last:
-    the pose ``R0, p0``, ``v``, ``a``, ``F``, the composites ``mass_c, h_c, I_c, P_c, Bw_c`` and the body's
-    joint-wrench row (``-1``: none). Per motion column: ``J``, ``V``, ``A``, ``Aqd``, ``Ic J``, ``(B^T J)[3:]``,
-    ``dF/dtheta`` and ``dF/dqd``. Scratch: a body's ``I v`` and three 6-vectors."""
-    n, ncol = m.nb + 1, m.ncol
-    R0, o = carve(block, o, (n, 3, 3))
-    p0, o = carve(block, o, (n, 3))
-    v, o = carve(block, o, (n, 6))
-    a, o = carve(block, o, (n, 6))
-    F, o = carve(block, o, (n, 6))
-    mass_c, o = carve(block, o, (n,))
-    h_c, o = carve(block, o, (n, 3))
-    I_c, o = carve(block, o, (n, 3, 3))
-    P_c, o = carve(block, o, (n, 3))
-    Bw_c, o = carve(block, o, (n, 3, 3))
-    row, o = carve(block, o, (n,))
-    J, o = carve(block, o, (ncol, 6))
-    V, o = carve(block, o, (ncol, 6))
-    A, o = carve(block, o, (ncol, 6))
-    Aqd, o = carve(block, o, (ncol, 6))
-    IcJ, o = carve(block, o, (ncol, 6))
-    BtJ, o = carve(block, o, (ncol, 3))
-    dF_dq, o = carve(block, o, (ncol, 6))
-    dF_dqd, o = carve(block, o, (ncol, 6))
-    Iv, o = carve(block, o, (6,))
-    work, o = carve(block, o, (3, 6))
-    return DerivativesWorkspace(R0, p0, v, a, F, mass_c, h_c, I_c, P_c, Bw_c, row, J, V, A, Aqd, IcJ, BtJ,
-                                dF_dq, dF_dqd, Iv, work), o
+#: The arrays of :func:`newton_euler_derivatives` (world frame). Per body and a base row last: the pose ``R0, p0``,
+#: ``v``, ``a``, ``F``, the composites ``mass_c, h_c, I_c, P_c, Bw_c`` and the body's joint-wrench row (``-1``: none).
+#: Per motion column: ``J``, ``V``, ``A``, ``Aqd``, ``Ic J``, ``(B^T J)[3:]``, ``dF/dtheta`` and ``dF/dqd``. Scratch:
+#: a body's ``I v`` and three 6-vectors.
+derivatives_workspace = memory("derivatives_workspace", R0=("nb + 1", 3, 3), p0=("nb + 1", 3), v=("nb + 1", 6),
+                               a=("nb + 1", 6), F=("nb + 1", 6), mass_c=("nb + 1",), h_c=("nb + 1", 3),
+                               I_c=("nb + 1", 3, 3), P_c=("nb + 1", 3), Bw_c=("nb + 1", 3, 3), row=("nb + 1",),
+                               J=("ncol", 6), V=("ncol", 6), A=("ncol", 6), Aqd=("ncol", 6), IcJ=("ncol", 6),
+                               BtJ=("ncol", 3), dF_dq=("ncol", 6), dF_dqd=("ncol", 6), Iv=(6,), work=(3, 6))
 
 
 @arithmetic_kernel
@@ -285,33 +258,16 @@ def joint_wrench_terms(m, w, dw_dq, dw_dqd, dw_dqdd):
             r = m.parent[r]
 
 
-DerivativesMemory = namedtuple("DerivativesMemory", "dtau_dq dtau_dqd dtau_dqdd dw_dq dw_dqd dw_dqdd derivatives")
+def derivatives_memory(name, joints):
+    """The torque Jacobians, then the joint-wrench Jacobians of ``joints`` joints (``"nj"``, or 0: none), then the
+    workspace."""
+    return memory(name, results=dict(dtau_dq=("nv", "nv"), dtau_dqd=("nv", "nv"), dtau_dqdd=("nv", "nv"),
+                                     dw_dq=(joints, 6, "nv"), dw_dqd=(joints, 6, "nv"), dw_dqdd=(joints, 6, "nv")),
+                  derivatives=derivatives_workspace)
 
 
-@layout
-def derivatives_memory(block, o, m, wrenches):
-    """From offset ``o``: the torque Jacobians, then (results only if ``wrenches``, else empty) the joint-wrench
-    Jacobians, then the workspace. Returns the memory, the end of its results and its end."""
-    n = m.nj if wrenches else 0
-    dtau_dq, o = carve(block, o, (m.nv, m.nv))
-    dtau_dqd, o = carve(block, o, (m.nv, m.nv))
-    dtau_dqdd, torques_end = carve(block, o, (m.nv, m.nv))
-    dw_dq, o = carve(block, torques_end, (n, 6, m.nv))
-    dw_dqd, o = carve(block, o, (n, 6, m.nv))
-    dw_dqdd, wrenches_end = carve(block, o, (n, 6, m.nv))
-    derivatives, end = derivatives_workspace(block, wrenches_end, m)
-    return (DerivativesMemory(dtau_dq, dtau_dqd, dtau_dqdd, dw_dq, dw_dqd, dw_dqdd, derivatives),
-            wrenches_end if wrenches else torques_end, end)
-
-
-@layout
-def torque_derivatives_memory(block, m):
-    return derivatives_memory(block, 0, m, False)
-
-
-@layout
-def wrench_derivatives_memory(block, m):
-    return derivatives_memory(block, 0, m, True)
+torque_derivatives_memory = derivatives_memory("torque_derivatives_memory", 0)
+wrench_derivatives_memory = derivatives_memory("wrench_derivatives_memory", "nj")
 
 
 @helper
@@ -359,22 +315,11 @@ def negated(A, out):
             out[r, c] = -A[r, c]
 
 
-ForwardDerivativesMemory = namedtuple("ForwardDerivativesMemory", "dqdd_dq dqdd_dqd M_inv qdd no_wrenches forward "
-                                                                  "torque")
-
-
-@layout
-def forward_derivatives_memory(block, m):
-    """The three Jacobians of forward dynamics, then ``qdd`` and the memories of forward dynamics and of the torque
-    Jacobians."""
-    dqdd_dq, o = carve(block, 0, (m.nv, m.nv))
-    dqdd_dqd, o = carve(block, o, (m.nv, m.nv))
-    M_inv, results = carve(block, o, (m.nv, m.nv))
-    qdd, o = carve(block, results, (m.nv,))
-    no_wrenches, o = carve(block, o, (0, 6))
-    forward_w, o = forward_workspace(block, o, m)
-    torque, _, end = derivatives_memory(block, o, m, False)
-    return ForwardDerivativesMemory(dqdd_dq, dqdd_dqd, M_inv, qdd, no_wrenches, forward_w, torque), results, end
+#: The three Jacobians of forward dynamics, then ``qdd`` and the memories of forward dynamics and of the torque
+#: Jacobians.
+forward_derivatives_memory = memory("forward_derivatives_memory", results=dict(
+    dqdd_dq=("nv", "nv"), dqdd_dqd=("nv", "nv"), M_inv=("nv", "nv")), qdd=("nv",), no_wrenches=(0, 6),
+    forward=forward_workspace, torque=torque_derivatives_memory)
 
 
 @helper

@@ -3,8 +3,8 @@ compiled one-state and batch entries and the Python side of a call (checks, held
 
 An algorithm module declares two things:
 
-- ``memory(block, m)``: the arrays of one state, carved from one flat ``block`` by :func:`~rne_dynamics._jit.carve`
-  in order, results first; it returns ``(arrays, end_of_results, end)``.
+- its memory, declared by :func:`~rne_dynamics._jit.memory` (the arrays of one state by name and shape, results
+  first), whose layout ``(block, m)`` returns their views of one flat ``block``, ``(arrays, end_of_results, end)``.
 - ``step(m, w, q, t_1, ..., t_k, *parameters)``: the equations, writing the results into ``w``; ``q`` is a
   configuration (``nq``), the ``t`` tangent vectors (``nv``: ``qd``, ``qdd``, ``tau``, ...); the parameters
   (external wrenches, gravity, a link, a reference frame) were checked by the caller. It returns nothing, or a

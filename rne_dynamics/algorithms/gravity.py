@@ -9,30 +9,17 @@ Drive friction (URDF ``<dynamics damping friction>``, :meth:`Robot.with_drive`) 
 full joint torque is ``tau = M(q) qdd + bias_torques(q, qd) + damping qd + friction sign(qd)``, with the rotor
 inertia (armature) inside ``M``; this is what :func:`rne_dynamics.inverse_dynamics` returns.
 """
-from collections import namedtuple
-
-from .._jit import carve, helper, layout
+from .._jit import helper, memory
 from ..model.joints import S_transpose_times_add, X_up
 from ..model.spatial import base_acceleration, cross
 from .driver import Algorithm
 
 
-GravityMemory = namedtuple("GravityMemory", "torques R p a mass_c h_c f")
-
-
-@layout
-def gravity_memory(block, m):
-    """The gravity torques, then the static pass's arrays: per body its pose ``(R, p)``, and the linear
-    acceleration ``a``, the subtree's mass ``mass_c`` and first moment ``h_c``, whose last row is the fixed base's;
-    the force ``f`` of the body at hand."""
-    torques, results = carve(block, 0, (m.nv,))
-    R, o = carve(block, results, (m.nb, 3, 3))
-    p, o = carve(block, o, (m.nb, 3))
-    a, o = carve(block, o, (m.nb + 1, 3))
-    mass_c, o = carve(block, o, (m.nb + 1,))
-    h_c, o = carve(block, o, (m.nb + 1, 3))
-    f, end = carve(block, o, (6,))
-    return GravityMemory(torques, R, p, a, mass_c, h_c, f), results, end
+#: The gravity torques, then the static pass's arrays: per body its pose ``(R, p)``, and the linear acceleration
+#: ``a``, the subtree's mass ``mass_c`` and first moment ``h_c``, whose last row is the fixed base's; the force ``f``
+#: of the body at hand.
+gravity_memory = memory("gravity_memory", results=dict(torques=("nv",)), R=("nb", 3, 3), p=("nb", 3),
+                        a=("nb + 1", 3), mass_c=("nb + 1",), h_c=("nb + 1", 3), f=(6,))
 
 
 @helper

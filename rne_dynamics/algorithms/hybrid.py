@@ -12,12 +12,9 @@ It is the ABA's one pass, :func:`rne_dynamics.algorithms.aba.articulated_body`, 
 its body, takes no part in ``D_i``, and its body passes its whole articulated inertia on where all its columns are
 known. Its force comes last, ``tau_j = S_j^T f_i`` from the joint wrench ``f_i = IA_i a_i + pA_i``.
 """
-from collections import namedtuple
-from typing import NamedTuple
-
 import numpy as np
 
-from .._jit import carve, helper, layout
+from .._jit import helper, memory
 from ..errors import StateError
 from .aba import aba_workspace, articulated_body
 from .crba import mass_matrix
@@ -25,20 +22,10 @@ from .driver import Algorithm, singular
 from .inputs import states
 from .rnea import inverse_dynamics, joint_loads
 
-HybridMemory = namedtuple("HybridMemory", "accelerations torques joint_wrenches base_wrench f aba")
-
-
-@layout
-def hybrid_memory(block, m):
-    """The results (every coordinate's acceleration and force, the joint wrenches and the base's share), then the
-    wrenches of every body and the ABA's workspace."""
-    accelerations, o = carve(block, 0, (m.nv,))
-    torques, o = carve(block, o, (m.nv,))
-    joint_wrenches, o = carve(block, o, (m.nj, 6))
-    base_wrench, results = carve(block, o, (6,))
-    f, o = carve(block, results, (m.nb + 1, 6))
-    aba, end = aba_workspace(block, o, m, m.nb, m.ncol)
-    return HybridMemory(accelerations, torques, joint_wrenches, base_wrench, f, aba), results, end
+#: The results (every coordinate's acceleration and force, the joint wrenches and the base's share), then the
+#: wrenches of every body and the ABA's workspace.
+hybrid_memory = memory("hybrid_memory", results=dict(accelerations=("nv",), torques=("nv",), joint_wrenches=("nj", 6),
+                                                     base_wrench=(6,)), f=("nb + 1", 6), aba=aba_workspace)
 
 
 @helper
@@ -55,15 +42,12 @@ def hybrid_step(m, w, q, qd, qdd, tau, f_ext, gravity, known):
     return status
 
 
-class HybridDynamicsResult(NamedTuple):
+class HybridDynamicsResult(hybrid_memory.results):
     """``accelerations`` ``(…, nv)`` and ``torques`` ``(…, nv)``: every coordinate's acceleration and generalised
     force, the given ones copied; ``joint_wrenches`` ``(…, len(joint_names), 6)`` and ``base_wrench`` ``(…, 6)``
     as in :class:`~rne_dynamics.algorithms.rnea.InverseDynamicsResult` (``inverse_dynamics`` of ``accelerations``
     gives back ``torques`` and these wrenches)."""
-    accelerations: np.ndarray
-    torques: np.ndarray
-    joint_wrenches: np.ndarray
-    base_wrench: np.ndarray
+    __slots__ = ()
 
 
 def known_coordinates(robot, known_acceleration):

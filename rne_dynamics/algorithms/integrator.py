@@ -18,11 +18,9 @@ spherical joint, for each of the three users (``test/test_integrator.py``; loops
 v_s``, no ``dexp^-1``) is only of order 2 there (ratios 4.0 to 4.7): it misses the ``dt^3 [v, dv/dt] / 12`` of the
 Magnus expansion. On one-coordinate joints both are the classical RK4.
 """
-from collections import namedtuple
-
 import numpy as np
 
-from .._jit import arithmetic_kernel, carve, helper, layout
+from .._jit import arithmetic_kernel, helper, memory
 from ..model.configuration import dexp_inverse, integrate_configuration
 from ..model.robot import model_view_inline
 
@@ -31,19 +29,10 @@ NODES = (0.0, 0.5, 0.5, 1.0)
 WEIGHTS = (1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0)
 STAGES = 4
 
-Stages = namedtuple("Stages", "q x u K increment")
-
-
-@layout
-def stages_workspace(block, o, m, n):
-    """From offset ``o``: a stage's point ``q`` (``nq``) and ``x`` (``n``), its tangent coordinates ``u`` and
-    rate ``K``, the step's tangent increment (``nv`` each)."""
-    q, o = carve(block, o, (m.nq,))
-    x, o = carve(block, o, (n,))
-    u, o = carve(block, o, (m.nv,))
-    K, o = carve(block, o, (m.nv,))
-    increment, o = carve(block, o, (m.nv,))
-    return Stages(q, x, u, K, increment), o
+#: A stage's point ``q`` (``nq``) and ``x`` (``n``), its tangent coordinates ``u`` and rate ``K``, the step's tangent
+#: increment (``nv`` each).
+stages_workspace = memory("stages_workspace", parameters=("n",), q=("nq",), x=("n",), u=("nv",), K=("nv",),
+                          increment=("nv",))
 
 
 @helper
@@ -79,10 +68,9 @@ def rkmk4_stage(m, q, x, s, dt, f, w, q_next, x_next):
 
 @arithmetic_kernel
 def stage_of_step(fdata, idata, q, x, s, dt, f, block, q_next, x_next):
-    """:func:`rkmk4_stage` for Python callers, its workspace the :func:`stages_workspace` at the start of
-    ``block``."""
+    """:func:`rkmk4_stage` for Python callers, its workspace the :data:`stages_workspace` of ``block``."""
     m = model_view_inline(fdata, idata)
-    w, _ = stages_workspace(block, 0, m, x.shape[0])
+    w, _, _ = stages_workspace(block, m, x.shape[0])
     rkmk4_stage(m, q, x, s, dt, f, w, q_next, x_next)
 
 
@@ -91,9 +79,8 @@ def rkmk4_step(robot, q, x, rate, t, dt):
     manifold with velocity ``x[:nv]``, ``dx/dt = rate(t, q, x)`` (called at the four stages with arrays of its own).
     Returns ``(q_next, x_next)``."""
     q, x = np.ascontiguousarray(q, dtype=float), np.ascontiguousarray(x, dtype=float)
-    _, size = stages_workspace(None, 0, robot, len(x))
-    block = np.empty(size)
-    w, _ = stages_workspace(block, 0, robot, len(x))
+    block = np.empty(stages_workspace(None, robot, len(x))[2])
+    w, _, _ = stages_workspace(block, robot, len(x))
     q_next, x_next = np.empty_like(q), np.empty_like(x)
     for s in range(STAGES):
         point = (q.copy(), x.copy()) if s == 0 else (w.q.copy(), w.x.copy())

@@ -22,12 +22,9 @@ references, as ``pin.ReferenceFrame``:
 Mimic joints' columns move with ``col_mult`` times their source's velocity coordinate, so a Jacobian's column ``c``
 adds into column ``col_v[c]`` scaled by ``col_mult[c]``; a floating base has its 6 columns (base-frame twist).
 """
-from collections import namedtuple
-from typing import NamedTuple, Optional
 
-import numpy as np
 
-from .._jit import carve, helper, layout
+from .._jit import helper, memory
 from ..errors import ModelError, StateError
 from ..model.joints import X_up
 from ..model.spatial import (add_scaled, cross, cross_motion_add, inertia_times, motion_shift, motion_to_child,
@@ -105,43 +102,13 @@ def express(reference, R_f, p_f, x, out):
             out[k] = x[k]
 
 
-KinematicsWorkspace = namedtuple("KinematicsWorkspace", "oR op ov oa mass_c h_c I_c fR fp x y oS zero")
-
-
-@layout
-def kinematics_workspace(block, o, m):
-    """The kinematics arrays from offset ``o``: per body and a world row last (index ``-1``: identity pose, at
-    rest), the world pose ``(oR, op)``, velocity ``ov``, acceleration ``oa`` and a (composite) rigid inertia in the
-    world ``mass_c, h_c, I_c``; a link's world pose ``(fR, fp)``; two 6-vectors ``x``, ``y``; per motion column the
-    world-frame ``oS``; a zero velocity ``(nv,)`` for the calls given none."""
-    n = m.nb + 1
-    oR, o = carve(block, o, (n, 3, 3))
-    op, o = carve(block, o, (n, 3))
-    ov, o = carve(block, o, (n, 6))
-    oa, o = carve(block, o, (n, 6))
-    mass_c, o = carve(block, o, (n,))
-    h_c, o = carve(block, o, (n, 3))
-    I_c, o = carve(block, o, (n, 3, 3))
-    fR, o = carve(block, o, (3, 3))
-    fp, o = carve(block, o, (3,))
-    x, o = carve(block, o, (6,))
-    y, o = carve(block, o, (6,))
-    oS, o = carve(block, o, (m.ncol, 6))
-    zero, o = carve(block, o, (m.nv,))
-    return KinematicsWorkspace(oR, op, ov, oa, mass_c, h_c, I_c, fR, fp, x, y, oS, zero), o
-
-
-KinematicsMemory = namedtuple("KinematicsMemory", "first second third kinematics")
-
-
-@layout
-def kinematics_memory(block, m, first, second, third):
-    """Results of the shapes ``first``, ``second``, ``third`` (``(0,)``: none), then the kinematics workspace."""
-    a, o = carve(block, 0, first)
-    b, o = carve(block, o, second)
-    c, results = carve(block, o, third)
-    w, end = kinematics_workspace(block, results, m)
-    return KinematicsMemory(a, b, c, w), results, end
+#: The kinematics arrays: per body and a world row last (index ``-1``: identity pose, at rest), the world pose
+#: ``(oR, op)``, velocity ``ov``, acceleration ``oa`` and a (composite) rigid inertia in the world ``mass_c, h_c,
+#: I_c``; a link's world pose ``(fR, fp)``; two 6-vectors ``x``, ``y``; per motion column the world-frame ``oS``; a
+#: zero velocity ``(nv,)`` for the calls given none.
+kinematics_workspace = memory("kinematics_workspace", oR=("nb + 1", 3, 3), op=("nb + 1", 3), ov=("nb + 1", 6),
+                              oa=("nb + 1", 6), mass_c=("nb + 1",), h_c=("nb + 1", 3), I_c=("nb + 1", 3, 3),
+                              fR=(3, 3), fp=(3,), x=(6,), y=(6,), oS=("ncol", 6), zero=("nv",))
 
 
 @helper
@@ -177,38 +144,32 @@ def link_placement(m, w, link, T):
     T[3, 3] = 1.0
 
 
-@layout
-def placements_memory(block, m):
-    return kinematics_memory(block, m, (m.nl, 4, 4), (0,), (0,))
+placements_memory = memory("placements_memory", results=dict(poses=("nl", 4, 4)), kinematics=kinematics_workspace)
 
 
 @helper
 def placements_step(m, w, q):
-    """Every link's world pose, ``w.first[l]`` ``(4, 4)``."""
+    """Every link's world pose, ``w.poses[l]`` ``(4, 4)``."""
     world_poses(m, q, w.kinematics.oR, w.kinematics.op)
     set_identity(w.kinematics.oR[-1], w.kinematics.op[-1])
     for link in range(m.nl):
-        link_placement(m, w.kinematics, link, w.first[link])
+        link_placement(m, w.kinematics, link, w.poses[link])
 
 
-@layout
-def placement_memory(block, m):
-    return kinematics_memory(block, m, (4, 4), (0,), (0,))
+placement_memory = memory("placement_memory", results=dict(pose=(4, 4)), kinematics=kinematics_workspace)
 
 
 @helper
 def placement_step(m, w, q, link):
-    """Link ``link``'s world pose ``w.first`` ``(4, 4)``."""
+    """Link ``link``'s world pose ``w.pose`` ``(4, 4)``."""
     world_poses(m, q, w.kinematics.oR, w.kinematics.op)
     set_identity(w.kinematics.oR[-1], w.kinematics.op[-1])
-    link_placement(m, w.kinematics, link, w.first)
+    link_placement(m, w.kinematics, link, w.pose)
 
 
 # --- a link's Jacobian --------------------------------------------------------------------------------------------
 
-@layout
-def jacobian_memory(block, m):
-    return kinematics_memory(block, m, (6, m.nv), (0,), (0,))
+jacobian_memory = memory("jacobian_memory", results=dict(J=(6, "nv")), kinematics=kinematics_workspace)
 
 
 @helper
@@ -216,7 +177,7 @@ def jacobian_step(m, w, q, link, reference):
     """The Jacobian ``J`` ``(6, nv)`` of link ``link`` in ``reference``: the columns of its body and of every
     ancestor (its support), each ``oS_c`` expressed for the link frame and added, times ``col_mult``, into its
     coordinate's column; the other columns are zero."""
-    k, J = w.kinematics, w.first
+    k, J = w.kinematics, w.J
     world_poses(m, q, k.oR, k.op)
     set_identity(k.oR[-1], k.op[-1])
     link_pose(m, k, link)
@@ -233,19 +194,18 @@ def jacobian_step(m, w, q, link, reference):
 
 # --- a link's velocity and acceleration ---------------------------------------------------------------------------
 
-@layout
-def motion_memory(block, m):
-    return kinematics_memory(block, m, (6,), (6,), (0,))
+motion_memory = memory("motion_memory", results=dict(velocity=(6,), acceleration=(6,)),
+                       kinematics=kinematics_workspace)
 
 
 @helper
 def link_motion(m, w, q, v, a, link, reference, classical):
-    """The velocity ``w.first`` and acceleration ``w.second`` (6 each) of link ``link`` in ``reference``: its body's
-    world-frame motion (:func:`world_velocities`, :func:`world_accelerations`) expressed for the link frame.
+    """The velocity ``w.velocity`` and acceleration ``w.acceleration`` (6 each) of link ``link`` in ``reference``:
+    its body's world-frame motion (:func:`world_velocities`, :func:`world_accelerations`) expressed for the link frame.
     ``classical``: the linear part is the classical acceleration of the reference point, ``a_lin + w x v_lin``
     (pin.getFrameClassicalAcceleration); for ``local`` and ``local_world_aligned``, the link origin's
     ``d^2 p / dt^2`` in link or world axes."""
-    k, out_v, out_a = w.kinematics, w.first, w.second
+    k, out_v, out_a = w.kinematics, w.velocity, w.acceleration
     world_motion(m, k, q, v, a)
     body = m.link_body[link]
     link_pose(m, k, link)
@@ -265,23 +225,22 @@ def velocity_step(m, w, q, v, link, reference):
 
 # --- centre of mass -------------------------------------------------------------------------------------------------
 
-@layout
-def com_memory(block, m):
-    return kinematics_memory(block, m, (3,), (3,), (3,))
+com_memory = memory("com_memory", results=dict(position=(3,), velocity=(3,), acceleration=(3,)),
+                    kinematics=kinematics_workspace)
 
 
 @helper
 def com_step(m, w, q, v, a):
-    """The centre of mass's ``position``, ``velocity`` and ``acceleration`` in the world (``w.first``,
-    ``second``, ``third``), from each body's first moment in the world ``oh_i = oR_i h_i + m_i op_i`` (``m_i`` times
-    its COM ``c_i``) and its world-frame motion ``ov_i = [v_o; w]``, ``oa_i = [a_o; α]``:
+    """The centre of mass's ``position``, ``velocity`` and ``acceleration`` in the world, from each body's first
+    moment in the world ``oh_i = oR_i h_i + m_i op_i`` (``m_i`` times its COM ``c_i``) and its world-frame motion
+    ``ov_i = [v_o; w]``, ``oa_i = [a_o; α]``:
 
         M c = sum oh_i,   M dc = sum (m_i v_o + w x oh_i),
         M ddc = sum (m_i a_o + α x oh_i + w x (m_i v_o + w x oh_i))
 
     (the COM point's velocity ``v_o + w x c_i`` and classical acceleration ``a_o + α x c_i + w x (v_o + w x c_i)``).
     """
-    k, position, velocity, acceleration = w.kinematics, w.first, w.second, w.third
+    k, position, velocity, acceleration = w.kinematics, w.position, w.velocity, w.acceleration
     world_motion(m, k, q, v, a)
     position[:] = 0.0
     velocity[:] = 0.0
@@ -325,14 +284,13 @@ def moment_about(G, f0, f1, f2):
     return cross(G[0], G[1], G[2], f0, f1, f2)
 
 
-@layout
-def centroidal_memory(block, m):
-    return kinematics_memory(block, m, (6,), (6, m.nv), (0,))
+centroidal_memory = memory("centroidal_memory", results=dict(h_G=(6,), A_G=(6, "nv")),
+                           kinematics=kinematics_workspace)
 
 
 @helper
 def centroidal_step(m, w, q, v):
-    """The centroidal momentum ``h_G`` (6, ``w.first``) and its matrix ``A_G`` ``(6, nv)`` (``w.second``),
+    """The centroidal momentum ``h_G`` (6) and its matrix ``A_G`` ``(6, nv)``,
     ``h_G = A_G v`` (Orin, Goswami and Lee, Auton. Robots 2013, eq. 15-22), world axes, angular about the centre of
     mass ``G``:
 
@@ -341,7 +299,7 @@ def centroidal_step(m, w, q, v):
     then both are moved from the world origin to ``G = sum oh_i / sum m_i``: ``n -= G x f``. Column ``c`` adds into
     ``k = col_v[c]``, scaled by ``col_mult[c]``.
     """
-    k, h_G, A_G = w.kinematics, w.first, w.second
+    k, h_G, A_G = w.kinematics, w.h_G, w.A_G
     mass_c, h_c, I_c = k.mass_c, k.h_c, k.I_c
     world_motion(m, k, q, v, k.zero)
     h_G[:] = 0.0
@@ -382,7 +340,7 @@ PLACEMENT = Algorithm(placement_step, placement_memory, ("q",), "the link pose",
 JACOBIAN = Algorithm(jacobian_step, jacobian_memory, ("q",), "the Jacobian entries", extras=("link", "reference"))
 VELOCITY = Algorithm(velocity_step, motion_memory, ("q", "v"), "the link's velocity", extras=("link", "reference"))
 ACCELERATION = Algorithm(link_motion, motion_memory, ("q", "v", "a"), "the link's acceleration",
-                         lambda velocity, acceleration, _: acceleration, extras=("link", "reference", "classical"))
+                         lambda velocity, acceleration: acceleration, extras=("link", "reference", "classical"))
 COM_POSITION = Algorithm(com_position_step, com_memory, ("q",), "the centre of mass coordinates")
 COM_VELOCITY = Algorithm(com_velocity_step, com_memory, ("q", "v"), "the centre of mass coordinates",
                          lambda position, velocity, _: CenterOfMass(position, velocity, None))
@@ -390,7 +348,7 @@ COM_ACCELERATION = Algorithm(com_step, com_memory, ("q", "v", "a"), "the centre 
                              lambda *motion: CenterOfMass(*motion))
 MOMENTUM = Algorithm(centroidal_step, centroidal_memory, ("q", "v"), "the centroidal momentum entries")
 MOMENTUM_MATRIX = Algorithm(centroidal_matrix_step, centroidal_memory, ("q",), "the centroidal momentum entries",
-                            lambda h_G, A_G, _: A_G)
+                            lambda h_G, A_G: A_G)
 
 
 # --- public functions ---------------------------------------------------------------------------------------------
@@ -462,12 +420,10 @@ def frame_acceleration(robot, q, v, a, link, reference="local_world_aligned", cl
     return ACCELERATION.run(robot, data, (q, v, a), extras=(_link(robot, link), _reference(reference), bool(classical)))
 
 
-class CenterOfMass(NamedTuple):
+class CenterOfMass(com_memory.results):
     """The centre of mass in the world (m), its velocity (m/s) and acceleration (m/s^2), each ``(…, 3)``;
     ``acceleration`` is ``None`` when no acceleration was given."""
-    position: np.ndarray
-    velocity: np.ndarray
-    acceleration: Optional[np.ndarray]
+    __slots__ = ()
 
 
 def center_of_mass(robot, q, v=None, a=None, *, data=None):

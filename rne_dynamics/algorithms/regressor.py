@@ -14,12 +14,11 @@ coordinate (a mimic joint's column adds ``q_mult`` times it into its source's ro
 ``Y pi`` is the rigid-body torque only: the drive terms (armature, viscous and Coulomb friction) are not inertial
 parameters of a body and are left out (``inverse_dynamics(...).torques - Y pi`` is exactly those terms).
 """
-from collections import namedtuple
 from dataclasses import dataclass
 
 import numpy as np
 
-from .._jit import arithmetic_kernel, carve, helper, layout
+from .._jit import arithmetic_kernel, helper, memory
 from .configuration import random_configuration
 from .driver import Algorithm
 from ..model.joints import S_transpose_times_add
@@ -49,25 +48,11 @@ def inertia_regressor(m, out):
     out[9, 5] = w2                     # I_zz
 
 
-RegressorMemory = namedtuple("RegressorMemory", "Y R p v a vJ F F_up Kv")
-
-
-@layout
-def regressor_memory(block, m):
-    """``Y``, then per body the pose ``(R, p)``; per body and a base row last, ``v`` and ``a`` (the base at rest,
-    gravity added to its ``a`` by the step); the joint velocity ``vJ``, a body's 10 wrench columns ``F`` (and
-    ``F_up``, moved to the parent) and ``K(v)``."""
-    n = m.nb + 1
-    Y, results = carve(block, 0, (m.nv, 10 * m.nb))
-    R, o = carve(block, results, (m.nb, 3, 3))
-    p, o = carve(block, o, (m.nb, 3))
-    v, o = carve(block, o, (n, 6))
-    a, o = carve(block, o, (n, 6))
-    vJ, o = carve(block, o, (6,))
-    F, o = carve(block, o, (10, 6))
-    F_up, o = carve(block, o, (10, 6))
-    Kv, end = carve(block, o, (10, 6))
-    return RegressorMemory(Y, R, p, v, a, vJ, F, F_up, Kv), results, end
+#: ``Y``, then per body the pose ``(R, p)``; per body and a base row last, ``v`` and ``a`` (the base at rest,
+#: gravity added to its ``a`` by the step); the joint velocity ``vJ``, a body's 10 wrench columns ``F`` (and ``F_up``,
+#: moved to the parent) and ``K(v)``.
+regressor_memory = memory("regressor_memory", results=dict(Y=("nv", "10 * nb")), R=("nb", 3, 3), p=("nb", 3),
+                          v=("nb + 1", 6), a=("nb + 1", 6), vJ=(6,), F=(10, 6), F_up=(10, 6), Kv=(10, 6))
 
 
 @arithmetic_kernel
@@ -75,7 +60,7 @@ def regressor_newton_euler(m, w, q, qd, qdd, gravity):
     """``Y`` ``(nv, 10 nb)`` for one state (module docstring): body ``i``'s 10 wrench columns
     ``F = K(a_i) + v_i x* K(v_i)`` reach each joint ``j`` from ``i`` down to the root as ``S_j^T F``, moved to
     ``j``'s frame on the way."""
-    Y, R, p, v, a, vJ, F, F_up, Kv = w
+    Y, R, p, v, a, vJ, F, F_up, Kv = w.Y, w.R, w.p, w.v, w.a, w.vJ, w.F, w.F_up, w.Kv
     set_at_rest(v[-1], a[-1])
     base_acceleration(gravity, a[-1])
     Y[:] = 0.0

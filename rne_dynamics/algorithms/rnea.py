@@ -4,19 +4,13 @@ Gravity enters as a fictitious acceleration of the fixed base, ``a_0 = -g`` (RBD
 propagates velocities ``v`` and accelerations ``a``; the backward pass accumulates the joint wrenches ``f``, each
 the wrench exerted on a body by its parent across its joint, in the body (joint) frame about the joint origin.
 """
-from collections import namedtuple
-from typing import NamedTuple
-
-import numpy as np
-
-from .._jit import arithmetic_kernel, carve, helper, layout
+from .._jit import arithmetic_kernel, helper, memory
 from .driver import Algorithm
 from .inputs import NO_WRENCHES
 from ..model.drive import drive_torques_add
-from ..model.joints import REVOLUTE_UNIT, X_up, X_up_about_axis
-from ..model.robot import S_times_add, S_transpose_times_add
+from ..model.joints import S_times_add, S_transpose_times_add, X_up
 from ..model.spatial import (add_scaled, base_acceleration, cross_force_add, cross_motion_add, force_to_parent_add,
-                      inertia_times, motion_to_child, set_at_rest)
+                             inertia_times, motion_to_child, set_at_rest)
 
 
 @helper
@@ -36,42 +30,10 @@ def body_motion(m, i, q, qd, qdd, R, p, v, a, vJ):
     cross_motion_add(v[i], vJ, 1.0, a[i])
 
 
-@helper
-def revolute_motion(m, i, k, q, qd, qdd, R, p, v, a):
-    """:func:`body_motion` for a revolute joint about ``σ e_k`` (``σ = ±1``; ``k`` a constant where inlined):
-    ``S qd = [0; σ qd e_k]`` and ``v x S qd = σ qd [v x e_k; w x e_k]``, where ``u x e_k`` is ``u_k2`` in entry ``k1``
-    and ``-u_k1`` in entry ``k2``."""
-    k1, k2 = (k + 1) % 3, (k + 2) % 3
-    λ = m.parent[i]
-    c = m.col_start[i]
-    σ = m.axis[i, k] * m.col_mult[c]
-    qd_i = σ * qd[m.col_v[c]]
-    X_up_about_axis(m, i, k, q, R[i], p[i])
-    motion_to_child(R[i], p[i], v[λ], v[i])
-    v[i, 3 + k] += qd_i
-    motion_to_child(R[i], p[i], a[λ], a[i])
-    a[i, 3 + k] += σ * qdd[m.col_v[c]]
-    a[i, k1] += qd_i * v[i, k2]
-    a[i, k2] -= qd_i * v[i, k1]
-    a[i, 3 + k1] += qd_i * v[i, 3 + k2]
-    a[i, 3 + k2] -= qd_i * v[i, 3 + k1]
-
-
-RneaWorkspace = namedtuple("RneaWorkspace", "R p v a f Iv vJ")
-
-
-@layout
-def rnea_workspace(block, o, m):
-    """RNEA's arrays from offset ``o``: per body its pose ``X_up`` as ``(R, p)``, and ``v``, ``a``, ``f``, whose
-    last row is the fixed base's; ``I v`` and the joint velocity ``vJ`` of the body at hand."""
-    R, o = carve(block, o, (m.nb, 3, 3))
-    p, o = carve(block, o, (m.nb, 3))
-    v, o = carve(block, o, (m.nb + 1, 6))
-    a, o = carve(block, o, (m.nb + 1, 6))
-    f, o = carve(block, o, (m.nb + 1, 6))
-    Iv, o = carve(block, o, (6,))
-    vJ, o = carve(block, o, (6,))
-    return RneaWorkspace(R, p, v, a, f, Iv, vJ), o
+#: RNEA's arrays: per body its pose ``X_up`` as ``(R, p)``, and ``v``, ``a``, ``f``, whose last row is the fixed
+#: base's; ``I v`` and the joint velocity ``vJ`` of the body at hand.
+rnea_workspace = memory("rnea_workspace", R=("nb", 3, 3), p=("nb", 3), v=("nb + 1", 6), a=("nb + 1", 6),
+                        f=("nb + 1", 6), Iv=(6,), vJ=(6,))
 
 
 @arithmetic_kernel
@@ -90,15 +52,7 @@ def newton_euler(m, w, q, qd, qdd, gravity, f_ext, tau, f):
     base_acceleration(gravity, a[-1])
     f[-1] = 0.0
     for i in range(m.nb):
-        k = m.jtype[i] - REVOLUTE_UNIT  # most joints turn about ±x, ±y or ±z: a copy of the equations for each axis
-        if k == 0:
-            revolute_motion(m, i, 0, q, qd, qdd, R, p, v, a)
-        elif k == 1:
-            revolute_motion(m, i, 1, q, qd, qdd, R, p, v, a)
-        elif k == 2:
-            revolute_motion(m, i, 2, q, qd, qdd, R, p, v, a)
-        else:
-            body_motion(m, i, q, qd, qdd, R, p, v, a, w.vJ)
+        body_motion(m, i, q, qd, qdd, R, p, v, a, w.vJ)
         inertia_times(m.mass[i], m.h[i], m.I[i], a[i], f[i])
         inertia_times(m.mass[i], m.h[i], m.I[i], v[i], w.Iv)
         cross_force_add(v[i], w.Iv, f[i])
@@ -120,17 +74,8 @@ def joint_loads(m, f, wrench, base):
         base[c] = f[-1, c]
 
 
-InverseDynamicsMemory = namedtuple("InverseDynamicsMemory", "torques joint_wrenches base_wrench rnea")
-
-
-@layout
-def inverse_dynamics_memory(block, m):
-    """The results of :func:`inverse_dynamics`, then RNEA's workspace."""
-    torques, o = carve(block, 0, (m.nv,))
-    joint_wrenches, o = carve(block, o, (m.nj, 6))
-    base_wrench, results = carve(block, o, (6,))
-    rnea, end = rnea_workspace(block, results, m)
-    return InverseDynamicsMemory(torques, joint_wrenches, base_wrench, rnea), results, end
+inverse_dynamics_memory = memory("inverse_dynamics_memory", results=dict(
+    torques=("nv",), joint_wrenches=("nj", 6), base_wrench=(6,)), rnea=rnea_workspace)
 
 
 @helper
@@ -141,16 +86,8 @@ def inverse_dynamics_step(m, w, q, qd, qdd, f_ext, gravity):
     joint_loads(m, w.rnea.f, w.joint_wrenches, w.base_wrench)
 
 
-BiasMemory = namedtuple("BiasMemory", "torques zero rnea")
-
-
-@layout
-def bias_memory(block, m):
-    """The bias torques, then a zero acceleration and RNEA's workspace."""
-    torques, results = carve(block, 0, (m.nv,))
-    zero, o = carve(block, results, (m.nv,))
-    rnea, end = rnea_workspace(block, o, m)
-    return BiasMemory(torques, zero, rnea), results, end
+#: The bias torques, then a zero acceleration and RNEA's workspace.
+bias_memory = memory("bias_memory", results=dict(torques=("nv",)), zero=("nv",), rnea=rnea_workspace)
 
 
 @helper
@@ -160,7 +97,7 @@ def bias_step(m, w, q, qd, gravity):
     newton_euler(m, w.rnea, q, qd, w.zero, gravity, NO_WRENCHES[0], w.torques, w.rnea.f)
 
 
-class InverseDynamicsResult(NamedTuple):
+class InverseDynamicsResult(inverse_dynamics_memory.results):
     """``torques`` ``(…, nv)``: the joint torques (N·m) or forces (N) that produce the motion; with a floating base
     the first 6 are the wrench ``[f; tau]`` the world would have to exert on the base, in the base frame.
 
@@ -169,9 +106,7 @@ class InverseDynamicsResult(NamedTuple):
     (root link and the links fixed to it; the world, for a floating base) exerts on the moving bodies, in the
     world (root) frame.
     """
-    torques: np.ndarray
-    joint_wrenches: np.ndarray
-    base_wrench: np.ndarray
+    __slots__ = ()
 
 
 INVERSE_DYNAMICS = Algorithm(inverse_dynamics_step, inverse_dynamics_memory, ("q", "qd", "qdd"), "the torques",

@@ -17,12 +17,11 @@ limit is put back on it and its velocity into the limit is zeroed, so it never p
 velocity away from the limit is kept). Continuous joints and joints of several coordinates have no limits.
 """
 import math
-from collections import namedtuple
 from typing import NamedTuple
 
 import numpy as np
 
-from .._jit import carve, helper, layout
+from .._jit import helper, memory
 from .aba import ACCELERATIONS, forward, forward_workspace
 from .driver import OK, Algorithm
 from ..errors import StateError
@@ -61,21 +60,11 @@ def _positive_time(value, name):
     return value
 
 
-StepMemory = namedtuple("StepMemory", "q_next qd_next qdd forward stages qdd_stage no_wrenches")
-
-
-@layout
-def step_memory(block, m):
-    """The next state and the accelerations now, then forward dynamics' workspace, the integrator's stages and a
-    stage's accelerations."""
-    q_next, o = carve(block, 0, (m.nq,))
-    qd_next, o = carve(block, o, (m.nv,))
-    qdd, results = carve(block, o, (m.nv,))
-    forward_w, o = forward_workspace(block, results, m)
-    stages, o = stages_workspace(block, o, m, m.nv)
-    qdd_stage, o = carve(block, o, (m.nv,))
-    no_wrenches, end = carve(block, o, (0, 6))
-    return StepMemory(q_next, qd_next, qdd, forward_w, stages, qdd_stage, no_wrenches), results, end
+#: The next state and the accelerations now, then forward dynamics' workspace, the integrator's stages and a stage's
+#: accelerations.
+step_memory = memory("step_memory", results=dict(q_next=("nq",), qd_next=("nv",), qdd=("nv",)),
+                     forward=forward_workspace, stages=stages_workspace.sized(n="nv"), qdd_stage=("nv",),
+                     no_wrenches=(0, 6))
 
 
 @helper

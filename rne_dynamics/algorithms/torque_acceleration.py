@@ -27,9 +27,7 @@ Mimic bodies and a floating base as in the torque rate; the terms up to ``ad_i``
 (:func:`~rne_dynamics.model.drive.drive_rates_add`); Coulomb friction is constant wherever ``qd != 0`` and adds
 nothing.
 """
-from collections import namedtuple
-
-from .._jit import arithmetic_kernel, carve, layout
+from .._jit import arithmetic_kernel, memory
 from ..model.drive import drive_rates_add
 from ..model.joints import S_times_add, S_transpose_times_add
 from ..model.spatial import (add_scaled, base_acceleration, cross_force_add, cross_motion_add, force_to_parent_add,
@@ -37,46 +35,21 @@ from ..model.spatial import (add_scaled, base_acceleration, cross_force_add, cro
 from .driver import Algorithm
 from .torque_rate import rate_forces, rate_motion
 
-AccelerationMemory = namedtuple("AccelerationMemory",
-                                "tau_acceleration R p v vd vdd a ad add f fd fdd vJ aJ jJ Iv Ivd Ivdd A B T G H")
-
-
-@layout
-def acceleration_memory(block, m):
-    """``d2 tau / dt2``, then per body the pose ``(R, p)`` and the joint rates ``vJ``, ``aJ``; per body and a base
-    row last, ``v, vd, vdd, a, ad, add, f, fd, fdd`` (the step sets the base rows); scratch 6-vectors."""
-    n = m.nb + 1
-    tau_acceleration, results = carve(block, 0, (m.nv,))
-    R, o = carve(block, results, (m.nb, 3, 3))
-    p, o = carve(block, o, (m.nb, 3))
-    v, o = carve(block, o, (n, 6))
-    vd, o = carve(block, o, (n, 6))
-    vdd, o = carve(block, o, (n, 6))
-    a, o = carve(block, o, (n, 6))
-    ad, o = carve(block, o, (n, 6))
-    add, o = carve(block, o, (n, 6))
-    f, o = carve(block, o, (n, 6))
-    fd, o = carve(block, o, (n, 6))
-    fdd, o = carve(block, o, (n, 6))
-    vJ, o = carve(block, o, (m.nb, 6))
-    aJ, o = carve(block, o, (m.nb, 6))
-    jJ, o = carve(block, o, (6,))
-    Iv, o = carve(block, o, (6,))
-    Ivd, o = carve(block, o, (6,))
-    Ivdd, o = carve(block, o, (6,))
-    A, o = carve(block, o, (6,))
-    B, o = carve(block, o, (6,))
-    T, o = carve(block, o, (6,))
-    G, o = carve(block, o, (6,))
-    H, end = carve(block, o, (6,))
-    return (AccelerationMemory(tau_acceleration, R, p, v, vd, vdd, a, ad, add, f, fd, fdd, vJ, aJ, jJ, Iv, Ivd, Ivdd,
-                               A, B, T, G, H), results, end)
+#: ``d2 tau / dt2``, then per body the pose ``(R, p)``; per body and a base row last, ``v, vd, vdd, a, ad, add, f,
+#: fd, fdd`` (the step sets the base rows); per body the joint rates ``vJ``, ``aJ``; scratch 6-vectors.
+acceleration_memory = memory("acceleration_memory", results=dict(tau_acceleration=("nv",)), R=("nb", 3, 3),
+                             p=("nb", 3),
+                             **{name: ("nb + 1", 6) for name in ("v", "vd", "vdd", "a", "ad", "add", "f", "fd", "fdd")},
+                             vJ=("nb", 6), aJ=("nb", 6),
+                             **{name: (6,) for name in ("jJ", "Iv", "Ivd", "Ivdd", "A", "B", "T", "G", "H")})
 
 
 @arithmetic_kernel
 def newton_euler_acceleration(m, w, q, qd, qdd, qddd, qdddd, gravity):
     """``d2 tau / dt2`` for one state (module docstring)."""
-    taudd, R, p, v, vd, vdd, a, ad, add, f, fd, fdd, vJ, aJ, jJ, Iv, Ivd, Ivdd, A, B, T, G, H = w
+    taudd, R, p, vJ, aJ = w.tau_acceleration, w.R, w.p, w.vJ, w.aJ
+    v, vd, vdd, a, ad, add, f, fd, fdd = w.v, w.vd, w.vdd, w.a, w.ad, w.add, w.f, w.fd, w.fdd
+    jJ, Iv, Ivd, Ivdd, A, B, T, G, H = w.jJ, w.Iv, w.Ivd, w.Ivdd, w.A, w.B, w.T, w.G, w.H
     for rows in (v, vd, vdd, a, ad, add, f, fd, fdd):
         rows[-1] = 0.0
     base_acceleration(gravity, a[-1])

@@ -22,42 +22,19 @@ in :func:`~rne_dynamics.algorithms.rnea.newton_euler` (``S_times_add``, ``S_tran
 ``armature qddd + damping qdd`` (:func:`~rne_dynamics.model.drive.drive_rates_add`); Coulomb friction ``sign(qd)``
 is constant wherever ``qd != 0`` and adds nothing.
 """
-from collections import namedtuple
-
-from .._jit import arithmetic_kernel, carve, helper, layout
+from .._jit import arithmetic_kernel, helper, memory
 from ..model.drive import drive_rates_add
 from ..model.joints import S_times_add, S_transpose_times_add, X_up
 from ..model.spatial import (add_scaled, base_acceleration, cross_force_add, cross_motion_add, force_to_parent_add,
                              inertia_times, motion_to_child)
 from .driver import Algorithm
 
-RateMemory = namedtuple("RateMemory", "tau_rate R p v vd a ad f fd vJ aJ Iv Ivd Sf A V B")
-
-
-@layout
-def rate_memory(block, m):
-    """``d tau / dt``, then per body the pose ``(R, p)`` and the joint velocity ``vJ``; per body and a base row
-    last, ``v, vd, a, ad, f, fd`` (the step sets the base rows: at rest, gravity in ``a``); scratch ``aJ, Iv,
-    Ivd, Sf`` and :func:`rate_motion`'s ``A, V, B``."""
-    n = m.nb + 1
-    tau_rate, results = carve(block, 0, (m.nv,))
-    R, o = carve(block, results, (m.nb, 3, 3))
-    p, o = carve(block, o, (m.nb, 3))
-    v, o = carve(block, o, (n, 6))
-    vd, o = carve(block, o, (n, 6))
-    a, o = carve(block, o, (n, 6))
-    ad, o = carve(block, o, (n, 6))
-    f, o = carve(block, o, (n, 6))
-    fd, o = carve(block, o, (n, 6))
-    vJ, o = carve(block, o, (m.nb, 6))
-    aJ, o = carve(block, o, (6,))
-    Iv, o = carve(block, o, (6,))
-    Ivd, o = carve(block, o, (6,))
-    Sf, o = carve(block, o, (6,))
-    A, o = carve(block, o, (6,))
-    V, o = carve(block, o, (6,))
-    B, end = carve(block, o, (6,))
-    return RateMemory(tau_rate, R, p, v, vd, a, ad, f, fd, vJ, aJ, Iv, Ivd, Sf, A, V, B), results, end
+#: ``d tau / dt``, then per body the pose ``(R, p)``; per body and a base row last, ``v, vd, a, ad, f, fd`` (the
+#: step sets the base rows: at rest, gravity in ``a``); per body the joint velocity ``vJ``; scratch ``aJ, Iv, Ivd,
+#: Sf`` and :func:`rate_motion`'s ``A, V, B``.
+rate_memory = memory("rate_memory", results=dict(tau_rate=("nv",)), R=("nb", 3, 3), p=("nb", 3),
+                     **{name: ("nb + 1", 6) for name in ("v", "vd", "a", "ad", "f", "fd")}, vJ=("nb", 6),
+                     **{name: (6,) for name in ("aJ", "Iv", "Ivd", "Sf", "A", "V", "B")})
 
 
 @helper
@@ -108,7 +85,8 @@ def rate_forces(m, i, v, vd, a, ad, Iv, Ivd, f, fd):
 @arithmetic_kernel
 def newton_euler_rate(m, w, q, qd, qdd, qddd, gravity):
     """``d tau / dt`` for one state (module docstring)."""
-    tau_rate, R, p, v, vd, a, ad, f, fd, vJ, aJ, Iv, Ivd, Sf, A, V, B = w
+    tau_rate, R, p, v, vd, a, ad, f, fd = w.tau_rate, w.R, w.p, w.v, w.vd, w.a, w.ad, w.f, w.fd
+    vJ, aJ, Iv, Ivd, Sf, A, V, B = w.vJ, w.aJ, w.Iv, w.Ivd, w.Sf, w.A, w.V, w.B
     v[-1] = 0.0
     vd[-1] = 0.0
     a[-1] = 0.0

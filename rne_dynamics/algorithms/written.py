@@ -241,6 +241,9 @@ def install(made, name, source, algorithm, robot):
     except (OSError, RuntimeError, ImportError) as error:
         made.failure = str(error)
         return
+    if module is None:  # removed since it was built: a process of other sources shares the cache folder
+        made.failure = f"{name} was removed from {_native.cache_folder()} by a build of other sources"
+        return
     made.single, made.batch, made.fresh, made.native = module.single, module.batch, module.fresh, True
     if made is robot.written.get((algorithm, True)):  # the held call of a Data
         for data in list(robot.datas):

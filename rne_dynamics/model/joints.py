@@ -50,8 +50,6 @@ REVOLUTE_X = 5  # revolute about ±e_x of its frame
 REVOLUTE_Y = 6
 REVOLUTE_Z = 7
 SCREW = 8
-#: The first unit-axis code (``rnea.py`` subtracts it; :func:`unit_axis` says which axis without arithmetic).
-REVOLUTE_UNIT = REVOLUTE_X
 
 # The group a joint's configuration lives in (Pinocchio's ``LieGroup`` of each joint model): how
 # :mod:`~rne_dynamics.model.configuration` integrates it and :mod:`~rne_dynamics.algorithms.configuration` takes

@@ -21,7 +21,6 @@ from .body import inertia_problem, triangle_problem
 from . import drive
 from .data import Data
 from .joints import rotation_terms, type_of_code
-from .joints import S_times_add, S_transpose_times_add  # noqa: F401 (where rnea.py imports them from today)
 
 #: Fields of the model seen by the kernels; per body unless noted.
 ModelView = namedtuple("ModelView", [

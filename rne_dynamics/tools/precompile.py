@@ -95,6 +95,7 @@ def compile_generic(rd, robot, out):
     the written code off."""
     from .. import _compile
     from ..algorithms import written
+    from ..algorithms.driver import ALGORITHMS
 
     out(f"compiling the generic kernels (once per installation; cached in {cache_directories()})")
     mode, written.MODE = written.MODE, "0"
@@ -109,6 +110,9 @@ def compile_generic(rd, robot, out):
             out(f"  [{n:2d}/{len(passes)}] {name:<44} {time.perf_counter() - t:6.1f} s")
     finally:
         written.MODE, _compile.ON_CALLER = mode, False
+    missed = [a.name for a in ALGORITHMS if not getattr(a.single, "signatures", True)]
+    if missed:  # driver.ALGORITHMS is the registry: a new algorithm that calls() does not reach is named here
+        out(f"not compiled (no call above reaches them; add one to precompile.calls): {', '.join(missed)}")
     removed = remove_stale_caches()
     if removed:
         out(f"removed {removed} caches of older sources")
