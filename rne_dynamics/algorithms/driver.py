@@ -219,13 +219,12 @@ class Algorithm:
 
     def written(self, robot, drive, extras, wrenches=False, states=1):
         """The robot's written code for an allocating call (:func:`~rne_dynamics.algorithms.written.written`), or
-        None. Once the generic kernel is compiled in this process, a robot's first :data:`WARM` states without
-        ``data=`` run it instead: tracing costs about a hundred of its calls, which a robot called a few times (a
+        None: a robot's first :data:`WARM` states without ``data=`` run the generic kernel (its machine code, or its
+        Python until numba has it): tracing costs about a hundred of its calls, which a robot called a few times (a
         test, a script) never repays; a call with ``data=`` makes the written code at once."""
-        if self.ready:
-            served = robot.generic_states[self] = robot.generic_states.get(self, 0) + states
-            if served <= WARM:
-                return None
+        served = robot.generic_states[self] = robot.generic_states.get(self, 0) + states
+        if served <= WARM:
+            return None
         return written(self, robot, drive, extras, wrenches)
 
     def parameters(self, robot, data, gravity, external_wrenches, batch):
@@ -284,7 +283,9 @@ class Algorithm:
                 return held
         _, _, _, make, size = self.slots(robot)
         block = np.empty(size)
-        code = None if self.extras else written(self, robot)  # (an algorithm with extras: its written code by them)
+        # the written code for a held call (an algorithm with extras: its written code is by them; an allocating
+        # call takes only the memory from here)
+        code = None if self.extras or data is None else written(self, robot)
         call = self.single if self.ready else self.generic
         held = ((block, make(block), (block,), code.single) if code is not None
                 else (block, make(block), (robot.fdata, robot.idata, block), call))
