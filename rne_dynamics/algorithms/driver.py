@@ -129,6 +129,8 @@ def result_maker(result, slots):
 
 #: States from which a batch waits for its written code's machine code rather than run its Python.
 LONG_BATCH = 1000
+#: Seconds such a batch waits at most (then it runs the Python, the build going on).
+BUILD_WAIT = 5.0
 #: States below which a batch on the generic entry runs on one thread.
 THREAD_ROWS = 64
 
@@ -251,8 +253,8 @@ class Algorithm:
         if batch:
             slots, results, size, _, _ = self.slots(robot)
             out = memory(robot, data, (self, "batch"), (batch, results))
-            if code is not None and batch >= LONG_BATCH:
-                code.wait()  # its machine code, built now: about a second, against a millisecond a state as Python
+            if code is not None and batch >= LONG_BATCH:  # its machine code, built now: about a second (unless
+                code.wait(BUILD_WAIT)                       # other builds hold the compilers), against 1 ms a state
             status, row = code.batch(out, *inputs) if code is not None else (None, 0)
             if status not in EXPLAINED:  # the generic kernel, which also says what is wrong
                 status, row = self.generic_batch(fdata, robot.idata, size, out, state, f_ext, g, extras)

@@ -74,11 +74,12 @@ class Written:
                 self._builder = threading.Thread(target=self._build, args=(self,), daemon=True, name="written")
                 self._builder.start()
 
-    def wait(self):
-        """Build the machine code if it is not built yet and wait for it; returns whether it is in use."""
+    def wait(self, timeout=None):
+        """Build the machine code if it is not built yet and wait for it (at most ``timeout`` seconds); returns
+        whether it is in use."""
         if not self.native:
             self.start()
-            self._builder.join()
+            self._builder.join(timeout)
         return self.native
 
 
