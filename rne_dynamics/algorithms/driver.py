@@ -1,5 +1,5 @@
 """The one driver of every algorithm: from its *step* (the equations for one state) and its *memory* layout, the
-compiled one-state and batch entries and the Python side of a call (checks, held ``Data``, errors).
+compiled one-state entry and the Python side of a call (checks, held ``Data``, batches, errors).
 
 An algorithm module declares two things:
 
@@ -140,7 +140,7 @@ def _threads():
     return concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1, thread_name_prefix="rne_dynamics batch")
 
 
-#: States a robot's call serves on the compiled generic kernel before its written code is made.
+#: States a robot's allocating call serves on the generic kernel before its written code is made.
 WARM = 16
 #: Every algorithm, in the order of their modules' import.
 ALGORITHMS = []
@@ -275,10 +275,9 @@ class Algorithm:
         return result
 
     def held(self, robot, data):
-        """``(block, result, arguments, call)``: one state's memory, the result made of its views, and the compiled
-        call with its first arguments (the model and the block) that the held call with the standard environment
-        makes; kept in ``data`` if given (:func:`~rne_dynamics.algorithms.rnea.specialised_data` puts a robot's
-        written-out inverse dynamics there)."""
+        """``(block, result, arguments, call)``: one state's memory, the result made of its views, and the call
+        (the robot's written code, else the generic entry) with its first arguments that the held call with the
+        standard environment makes; kept in ``data`` if given (the written code's build swaps its machine code in)."""
         if data is not None:
             held = owned(robot, data).held.get(self)
             if held is not None:
