@@ -119,6 +119,16 @@ def _batch_views(out, slots):
     return [out[:, s.offset:s.offset + int(np.prod(s.shape))].reshape((len(out),) + s.shape) for s in slots]
 
 
+def result_kind(result):
+    """``(kind, finish)``: what the written code's ``fresh`` makes of the result arrays (``kind`` None: the first;
+    a tuple type: all of them in one) and the function that makes ``result`` of that, if any."""
+    if result is _first:
+        return None, None
+    if isinstance(result, type) and issubclass(result, tuple):
+        return result, None
+    return tuple, result
+
+
 def result_maker(result, slots):
     """``block -> result``: ``result`` of the views at ``slots`` of one state's block, written out as one expression
     (a comprehension over the slots costs a fifth of a small robot's call)."""
@@ -184,6 +194,7 @@ class Algorithm:
         self.step, self.layout, self.arguments, self.what, self.result = step, layout, arguments, what, result
         self.gravity, self.wrenches, self.extras = gravity, wrenches, tuple(extras)
         self.name = f"{step.__name__}_{layout.__name__}"
+        self.kind, self.finish = result_kind(result)
         ALGORITHMS.append(self)
         self.defaults = (gravity_vector(None),) * gravity  # standard gravity: also the environment without wrenches
         parameters = ("f_ext",) * wrenches + ("gravity",) * gravity + tuple(extras)
@@ -213,9 +224,9 @@ class Algorithm:
             try:
                 environment = self.defaults if gravity is None else (gravity_vector(gravity),)
                 if data is None:
-                    block = code.fresh(*state, *environment)  # a new array of the results, or a status
-                    if block.__class__ is np.ndarray:
-                        return (robot.workspace_shapes.get(self) or self.slots(robot))[3](block)
+                    result = code.fresh(self.kind, *state, *environment)  # the result in new memory, or a status
+                    if result.__class__ is not int:
+                        return result if self.finish is None else self.finish(*result)
                 elif data.robot is robot:
                     held = self.held(robot, data)
                     if code.single(held[0], *state, *environment) == OK:
