@@ -46,6 +46,14 @@ EXPLAINED = (OK, NOT_FINITE, NOT_UNIT, OVERFLOW)
 
 
 @helper
+def environment_of(gravity, f_ext, out=None):
+    """The ``environment`` array ``[gravity; the body wrenches]`` (into ``out``), as :func:`environment_parts` reads
+    it."""
+    out = np.empty(3 + f_ext.size) if out is None else out
+    out[:3], out[3:] = gravity, f_ext.ravel()
+    return out
+
+
 def environment_parts(environment):
     """``(f_ext, gravity)`` of an ``environment`` array: gravity ``(3,)``, then the external body wrenches ``(nb, 6)``
     or nothing (``f_ext`` ``(0, 6)``: none)."""
@@ -298,9 +306,9 @@ class Algorithm:
                 code.single(block, *inputs) if code is not None else None
             if status not in EXPLAINED:
                 environment = g
-                if wrenches:  # [gravity; the body wrenches]
-                    environment = (memory(robot, data, "environment", (3 + f_ext[0].size,)),)
-                    environment[0][:3], environment[0][3:] = g[0], f_ext[0].ravel()
+                if wrenches:
+                    out = memory(robot, data, "environment", (3 + f_ext[0].size,))
+                    environment = (environment_of(g[0], f_ext[0], out),)
                 status = self.generic(fdata, robot.idata, block, *state, *environment, *extras)
         if status != OK:
             raise self.error(robot, status, state, "" if row is None else f" at state {row}")
@@ -345,9 +353,7 @@ class Algorithm:
         def rows(first, last):
             block = np.empty(size)
             for n in range(first, last):
-                environment = gravity
-                if f_ext:  # [gravity; the body wrenches]
-                    environment = (np.concatenate([gravity[0], f_ext[0][n].ravel()]),)
+                environment = (environment_of(gravity[0], f_ext[0][n]),) if f_ext else gravity
                 status = self.generic(fdata, idata, block, *(x[n] for x in state), *environment, *extras)
                 out[n] = block[:out.shape[1]]
                 if status != OK:
