@@ -139,11 +139,13 @@ def test_the_tracer_folds_the_models_zeros_and_ones_and_shares_equal_terms():
         _trace.trace(lambda x: [[1.0, 2.0][x[0]]], [np.array([0.0])])
 
 
-@pytest.mark.parametrize("native", [False, True], ids=["python", "machine code"])
-def test_a_state_past_a_guard_is_refused_for_the_generic_kernel(native, tmp_path, monkeypatch):
+@pytest.mark.parametrize("native, part", [(False, None), (True, _native.PART), (True, 1)],
+                         ids=["python", "machine code", "machine code, a statement per part"])
+def test_a_state_past_a_guard_is_refused_for_the_generic_kernel(native, part, tmp_path, monkeypatch):
     """A branch on a traced number follows the sample state and becomes a guard: a state on its other side gets
     the status that hands it to the generic kernel."""
     monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
+    monkeypatch.setattr(_native, "PART", part or _native.PART)
     program, outputs = _trace.trace(lambda x: [x[0] if x[0] > 0.0 else -x[0]], [np.array([2.0])])
     assert program.guards == [(1, True)]
     if native:
@@ -154,6 +156,28 @@ def test_a_state_past_a_guard_is_refused_for_the_generic_kernel(native, tmp_path
     out = np.empty(1)
     assert single(out, np.array([5.0])) == OK and out[0] == 5.0
     assert single(out, np.array([-5.0])) == _native.GUARD
+
+
+def test_a_program_built_in_parts_computes_what_it_computes_in_one(tmp_path, monkeypatch):
+    """A large program is written as several C functions (the compiler's time grows faster than a function's
+    length), the values that cross them passing through an array: the same operations in the same order, so the
+    same bits, guards included (a floating base's quaternion)."""
+    monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
+    robot = oracle.load_quietly(rd.bundled_robot_path(), floating_base=True)
+    program, outputs, sizes = written.program_of(rnea.INVERSE_DYNAMICS, robot, robot.fdata)
+    singles = []
+    for part in (len(program.ops), 7):
+        monkeypatch.setattr(_native, "PART", part)
+        name = f"parts_00000000_{part}"
+        _native.build(name, _native.c_source(name, program, outputs, sizes, [int(s) for s in robot.quaternions]))
+        singles.append(_native.load(name).single)
+    rng = np.random.default_rng(5)
+    for _ in range(5):
+        arguments = inputs(rnea.INVERSE_DYNAMICS, robot, rng)
+        one, parts = np.empty(len(outputs)), np.empty(len(outputs))
+        assert singles[0](one, *arguments) == singles[1](parts, *arguments) == OK
+        np.testing.assert_array_equal(one, parts)
+    assert singles[1](parts, 1.1 * arguments[0], *arguments[1:]) == NOT_UNIT
 
 
 def generic_call(monkeypatch, robot_of, call):
@@ -199,6 +223,10 @@ def test_specialised_data_runs_machine_code_and_keeps_the_generic_answers(tmp_pa
     states[1][17, 2] = np.nan
     with pytest.raises(rd.StateError, match="qd is not finite at joint .panda_joint3. \\(state 17\\)"):
         rd.inverse_dynamics(robot, *states, data=data)
+    states[1][17, 2] = 0.0
+    states[1][250, 4] = np.inf  # in the last thread's rows
+    with pytest.raises(rd.StateError, match="qd is not finite at joint .panda_joint5. \\(state 250\\)"):
+        rd.inverse_dynamics(robot, *states, data=data)
 
 
 COLD = """
@@ -228,7 +256,23 @@ def test_a_new_process_is_exact_before_its_machine_code_is_built_and_the_next_lo
     for run, native in zip(runs, ("0", "1")):  # the first served by its Python, the second by the cached module
         assert run[1] == native
         assert oracle.relative_error(np.array(run[2:], float), reference) < TOLERANCE
-    assert len(list((tmp_path / "cache" / "native").glob("forward_step_accelerations_memory_*"))) == 1
+    assert len(list((tmp_path / "cache" / "native").glob("forward_step_accelerations_memory_program_*"))) == 1
+
+
+def test_a_program_that_an_edit_leaves_as_it_was_is_not_built_again(tmp_path, monkeypatch):
+    """The model's key includes the sources' version (no trace on a hit); after an edit it misses, the trace finds
+    the same program, and its built module serves at once, without a compiler run; the old version's index goes."""
+    monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
+    assert written.written(aba.ACCELERATIONS, rd.load_urdf(rd.bundled_robot_path()), wait=True).native
+    folder = tmp_path / "native"
+    built, (old_index,) = sorted(folder.glob("*_program_*")), list(folder.glob("*.program"))
+    program = old_index.read_text()
+    monkeypatch.setattr(written, "_stamp", _native.digest("an edited comment"))
+    monkeypatch.setattr(_native, "build", lambda name, source: pytest.fail(f"{name} was built again"))
+    assert written.written(aba.ACCELERATIONS, rd.load_urdf(rd.bundled_robot_path())).native
+    (new_index,) = list(folder.glob("*.program"))
+    assert new_index != old_index and new_index.read_text() == program and not old_index.exists()
+    assert sorted(folder.glob("*_program_*")) == built
 
 
 def test_a_varying_extra_is_written_out_for_a_few_values_only(python_only, monkeypatch):
