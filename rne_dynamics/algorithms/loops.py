@@ -85,7 +85,8 @@ class Cuts(NamedTuple):
     ``select`` ``(nc, 6, 6)``: ``K^T`` of each closure padded with zero rows, and ``rows`` the flat indices of the
     real ones; ``turning``: ``(k, closure)`` of the closures with rotation rows; ``sides`` ``(nj, nc)``: +1 where a
     named joint supports ``link_a``'s body, -1 ``link_b``'s (how a cut wrench loads the joints); ``joint_body``:
-    each named joint's body; ``bodies``: ``body_a`` then ``body_b``."""
+    each named joint's body; ``bodies``, ``points`` ``(2 nc, 3, 1)``: ``body_a`` then ``body_b``, and the cut frames'
+    origins ``p_a`` then ``p_b``."""
     closures: tuple
     body_a: np.ndarray
     R_a: np.ndarray
@@ -101,6 +102,7 @@ class Cuts(NamedTuple):
     sides: np.ndarray
     joint_body: np.ndarray
     bodies: np.ndarray
+    points: np.ndarray
 
 
 _robot_cuts = weakref.WeakKeyDictionary()
@@ -148,7 +150,7 @@ def _cuts(robot, closures=None):
     return Cuts(tuple(closures), np.array([x[0] for x in a]), np.array([x[1] for x in a]), np.array([x[2] for x in a]),
                 np.array([x[0] for x in b]), np.array([x[1] for x in b]), np.array([x[2] for x in b]), columns, select,
                 np.array(rows), slices, tuple((k, c) for k, c in enumerate(closures) if c.kind != "point"), sides,
-                np.array(m.joint_body), np.array([x[0] for x in a + b]))
+                np.array(m.joint_body), np.array([x[0] for x in a + b]), np.array([x[2] for x in a + b])[:, :, None])
 
 
 class CutFrames(NamedTuple):
@@ -198,13 +200,13 @@ def _constraints(robot, cuts, q, qd=None, closed=None):
     if closed is not None:
         frames = closed.frames._replace(motion=motion)
         return closed._replace(gamma=_gamma(cuts, frames), frames=frames)
-    oR, op = motion.oR, motion.op
-    R_body_a, R_body_b = oR[cuts.body_a], oR[cuts.body_b]
-    p_a = op[cuts.body_a] + (R_body_a @ cuts.p_a[:, :, None])[:, :, 0]
-    p_b = op[cuts.body_b] + (R_body_b @ cuts.p_b[:, :, None])[:, :, 0]
-    R_b = R_body_b @ cuts.R_b
+    nc = len(cuts.closures)
+    R_bodies = motion.oR[cuts.bodies]  # link_a's bodies, then link_b's
+    points = motion.op[cuts.bodies] + (R_bodies @ cuts.points)[:, :, 0]
+    p_a, p_b, R_body_a = points[:nc], points[nc:], R_bodies[:nc]
+    R_b = R_bodies[nc:] @ cuts.R_b
     R_bT = R_b.transpose(0, 2, 1)
-    KR = np.concatenate([cuts.select[:, :, :3] @ R_bT, cuts.select[:, :, 3:] @ R_bT], axis=2)
+    KR = (cuts.select.reshape(nc, 6, 2, 3) @ R_bT[:, None]).reshape(nc, 6, 6)
     d_world = p_a - p_b
     phi = KR[:, :, :3] @ d_world[:, :, None]
     for k, c in cuts.turning:  # the orientation error, in b axes
@@ -295,6 +297,21 @@ def _pinv(A):
     return (Vt[keep].T / s[keep]) @ U[:, keep].T, int(keep.sum()), s
 
 
+def _least_squares(A, b):
+    """The minimum-norm least-squares solution of ``A x = b`` (:func:`_pinv`): by an LU solve where ``A`` is square
+    and the solve succeeds with a finite result (a Newton step; the line search and the rank check of
+    :func:`_actuation` catch a pose near rank loss)."""
+    if A.shape[0] == A.shape[1]:
+        try:
+            x = np.linalg.solve(A, b)
+        except np.linalg.LinAlgError:
+            pass
+        else:
+            if np.all(np.isfinite(x)):
+                return x
+    return _pinv(A)[0] @ b
+
+
 def _closure_distances(robot, cuts, q):
     """``[(name, distance in m, angle in rad)]`` of each closure at ``q``."""
     out = []
@@ -315,9 +332,8 @@ def _newton(robot, cuts, q, free, what):
     for _ in range(MAX_NEWTON_STEPS):
         if np.abs(c.residual).max() < CLOSURE_TOLERANCE:
             return q, c
-        pinv, _, _ = _pinv(c.jacobian[:, free])
         dv = np.zeros(robot.nv)
-        dv[free] = -pinv @ c.residual
+        dv[free] = -_least_squares(c.jacobian[:, free], c.residual)
         for _ in range(20):
             trial = q + dv if additive else integrate(robot, q, dv, 1.0)
             trial_c = _constraints(robot, cuts, trial)
