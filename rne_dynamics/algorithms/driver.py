@@ -33,7 +33,7 @@ from ..errors import SingularMassMatrixError
 from ..model.data import memory, owned
 from ..model.joints import unit_quaternions
 from ..model.robot import model_view, model_view_inline
-from .written import written
+from .written import extras_key, written
 from .inputs import (QUATERNION_TOLERANCE, _explain, all_finite, body_wrenches,
                      check_quaternions, gravity_vector, overflow, states)
 
@@ -224,8 +224,8 @@ class Algorithm:
                 pass  # another type of argument or Data, or (run as plain Python) a bad shape
         try:
             code = None if external_wrenches else robot.written.get((self, drive, *extras), False)
-        except TypeError:  # an array among the extras: written() keys it by its bytes
-            code = False
+        except TypeError:  # an array among the extras: kept under its bytes
+            code = robot.written.get((self, drive, *extras_key(extras)), False)
         if code is False:
             code = written(self, robot, drive, extras) if data is not None else self.written(robot, drive, extras)
         if code is not None:  # the robot's written code, unless an argument needs converting or explaining

@@ -183,6 +183,11 @@ def module_name(algorithm, robot, fdata, extras=(), wrenches=False):
 VARIANTS = 8
 
 
+def extras_key(extras):
+    """The per-call parameters as a key of ``robot.written``: an array by its bytes."""
+    return tuple(e.tobytes() if isinstance(e, np.ndarray) else e for e in extras)
+
+
 def written(algorithm, robot, drive=True, extras=(), wrenches=False, wait=False):
     """The written code of ``algorithm`` for ``robot`` (with its drive terms, or ``drive=False`` rigid-body
     dynamics) and the per-call parameters ``extras`` (a link, a reference frame: written in as constants), made on
@@ -192,8 +197,7 @@ def written(algorithm, robot, drive=True, extras=(), wrenches=False, wait=False)
     failed)."""
     if wrenches and not algorithm.wrenches:
         return None
-    key = (algorithm, drive, *((WRENCHES,) if wrenches else ()),
-           *(e.tobytes() if isinstance(e, np.ndarray) else e for e in extras))
+    key = (algorithm, drive, *((WRENCHES,) if wrenches else ()), *extras_key(extras))
     made = robot.written.get(key, False)
     if made is False:
         with robot.written_lock:
