@@ -157,7 +157,8 @@ class InverseDynamicsNode(DynamicsNode):
 
     def __init__(self, **kwargs):
         super().__init__("inverse_dynamics", PARAMETERS, **kwargs)
-        self.torques_publisher = self.create_output(JointState, "~/torques")
+        depth = self.get_parameter("joint_states_depth").value  # a backlog caught up goes out whole
+        self.torques_publisher = self.create_output(JointState, "~/torques", depth)
         self.gravity_publisher = self.create_output(JointState, "~/gravity_torques")
         self.command_publisher = self.create_output(Float64MultiArray, "~/gravity_command")
         self.markers_publisher = self.create_output(MarkerArray, "~/load_markers")
@@ -172,7 +173,7 @@ class InverseDynamicsNode(DynamicsNode):
         self.read_marker_parameters()
         self.trajectories = self.trajectory_violations = 0
         self.external = ExternalTorques(self)
-        self.create_subscription(JointState, "/joint_states", self.on_joint_states, 10)
+        self.create_subscription(JointState, "/joint_states", self.on_joint_states, depth)
         self.create_subscription(JointTrajectory, "~/trajectory", self.on_trajectory, 10,  # see create_output
                                  event_callbacks=SubscriptionEventCallbacks(use_default_callbacks=False))
         self.plans = PlanRequests(self)
@@ -423,7 +424,8 @@ class InverseDynamicsNode(DynamicsNode):
             raise ModelError("observer_gain: the momentum observer takes a fixed base (its state has no base "
                              f"motion); set observer_gain to 0 or base to fixed (base is '{values['base']}')")
 
-    def check_model(self, model, values):
+    @staticmethod
+    def check_model(model, values):
         model.warm_up()
 
     def model_changed(self, model, previous):
