@@ -59,7 +59,7 @@ def read_description(text, source, floating_base=False):
 
 #: Seconds the builder process waits for a new model's machine code (about a second for an arm; beyond this the node's
 #: process makes the written code itself, holding its interpreter meanwhile).
-MACHINE_CODE_WAIT = 60.0
+MACHINE_CODE_WAIT = 20.0
 NEUTRAL_POSE = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])  # a floating base at the origin, [x y z qx qy qz qw]
 
 
