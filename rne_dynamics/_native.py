@@ -153,6 +153,10 @@ TEMPLATE = r"""
 #define OUTPUTS {outputs}
 static const Py_ssize_t sizes[INPUTS] = {{{sizes}}};
 static const int quaternions[] = {{{quaternions}}};  /* the first q index of each quaternion, then -1 */
+#define SLOTS {slots}  /* the result's arrays: offset in the outputs, dimensions, shape */
+static const Py_ssize_t slot_offset[SLOTS + 1] = {{{slot_offsets}}};
+static const int slot_ndim[SLOTS + 1] = {{{slot_ndims}}};
+static const npy_intp slot_dims[SLOTS + 1][4] = {{{slot_dims}}};
 
 {parts}
 static int compute({parameters}, double *restrict out)
@@ -204,22 +208,54 @@ static PyObject *single(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return PyLong_FromLong(state(x, out));
 }}
 
+/* one state into a new block; the result: the block (no slots), its first view (kind None) or every view in a
+   tuple of type kind */
 static PyObject *fresh(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {{
     Py_ssize_t count;
     double *x[INPUTS + 1];
-    if (nargs != INPUTS) return PyLong_FromLong({bad_shape});
+    if (nargs != INPUTS + 1) return PyLong_FromLong({bad_shape});
     for (int k = 0; k < INPUTS; k++) {{
-        x[k] = array_of(args[k], sizes[k], 1, &count, 0);
+        x[k] = array_of(args[k + 1], sizes[k], 1, &count, 0);
         if (!x[k] || count != 1) return PyLong_FromLong({bad_shape});
     }}
     npy_intp length = OUTPUTS;
     PyObject *block = PyArray_SimpleNew(1, &length, NPY_DOUBLE);
     if (!block) return NULL;
-    int status = state(x, (double *)PyArray_DATA((PyArrayObject *)block));
-    if (status == {ok}) return block;
+    double *data = (double *)PyArray_DATA((PyArrayObject *)block);
+    int status = state(x, data);
+    if (status != {ok}) {{
+        Py_DECREF(block);
+        return PyLong_FromLong(status);
+    }}
+    if (SLOTS == 0) return block;
+    PyObject *kind = args[0], *result = NULL;
+    if (kind != Py_None) {{
+        result = kind == (PyObject *)&PyTuple_Type ? PyTuple_New(SLOTS)
+                 : ((PyTypeObject *)kind)->tp_alloc((PyTypeObject *)kind, SLOTS);
+        if (!result) {{
+            Py_DECREF(block);
+            return NULL;
+        }}
+    }}
+    for (int s = 0; s < (result ? SLOTS : 1); s++) {{
+        PyObject *view = PyArray_New(&PyArray_Type, slot_ndim[s], (npy_intp *)slot_dims[s], NPY_DOUBLE, NULL,
+                                     data + slot_offset[s], 0, NPY_ARRAY_CARRAY, NULL);
+        if (!view) {{
+            Py_XDECREF(result);
+            Py_DECREF(block);
+            return NULL;
+        }}
+        Py_INCREF(block);
+        PyArray_SetBaseObject((PyArrayObject *)view, block);
+        if (!result) {{
+            Py_DECREF(block);
+            return view;
+        }}
+        PyTuple_SET_ITEM(result, s, view);
+    }}
     Py_DECREF(block);
-    return PyLong_FromLong(status);
+    return result;
 }}
 
 static PyObject *batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -263,12 +299,17 @@ PyMODINIT_FUNC PyInit_{name}(void)
 """
 
 
-def c_source(name, program, outputs, sizes, quaternions=(), tolerance=1e-6):
+def c_source(name, program, outputs, sizes, quaternions=(), tolerance=1e-6, slots=()):
     """The extension module ``name`` computing ``outputs`` from inputs of ``sizes`` elements; ``quaternions``: the
-    first index in input 0 of each unit quaternion, checked to ``tolerance``."""
+    first index in input 0 of each unit quaternion, checked to ``tolerance``; ``slots``: ``(offset, shape)`` of each
+    result array in the outputs, for ``fresh``."""
     inputs = len(sizes)
     parts, body = c_parts(program, outputs, inputs)
+    table = [(int(offset), tuple(int(n) for n in shape)) for offset, shape in slots] + [(0, ())]
     return TEMPLATE.format(
+        slots=len(slots), slot_offsets=", ".join(str(offset) for offset, _ in table),
+        slot_ndims=", ".join(str(len(shape)) for _, shape in table),
+        slot_dims=", ".join("{" + ", ".join(map(str, shape + (0,) * (4 - len(shape)))) + "}" for _, shape in table),
         name=name, inputs=inputs, outputs=len(outputs), sizes=", ".join(map(str, sizes)) or "0",
         quaternions=", ".join(map(str, list(quaternions) + [-1])), tolerance=repr(float(tolerance)),
         parameters=", ".join(f"const double *restrict x{k}" for k in range(inputs)),

@@ -95,11 +95,20 @@ def test_machine_code_equals_the_generic_kernels_and_its_python(path, monkeypatc
     rng = np.random.default_rng(5)
     for algorithm in algorithms:
         program, outputs, sizes = written.program_of(algorithm, robot, robot.fdata)
-        single = written.python_functions(written.python_source(program, outputs, sizes, [3], 1e-6), lambda: None)[0]
+        slots = [(int(s.offset), tuple(map(int, s.shape))) for s in algorithm.slots(robot)[0]]
+        single, _, fresh = written.python_functions(written.python_source(program, outputs, sizes, [3], 1e-6, slots),
+                                                    lambda: None)
         arguments = inputs(algorithm, robot, rng)
         ours, theirs = np.empty(len(outputs)), np.empty(len(outputs))
-        assert single(ours, *arguments) == written.written(algorithm, robot).single(theirs, *arguments) == OK
+        code = written.written(algorithm, robot)
+        assert single(ours, *arguments) == code.single(theirs, *arguments) == OK
         np.testing.assert_array_equal(ours, theirs)
+        # an allocating call's result: the same arrays, in the same type
+        ours, theirs = fresh(algorithm.kind, *arguments), code.fresh(algorithm.kind, *arguments)
+        assert type(ours) is type(theirs) is (np.ndarray if algorithm.kind is None else algorithm.kind)
+        for x, y in zip(*((ours,), (theirs,)) if algorithm.kind is None else (ours, theirs)):
+            assert x.shape == y.shape and x.flags.c_contiguous and y.flags.c_contiguous
+            np.testing.assert_array_equal(x, y)
 
 
 @pytest.mark.filterwarnings("ignore:invalid value")
