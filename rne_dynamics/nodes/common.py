@@ -206,7 +206,7 @@ class DynamicsNode(Node):
                                                           None if good is None else (good.text, good.source))
                 if model is not None:  # the kernels and the Data the callbacks use, in this process
                     self.check_model(model.prepare(), values)
-            except ValueError as exc:
+            except Exception as exc:  # noqa: BLE001 -- any failure refuses the change; the model in service stays
                 what = (f"the robot description from {source}" if text is not None
                         else f"parameters {', '.join(changes)}")
                 outcome = partial(self._refused, what, exc, {n: self._good_values[n] for n in changes}, number,
