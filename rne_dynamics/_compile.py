@@ -17,6 +17,8 @@ import threading
 import warnings
 from collections import deque
 
+import numpy as np
+
 from ._jit import numba
 from ._trace import traceable
 
@@ -80,7 +82,8 @@ def called_from_python(kernel):
         except TypeError:  # no machine code for these types yet
             if machine_code(dispatcher, arguments, locator):
                 return dispatcher(*arguments)
-        return traceable(function)(*arguments)  # the Python all the way down: no kernel it calls compiles
+        with np.errstate(all="ignore"):  # as the machine code: an inf or a NaN is an answer, not a warning
+            return traceable(function)(*arguments)  # the Python all the way down: no kernel it calls compiles
 
     call.kernel = kernel
     return call
