@@ -51,12 +51,12 @@ import rne_dynamics as rd
 robot = rd.load_urdf(rd.bundled_robot_path())
 start = time.perf_counter()
 node = subprocess.Popen([sys.executable, "-m", "rne_dynamics.nodes.inverse_dynamics_node", "--ros-args", "-p",
-                         "robot_description:=" + open(rd.bundled_robot_path()).read()],
+                         "robot_description:=" + rd.bundled_robot_path()],
                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 rclpy.init()
 probe = rclpy.create_node("startup_probe")
 got = []
-probe.create_subscription(JointState, "/inverse_dynamics_node/torques", lambda m: got.append(time.perf_counter()), 10)
+probe.create_subscription(JointState, "/inverse_dynamics/torques", lambda m: got.append(time.perf_counter()), 10)
 publisher = probe.create_publisher(JointState, "/joint_states", 10)
 message = JointState(name=list(robot.joint_names), position=[0.1] * robot.nv, velocity=[0.0] * robot.nv)
 while not got and time.perf_counter() - start < 600:

@@ -7,6 +7,8 @@ A kernel is named for the background process by ``(module, function, argument)``
 returns its dispatcher in a new process (the algorithms' entries are made at import, not module attributes).
 """
 import atexit
+import functools
+import importlib
 import os
 import pickle
 import subprocess
@@ -16,6 +18,7 @@ import warnings
 from collections import deque
 
 from ._jit import numba
+from ._trace import traceable
 
 #: ``RNE_DYNAMICS_COMPILE=caller`` compiles on the caller's path instead (a benchmark that wants machine code now).
 ON_CALLER = os.environ.get("RNE_DYNAMICS_COMPILE") == "caller"
@@ -56,6 +59,40 @@ def machine_code(dispatcher, arguments, locator):
     return False
 
 
+def called_from_python(kernel):
+    """``kernel`` (a numba dispatcher) for Python callers: its machine code when numba has it for the arguments'
+    types (compiled here or loaded from numba's cache), else its Python (with the Python of every kernel it calls)
+    while the background process compiles it.
+    The call goes through a second dispatcher of the same function, which never compiles on the caller's path and
+    shares the kernel's cache entries; kernels keep calling ``kernel`` itself (``.kernel``)."""
+    if numba is None:
+        return kernel
+    function = kernel.py_func
+    options = {k: v for k, v in kernel.targetoptions.items() if k != "nopython"}
+    dispatcher = numba.njit(cache=True, **options)(function)
+    dispatcher._can_compile = ON_CALLER  # disable_compile() as numba allows it only after a first signature
+    locator = (__name__, "kernel_named", f"{function.__module__}:{function.__name__}")
+
+    @functools.wraps(function)
+    def call(*arguments):
+        try:
+            return dispatcher(*arguments)
+        except TypeError:  # no machine code for these types yet
+            if machine_code(dispatcher, arguments, locator):
+                return dispatcher(*arguments)
+        return traceable(function)(*arguments)  # the Python all the way down: no kernel it calls compiles
+
+    call.kernel = kernel
+    return call
+
+
+def kernel_named(path):
+    """The kernel at ``"module:name"`` (how the background process finds a :func:`called_from_python` kernel)."""
+    module, name = path.split(":")
+    found = getattr(importlib.import_module(module), name)
+    return getattr(found, "kernel", found)
+
+
 def _load(dispatcher, signature):
     """Load ``signature`` from numba's disk cache into ``dispatcher`` (what ``Dispatcher.compile`` does before it
     compiles); False if it is not cached."""
@@ -88,8 +125,13 @@ def _work():
 
 #: The background process: import the package, find the dispatcher, compile the signature into numba's cache.
 CHILD = """
-import importlib, os, pickle, sys
+import importlib, os, pickle, sys, threading, time
 os.nice(10)  # after the callers' work
+def end_with(parent):  # a caller that ends, or is killed, takes its compile with it
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)
+threading.Thread(target=end_with, args=(os.getppid(),), daemon=True).start()
 module, function, argument, signature = sys.argv[1:]
 dispatcher = getattr(importlib.import_module(module), function)(argument)
 dispatcher.compile(pickle.loads(bytes.fromhex(signature)))
@@ -100,12 +142,16 @@ def _build(signature, locator):
     module, function, argument = locator
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     environment = dict(os.environ, PYTHONPATH=os.pathsep.join([package_parent, os.environ.get("PYTHONPATH", "")]))
-    process = subprocess.Popen([sys.executable, "-c", CHILD, module, function, argument,
-                                pickle.dumps(signature).hex()], env=environment, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE)
-    _running.append(process)
+    with _lock:
+        if _exiting:  # (the worker thread runs on while the interpreter exits)
+            return False
+        process = subprocess.Popen([sys.executable, "-c", CHILD, module, function, argument,
+                                    pickle.dumps(signature).hex()], env=environment, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE)
+        _running.append(process)
     _, errors = process.communicate()
-    _running.remove(process)
+    with _lock:
+        _running.remove(process)
     if process.returncode != 0 and not _exiting:
         lines = errors.decode(errors="replace").strip().splitlines()
         warnings.warn(f"numba could not compile {module}.{function}({argument!r}) in the background: "
@@ -118,9 +164,10 @@ def _build(signature, locator):
 def _stop():
     """A process exits without waiting for a background compile (the next process queues it again)."""
     global _exiting
-    _exiting = True
-    for process in list(_running):
-        process.kill()
+    with _lock:
+        _exiting = True
+        for process in _running:
+            process.kill()
 
 
 def wait():

@@ -242,15 +242,51 @@ def path_of(name):
 
 
 def load(name):
-    """The built module ``name`` from the cache, or None."""
+    """The built module ``name`` from the cache, or None. ``name`` is a program's module, or a model's key that
+    :func:`index` made name one."""
     path = path_of(name)
     if not os.path.exists(path):
-        return None
-    loader = importlib.machinery.ExtensionFileLoader(name, path)
-    spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+        try:
+            with open(index_path(name)) as f:
+                path = path_of(f.read().strip())
+        except OSError:
+            return None
+        if not os.path.exists(path):
+            return None
+    module_name = os.path.basename(path)[:-len(sysconfig.get_config_var("EXT_SUFFIX"))]
+    loader = importlib.machinery.ExtensionFileLoader(module_name, path)
+    spec = importlib.util.spec_from_file_location(module_name, path, loader=loader)
     module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)
     return module
+
+
+#: The module name in :func:`c_source`'s text until the text's digest names it (:func:`named_source`).
+UNNAMED = "rne_dynamics_unnamed_module"
+
+
+def named_source(call, source):
+    """``(name, source)``: the module of ``call`` named by the digest of its code (``source`` written with the name
+    :data:`UNNAMED`) and of what its machine code depends on. A program that an edit of the sources leaves as it was
+    keeps its name, and its built module serves again without a compiler run."""
+    key = digest(source, np.__version__, sysconfig.get_config_var("EXT_SUFFIX"), COMPILER, *FLAGS)
+    name = f"{call}_program_{key[:16]}"
+    return name, source.replace(UNNAMED, name)
+
+
+def index_path(key):
+    return os.path.join(cache_folder(), key + ".program")
+
+
+def index(key, name):
+    """Record that the model's ``key`` (:func:`module_name`) runs the program module ``name`` (written under a
+    temporary name, then renamed)."""
+    folder = cache_folder()
+    os.makedirs(folder, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", dir=folder, delete=False) as f:
+        f.write(name)
+    os.replace(f.name, index_path(key))
+    remove_other_versions(key)
 
 
 def build(name, source):
@@ -274,20 +310,31 @@ def build(name, source):
         if done.returncode != 0:
             raise RuntimeError(f"{COMPILER} failed on {name}: {done.stderr.strip()[-2000:]}")
         os.replace(target, path_of(name))
-    remove_other_versions(name)
 
 
-def remove_other_versions(name):
-    """Remove the modules of ``name``'s call written from other versions of the sources (they would never be loaded
-    again); other robots' modules of this version stay."""
-    call, version, _ = name.rsplit("_", 2)
-    suffix = sysconfig.get_config_var("EXT_SUFFIX")
-    for path in glob.glob(os.path.join(cache_folder(), f"{glob.escape(call)}_*{suffix}")):
-        parts = os.path.basename(path)[:-len(suffix)].rsplit("_", 2)
-        if len(parts) == 3 and parts[0] == call and parts[1] != version[:8] and len(parts[1]) == 8:
+def remove_other_versions(key):
+    """Remove the index files of ``key``'s call made from other versions of the sources (they would never be read
+    again), then that call's program modules no index names any more; other robots' files of this version stay."""
+    call, version, _ = key.rsplit("_", 2)
+    folder, suffix = cache_folder(), sysconfig.get_config_var("EXT_SUFFIX")
+    named = set()
+    for path in glob.glob(os.path.join(folder, f"{glob.escape(call)}_*.program")):
+        parts = os.path.basename(path)[:-len(".program")].rsplit("_", 2)
+        if len(parts) != 3 or parts[0] != call or len(parts[1]) != 8:
+            continue
+        try:
+            if parts[1] != version[:8]:
+                os.remove(path)
+            else:
+                with open(path) as f:
+                    named.add(f.read().strip())
+        except OSError:  # another process removed it first
+            pass
+    for path in glob.glob(os.path.join(folder, f"{glob.escape(call)}_program_*{suffix}")):
+        if os.path.basename(path)[:-len(suffix)] not in named:
             try:
                 os.remove(path)
-            except OSError:  # another process removed it first
+            except OSError:
                 pass
 
 

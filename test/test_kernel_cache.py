@@ -60,3 +60,30 @@ def test_compiled_says_whether_this_version_has_kernels_on_disk(tmp_path):
                          env=dict(os.environ, PYTHONPATH=str(tmp_path)), cwd=tmp_path, capture_output=True, text=True,
                          timeout=60)
     assert out.stdout.strip() == "False", out.stderr
+
+
+COLD_INTEGRATE = """
+import numpy as np, rne_dynamics as rd
+from rne_dynamics import _compile
+from rne_dynamics.model.configuration import integrate_rows
+robot = rd.load_urdf(rd.bundled_robot_path(), floating_base=True)
+q = rd.neutral(robot)
+print(repr(rd.integrate(robot, q, np.full(robot.nv, 0.1), 0.5).tolist()))
+print(len(integrate_rows.kernel.overloads), sorted(_compile._state.values()))
+"""
+
+
+def test_a_python_caller_of_a_kernel_numba_has_not_compiled_gets_its_python_at_once(tmp_path):
+    """With numba's cache empty, ``rd.integrate`` answers by the kernel's Python, exact, while numba compiles it in
+    a background process (queued, not compiled on the caller's path)."""
+    import numpy as np
+    import rne_dynamics as rd
+    shutil.copytree(_jit.PACKAGE_DIR, tmp_path / "rne_dynamics", ignore=shutil.ignore_patterns("__pycache__"))
+    out = subprocess.run([sys.executable, "-c", COLD_INTEGRATE], env=dict(os.environ, PYTHONPATH=str(tmp_path)),
+                         cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    values, compiled = out.stdout.splitlines()
+    robot = rd.load_urdf(rd.bundled_robot_path(), floating_base=True)
+    expected = rd.integrate(robot, rd.neutral(robot), np.full(robot.nv, 0.1), 0.5)
+    np.testing.assert_allclose(eval(values), expected, rtol=1e-14, atol=1e-15)
+    assert compiled.startswith("0 ") and "'queued'" in compiled

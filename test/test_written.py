@@ -199,6 +199,10 @@ def test_specialised_data_runs_machine_code_and_keeps_the_generic_answers(tmp_pa
     states[1][17, 2] = np.nan
     with pytest.raises(rd.StateError, match="qd is not finite at joint .panda_joint3. \\(state 17\\)"):
         rd.inverse_dynamics(robot, *states, data=data)
+    states[1][17, 2] = 0.0
+    states[1][250, 4] = np.inf  # in the last thread's rows
+    with pytest.raises(rd.StateError, match="qd is not finite at joint .panda_joint5. \\(state 250\\)"):
+        rd.inverse_dynamics(robot, *states, data=data)
 
 
 COLD = """
@@ -228,7 +232,23 @@ def test_a_new_process_is_exact_before_its_machine_code_is_built_and_the_next_lo
     for run, native in zip(runs, ("0", "1")):  # the first served by its Python, the second by the cached module
         assert run[1] == native
         assert oracle.relative_error(np.array(run[2:], float), reference) < TOLERANCE
-    assert len(list((tmp_path / "cache" / "native").glob("forward_step_accelerations_memory_*"))) == 1
+    assert len(list((tmp_path / "cache" / "native").glob("forward_step_accelerations_memory_program_*"))) == 1
+
+
+def test_a_program_that_an_edit_leaves_as_it_was_is_not_built_again(tmp_path, monkeypatch):
+    """The model's key includes the sources' version (no trace on a hit); after an edit it misses, the trace finds
+    the same program, and its built module serves at once, without a compiler run; the old version's index goes."""
+    monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
+    assert written.written(aba.ACCELERATIONS, rd.load_urdf(rd.bundled_robot_path()), wait=True).native
+    folder = tmp_path / "native"
+    built, (old_index,) = sorted(folder.glob("*_program_*")), list(folder.glob("*.program"))
+    program = old_index.read_text()
+    monkeypatch.setattr(written, "_stamp", _native.digest("an edited comment"))
+    monkeypatch.setattr(_native, "build", lambda name, source: pytest.fail(f"{name} was built again"))
+    assert written.written(aba.ACCELERATIONS, rd.load_urdf(rd.bundled_robot_path())).native
+    (new_index,) = list(folder.glob("*.program"))
+    assert new_index != old_index and new_index.read_text() == program and not old_index.exists()
+    assert sorted(folder.glob("*_program_*")) == built
 
 
 def test_a_varying_extra_is_written_out_for_a_few_values_only(python_only, monkeypatch):

@@ -131,13 +131,34 @@ def result_maker(result, slots):
 LONG_BATCH = 1000
 #: Seconds such a batch waits at most (then it runs the Python, the build going on).
 BUILD_WAIT = 5.0
-#: States below which a batch on the generic entry runs on one thread.
+#: A batch runs on one thread unless every thread gets this many states.
 THREAD_ROWS = 64
 
 
 @functools.cache
 def _threads():
     return concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1, thread_name_prefix="rne_dynamics batch")
+
+
+def in_threads(rows, count):
+    """``rows(first, last)``, returning ``(status, state)``, over ``count`` states: on every core once there are
+    :data:`THREAD_ROWS` states for each; the first state at fault."""
+    if count < 2 * THREAD_ROWS:
+        return rows(0, count)
+    bounds = np.linspace(0, count, _threads()._max_workers + 1).astype(int)
+    for status, n in _threads().map(rows, bounds[:-1], bounds[1:]):
+        if status != OK:
+            return status, n
+    return OK, 0
+
+
+def written_rows(batch, out, inputs):
+    """``rows(first, last)`` of :func:`in_threads` for a written code's ``batch`` (which releases the interpreter):
+    the states' rows of ``out`` and of the per-state inputs (the others, gravity, are shared)."""
+    def rows(first, last):
+        status, n = batch(out[first:last], *(x[first:last] if x.ndim == 2 else x for x in inputs))
+        return status, first + n
+    return rows
 
 
 #: States a robot's allocating call serves on the generic kernel before its written code is made.
@@ -255,7 +276,7 @@ class Algorithm:
             out = memory(robot, data, (self, "batch"), (batch, results))
             if code is not None and batch >= LONG_BATCH:  # its machine code, built now: about a second (unless
                 code.wait(BUILD_WAIT)                       # other builds hold the compilers), against 1 ms a state
-            status, row = code.batch(out, *inputs) if code is not None else (None, 0)
+            status, row = in_threads(written_rows(code.batch, out, inputs), batch) if code is not None else (None, 0)
             if status not in EXPLAINED:  # the generic kernel, which also says what is wrong
                 status, row = self.generic_batch(fdata, robot.idata, size, out, state, f_ext, g, extras)
             result = self.result(*_batch_views(out, slots))
@@ -321,14 +342,7 @@ class Algorithm:
                 if status != OK:
                     return status, n
             return OK, 0
-        count = len(out)
-        if not self.ready or count < 2 * THREAD_ROWS:
-            return rows(0, count)
-        bounds = np.linspace(0, count, _threads()._max_workers + 1).astype(int)
-        for status, n in _threads().map(rows, bounds[:-1], bounds[1:]):
-            if status != OK:
-                return status, n
-        return OK, 0
+        return in_threads(rows, len(out)) if self.ready else rows(0, len(out))
 
     def slots(self, robot):
         """``(result slots, end of results, size, result maker, size)`` of this algorithm's memory for ``robot``,

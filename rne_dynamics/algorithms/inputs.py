@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 
+from .._compile import called_from_python
 from .._jit import finite_check, kernel
 from ..errors import StateError
 from ..model.data import memory
@@ -59,7 +60,7 @@ def states(robot, finite=True, unit_quaternions=True, **arrays):
                 _explain(robot, arrays)
         elif shape[:-1] != batch:
             _explain(robot, arrays)
-        if shape[-1] != (nq if name in CONFIGURATIONS else nv) or (finite and not all_finite(x)):
+        if shape[-1] != (nq if name in CONFIGURATIONS else nv) or (finite and not all_finite_from_python(x)):
             _explain(robot, arrays)
         out.append(x)
     if unit_quaternions and robot.has_quaternions:
@@ -69,6 +70,7 @@ def states(robot, finite=True, unit_quaternions=True, **arrays):
     return out
 
 
+@called_from_python
 @kernel
 def unit_norms(q, starts, tolerance):
     """Every quaternion of ``q`` (one state or a batch; ``q[starts[k] : starts[k] + 4]``) has a norm within
@@ -105,6 +107,10 @@ def all_finite(x):
     for value in x.flat:
         total += 0.0 * value
     return total == 0.0
+
+
+#: :func:`all_finite` for Python callers (kernels call it compiled into them).
+all_finite_from_python = called_from_python(all_finite)
 
 
 def overflow(what):

@@ -20,6 +20,7 @@ Magnus expansion. On one-coordinate joints both are the classical RK4.
 """
 import numpy as np
 
+from .._compile import called_from_python
 from .._jit import arithmetic_kernel, helper, memory
 from ..model.configuration import dexp_inverse, integrate_configuration
 from ..model.robot import model_view_inline
@@ -66,6 +67,7 @@ def rkmk4_stage(m, q, x, s, dt, f, w, q_next, x_next):
         integrate_configuration(m, q, w.increment, 1.0, q_next)
 
 
+@called_from_python
 @arithmetic_kernel
 def stage_of_step(fdata, idata, q, x, s, dt, f, block, q_next, x_next):
     """:func:`rkmk4_stage` for Python callers, its workspace the :data:`stages_workspace` of ``block``."""

@@ -208,14 +208,9 @@ def make(algorithm, robot, fdata, extras, wrenches):
     """Load the machine code from the cache, else trace and serve the Python (the machine code is built when hot)."""
     if MODE == "0":
         return None
-    name = module_name(algorithm, robot, fdata, extras, wrenches)
-    made = Written(lambda made: install(made, name, source, algorithm, robot))
-    try:
-        module = _native.load(name)
-    except ImportError:  # a damaged file: built again
-        module = None
-    if module is not None:
-        made.single, made.batch, made.fresh, made.native = module.single, module.batch, module.fresh, True
+    key = module_name(algorithm, robot, fdata, extras, wrenches)
+    made = Written(lambda made: install(made, key, name, source, algorithm, robot))
+    if use(made, key):
         return made
     try:
         program, outputs, sizes = program_of(algorithm, robot, fdata, extras, wrenches)
@@ -224,7 +219,11 @@ def make(algorithm, robot, fdata, extras, wrenches):
                   robot.name, error)
         return None
     quaternions = [int(s) for s in robot.quaternions]
-    source = _native.c_source(name, program, outputs, sizes, quaternions, QUATERNION_TOLERANCE)
+    name, source = _native.named_source(algorithm.name, _native.c_source(_native.UNNAMED, program, outputs, sizes,
+                                                                         quaternions, QUATERNION_TOLERANCE))
+    if use(made, name):  # the sources changed, this program did not: built already
+        _native.index(key, name)
+        return made
     if len(program.ops) <= PYTHON_LIMIT:
         hot = made.start if MODE != "python" else (lambda: None)
         made.single, made.batch, made.fresh = python_functions(
@@ -234,10 +233,24 @@ def make(algorithm, robot, fdata, extras, wrenches):
     return made
 
 
-def install(made, name, source, algorithm, robot):
-    """Build the C module, then put it in ``made`` and in the held entries of the robot's ``Data`` objects."""
+def use(made, name):
+    """Put the cached module ``name`` in ``made``; whether there is one."""
+    try:
+        module = _native.load(name)
+    except ImportError:  # a damaged file: built again
+        return False
+    if module is None:
+        return False
+    made.single, made.batch, made.fresh, made.native = module.single, module.batch, module.fresh, True
+    return True
+
+
+def install(made, key, name, source, algorithm, robot):
+    """Build the C module ``name``, index it under the model's ``key``, then put it in ``made`` and in the held
+    entries of the robot's ``Data`` objects."""
     try:
         _native.build(name, source)
+        _native.index(key, name)
         module = _native.load(name)
     except (OSError, RuntimeError, ImportError) as error:
         made.failure = str(error)

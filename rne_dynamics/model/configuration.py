@@ -34,6 +34,7 @@ import math
 
 import numpy as np
 
+from .._compile import called_from_python
 from .._jit import helper, kernel
 from .joints import REAL_LINE, SE2, SE3, SO3, configuration_group
 from .robot import model_view
@@ -195,6 +196,7 @@ def dexp_inverse(m, u, x, out):
                 out[m.col_v[c]] += correction
 
 
+@called_from_python
 @kernel
 def integrate_rows(fdata, idata, q, v, dt, out):
     """:func:`integrate_configuration` on each row of ``(N, nq)``, ``(N, nv)`` arrays."""
