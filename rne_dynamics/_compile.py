@@ -28,6 +28,7 @@ _queue = deque()   # (dispatcher, signature, locator) waiting for the worker
 _state = {}        # (dispatcher, signature) -> "queued", "built" or "failed"
 _worker = None
 _running = []      # the background process, for atexit
+_ended = [0]       # background compiles ended in this process
 _exiting = False
 
 
@@ -72,14 +73,20 @@ def called_from_python(kernel):
     dispatcher = numba.njit(cache=True, **options)(function)
     dispatcher._can_compile = ON_CALLER  # disable_compile() as numba allows it only after a first signature
     locator = (__name__, "kernel_named", f"{function.__module__}:{function.__name__}")
+    asked = [None]  # the count of ended background compiles when numba was last asked for machine code
 
     @functools.wraps(function)
     def call(*arguments):
-        try:
-            return dispatcher(*arguments)
-        except TypeError:  # no machine code for these types yet
-            if machine_code(dispatcher, arguments, locator):
+        if dispatcher.overloads:
+            try:
                 return dispatcher(*arguments)
+            except TypeError:  # other types than its machine code's
+                pass
+        elif asked[0] == _ended[0]:  # asked since the last background compile ended: a miss costs more (the
+            return traceable(function)(*arguments)  # arguments' types, numba's error) than a small kernel's Python
+        asked[0] = _ended[0]
+        if machine_code(dispatcher, arguments, locator):
+            return dispatcher(*arguments)
         return traceable(function)(*arguments)  # the Python all the way down: no kernel it calls compiles
 
     call.kernel = kernel
@@ -121,6 +128,7 @@ def _work():
                 return
             dispatcher, signature, locator = _queue.popleft()
         _state[(dispatcher, signature)] = "built" if _build(signature, locator) else "failed"
+        _ended[0] += 1
 
 
 #: The background process: import the package, find the dispatcher, compile the signature into numba's cache.
