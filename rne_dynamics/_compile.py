@@ -29,6 +29,7 @@ _state = {}        # (dispatcher, signature) -> "queued", "built" or "failed"
 _worker = None
 _running = []      # the background process, for atexit
 _ended = [0]       # background compiles ended in this process
+_asked = {}        # dispatcher -> the count of ended compiles when it last had no machine code for a caller
 _exiting = False
 
 
@@ -38,6 +39,17 @@ def machine_code(dispatcher, arguments, locator):
     the caller runs the Python meanwhile. ``locator``: ``(module, function, argument)`` naming the dispatcher."""
     if numba is None:
         return False
+    if not ON_CALLER and not dispatcher.overloads and _asked.get(dispatcher) == _ended[0]:
+        # none since it was last asked and no background compile has ended since: the arguments' types would cost
+        # more than the Python of a small kernel (2 ms for a call of 11 arrays)
+        return False
+    found = _machine_code(dispatcher, arguments, locator)
+    if not found:
+        _asked[dispatcher] = _ended[0]
+    return found
+
+
+def _machine_code(dispatcher, arguments, locator):
     signature = tuple(dispatcher.typeof_pyval(a) for a in arguments)
     if signature in dispatcher.overloads:
         return True
@@ -73,18 +85,14 @@ def called_from_python(kernel):
     dispatcher = numba.njit(cache=True, **options)(function)
     dispatcher._can_compile = ON_CALLER  # disable_compile() as numba allows it only after a first signature
     locator = (__name__, "kernel_named", f"{function.__module__}:{function.__name__}")
-    asked = [None]  # the count of ended background compiles when numba was last asked for machine code
 
     @functools.wraps(function)
     def call(*arguments):
-        if dispatcher.overloads:
+        if dispatcher.overloads:  # (a call without machine code costs numba's matching error)
             try:
                 return dispatcher(*arguments)
             except TypeError:  # other types than its machine code's
                 pass
-        elif asked[0] == _ended[0]:  # asked since the last background compile ended: a miss costs more (the
-            return traceable(function)(*arguments)  # arguments' types, numba's error) than a small kernel's Python
-        asked[0] = _ended[0]
         if machine_code(dispatcher, arguments, locator):
             return dispatcher(*arguments)
         return traceable(function)(*arguments)  # the Python all the way down: no kernel it calls compiles
