@@ -30,9 +30,6 @@ OK, BAD_SHAPE, NOT_FINITE, NOT_UNIT, OVERFLOW, GUARD = range(6)
 #: The C compiler and its flags; ``-O1``: straight-line code gains little from more, and builds in half the time.
 COMPILER = os.environ.get("CC", "cc")
 FLAGS = ["-shared", "-fPIC", "-fno-math-errno", "-w"]
-#: Statements up to which the compiler optimises (a few seconds); a larger program (the derivatives of a big robot)
-#: is built unoptimised, in seconds rather than minutes, and still runs far faster than its Python.
-OPTIMISED = 30000
 #: Seconds a build may take before it is abandoned (the Python goes on serving).
 TIMEOUT = 600
 #: Builds run at once: one per core (a large program takes the compiler a few hundred MB).
@@ -59,9 +56,8 @@ def _literal(x):
     return f"({text})" if text.startswith("-") else text  # (an unbounded joint's limits are infinite)
 
 
-def statements(program, outputs, unary, binary, literal):
-    """``(k, expression)`` for each node that the outputs and guards use, in order, spelled with the format tables
-    ``unary`` and ``binary`` (by operation), ``literal`` (a constant) and ``x{argument}[{element}]`` for inputs."""
+def used_nodes(program, outputs):
+    """``(k, operation, operands)`` of each node that the outputs and guards use, in order."""
     used = bytearray(len(program.ops))
     pending = [k for k in outputs if type(k) is int] + [k for k, _ in program.guards]
     while pending:
@@ -70,26 +66,80 @@ def statements(program, outputs, unary, binary, literal):
             used[k] = 1
             if program.ops[k][0] != "input":
                 pending.extend(a for a in program.ops[k][1] if type(a) is int)
+    return [(k, op, args) for k, (op, args) in enumerate(program.ops) if used[k]]
 
+
+def spelled(op, args, unary, binary, operand):
+    """A node's expression in the format tables ``unary`` and ``binary``, its operands spelled by ``operand``, an
+    input as ``x{argument}[{element}]``."""
+    if op == "input":
+        return f"x{args[0]}[{args[1]}]"
+    if len(args) == 1:
+        return unary[op].format(operand(args[0]))
+    return binary[op].format(operand(args[0]), operand(args[1]))
+
+
+def statements(program, outputs, unary, binary, literal):
+    """``(k, expression)`` for each node that the outputs and guards use, in order, spelled with the format tables
+    ``unary`` and ``binary`` (by operation), ``literal`` (a constant) and ``x{argument}[{element}]`` for inputs."""
     def operand(a):
         return f"t{a}" if type(a) is int else literal(a)
 
-    for k, (op, args) in enumerate(program.ops):
-        if used[k]:
-            if op == "input":
-                yield k, f"x{args[0]}[{args[1]}]"
-            elif len(args) == 1:
-                yield k, unary[op].format(operand(args[0]))
-            else:
-                yield k, binary[op].format(operand(args[0]), operand(args[1]))
+    for k, op, args in used_nodes(program, outputs):
+        yield k, spelled(op, args, unary, binary, operand)
 
 
-def c_body(program, outputs):
-    """The C statements computing ``outputs`` into ``out[]`` from ``x0[] ... xk[]``, then checking the guards."""
-    lines = [f"    const double t{k} = {e};" for k, e in statements(program, outputs, C_UNARY, C_BINARY, _literal)]
-    lines += [f"    out[{n}] = {f't{k}' if type(k) is int else _literal(k)};" for n, k in enumerate(outputs)]
-    lines += [f"    if ((t{k} != 0.0) != {int(side)}) return {GUARD};" for k, side in program.guards]
-    return "\n".join(lines)
+#: Statements per C function: the compiler's time grows faster than a function's length (50,000 statements in one
+#: function took 49 s at -O1, in parts of this size a few seconds), and a part costs one call.
+PART = 2500
+
+
+def c_parts(program, outputs, inputs):
+    """``(functions, body)``: C functions ``part0 ... partN`` computing ``outputs`` into ``out[]`` from ``x0[] ...``
+    and checking the guards, :data:`PART` statements each, and the body of ``compute`` calling them in turn. A value
+    a later part reads passes through the array ``T``; inputs are read where they are used."""
+    nodes = used_nodes(program, outputs)
+    part_of = {k: i // PART for i, (k, _, _) in enumerate(nodes)}
+    slots = {}
+    for k, op, args in nodes:
+        for a in args if op != "input" else ():
+            if type(a) is int and part_of[a] < part_of[k] and program.ops[a][0] != "input":
+                slots.setdefault(a, len(slots))
+    written_out = {}
+    for n, k in enumerate(outputs):
+        written_out.setdefault(part_of[k] if type(k) is int else None, []).append((n, k))
+    guards = {}
+    for k, side in program.guards:
+        guards.setdefault(part_of[k], []).append((k, side))
+    parameters = ", ".join([f"const double *restrict x{a}" for a in range(inputs)] +
+                           ["double *restrict T", "double *restrict out"])
+    functions = []
+    for p in range(-(-len(nodes) // PART)):
+        def operand(a):
+            if type(a) is not int:
+                return _literal(a)
+            if part_of[a] == p:
+                return f"t{a}"
+            if program.ops[a][0] == "input":
+                return spelled(*program.ops[a], C_UNARY, C_BINARY, operand)
+            return f"T[{slots[a]}]"
+
+        lines = []
+        for k, op, args in nodes[p * PART:(p + 1) * PART]:
+            lines.append(f"    const double t{k} = {spelled(op, args, C_UNARY, C_BINARY, operand)};")
+            if k in slots:
+                lines.append(f"    T[{slots[k]}] = t{k};")
+        lines += [f"    out[{n}] = t{k};" for n, k in written_out.get(p, ())]
+        lines += [f"    if ((t{k} != 0.0) != {int(side)}) return {GUARD};" for k, side in guards.get(p, ())]
+        functions.append(f"static int part{p}({parameters})\n{{\n" + "\n".join(lines) + f"\n    return {OK};\n}}\n")
+    arguments = ", ".join([f"x{a}" for a in range(inputs)] + ["T", "out"])
+    body = [f"    out[{n}] = {_literal(k)};" for n, k in written_out.get(None, ())]
+    body.append(f"    double *T = malloc({max(len(slots), 1)} * sizeof(double));")
+    body.append(f"    if (!T) return {OVERFLOW};")
+    body.append(f"    int status = {OK};")
+    body += [f"    if (status == {OK}) status = part{p}({arguments});" for p in range(len(functions))]
+    body += ["    free(T);", "    return status;"]
+    return "\n".join(functions), "\n".join(body)
 
 
 TEMPLATE = r"""
@@ -103,11 +153,15 @@ TEMPLATE = r"""
 #define OUTPUTS {outputs}
 static const Py_ssize_t sizes[INPUTS] = {{{sizes}}};
 static const int quaternions[] = {{{quaternions}}};  /* the first q index of each quaternion, then -1 */
+#define SLOTS {slots}  /* the result's arrays: offset in the outputs, dimensions, shape */
+static const Py_ssize_t slot_offset[SLOTS + 1] = {{{slot_offsets}}};
+static const int slot_ndim[SLOTS + 1] = {{{slot_ndims}}};
+static const npy_intp slot_dims[SLOTS + 1][4] = {{{slot_dims}}};
 
+{parts}
 static int compute({parameters}, double *restrict out)
 {{
 {body}
-    return {ok};
 }}
 
 /* a float64 C-contiguous array of n elements (a multiple of n, if many); its data, or NULL */
@@ -154,22 +208,54 @@ static PyObject *single(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return PyLong_FromLong(state(x, out));
 }}
 
+/* one state into a new block; the result: the block (no slots), its first view (kind None) or every view in a
+   tuple of type kind */
 static PyObject *fresh(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {{
     Py_ssize_t count;
     double *x[INPUTS + 1];
-    if (nargs != INPUTS) return PyLong_FromLong({bad_shape});
+    if (nargs != INPUTS + 1) return PyLong_FromLong({bad_shape});
     for (int k = 0; k < INPUTS; k++) {{
-        x[k] = array_of(args[k], sizes[k], 1, &count, 0);
+        x[k] = array_of(args[k + 1], sizes[k], 1, &count, 0);
         if (!x[k] || count != 1) return PyLong_FromLong({bad_shape});
     }}
     npy_intp length = OUTPUTS;
     PyObject *block = PyArray_SimpleNew(1, &length, NPY_DOUBLE);
     if (!block) return NULL;
-    int status = state(x, (double *)PyArray_DATA((PyArrayObject *)block));
-    if (status == {ok}) return block;
+    double *data = (double *)PyArray_DATA((PyArrayObject *)block);
+    int status = state(x, data);
+    if (status != {ok}) {{
+        Py_DECREF(block);
+        return PyLong_FromLong(status);
+    }}
+    if (SLOTS == 0) return block;
+    PyObject *kind = args[0], *result = NULL;
+    if (kind != Py_None) {{
+        result = kind == (PyObject *)&PyTuple_Type ? PyTuple_New(SLOTS)
+                 : ((PyTypeObject *)kind)->tp_alloc((PyTypeObject *)kind, SLOTS);
+        if (!result) {{
+            Py_DECREF(block);
+            return NULL;
+        }}
+    }}
+    for (int s = 0; s < (result ? SLOTS : 1); s++) {{
+        PyObject *view = PyArray_New(&PyArray_Type, slot_ndim[s], (npy_intp *)slot_dims[s], NPY_DOUBLE, NULL,
+                                     data + slot_offset[s], 0, NPY_ARRAY_CARRAY, NULL);
+        if (!view) {{
+            Py_XDECREF(result);
+            Py_DECREF(block);
+            return NULL;
+        }}
+        Py_INCREF(block);
+        PyArray_SetBaseObject((PyArrayObject *)view, block);
+        if (!result) {{
+            Py_DECREF(block);
+            return view;
+        }}
+        PyTuple_SET_ITEM(result, s, view);
+    }}
     Py_DECREF(block);
-    return PyLong_FromLong(status);
+    return result;
 }}
 
 static PyObject *batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -213,15 +299,21 @@ PyMODINIT_FUNC PyInit_{name}(void)
 """
 
 
-def c_source(name, program, outputs, sizes, quaternions=(), tolerance=1e-6):
+def c_source(name, program, outputs, sizes, quaternions=(), tolerance=1e-6, slots=()):
     """The extension module ``name`` computing ``outputs`` from inputs of ``sizes`` elements; ``quaternions``: the
-    first index in input 0 of each unit quaternion, checked to ``tolerance``."""
+    first index in input 0 of each unit quaternion, checked to ``tolerance``; ``slots``: ``(offset, shape)`` of each
+    result array in the outputs, for ``fresh``."""
     inputs = len(sizes)
+    parts, body = c_parts(program, outputs, inputs)
+    table = [(int(offset), tuple(int(n) for n in shape)) for offset, shape in slots] + [(0, ())]
     return TEMPLATE.format(
+        slots=len(slots), slot_offsets=", ".join(str(offset) for offset, _ in table),
+        slot_ndims=", ".join(str(len(shape)) for _, shape in table),
+        slot_dims=", ".join("{" + ", ".join(map(str, shape + (0,) * (4 - len(shape)))) + "}" for _, shape in table),
         name=name, inputs=inputs, outputs=len(outputs), sizes=", ".join(map(str, sizes)) or "0",
         quaternions=", ".join(map(str, list(quaternions) + [-1])), tolerance=repr(float(tolerance)),
         parameters=", ".join(f"const double *restrict x{k}" for k in range(inputs)),
-        arguments=", ".join(f"x[{k}]" for k in range(inputs)), body=c_body(program, outputs), ok=OK,
+        arguments=", ".join(f"x[{k}]" for k in range(inputs)), parts=parts, body=body, ok=OK,
         bad_shape=BAD_SHAPE, not_finite=NOT_FINITE, not_unit=NOT_UNIT, overflow=OVERFLOW)
 
 
@@ -299,8 +391,7 @@ def build(name, source):
         with open(c_file, "w") as f:
             f.write(source)
         target = os.path.join(scratch, "module.so")
-        level = "-O1" if source.count("\n") <= OPTIMISED else "-O0"
-        command = [COMPILER, level, *FLAGS, f"-I{sysconfig.get_paths()['include']}", f"-I{np.get_include()}",
+        command = [COMPILER, "-O1", *FLAGS, f"-I{sysconfig.get_paths()['include']}", f"-I{np.get_include()}",
                    c_file, "-o", target, "-lm"]
         try:
             with _BUILDS:

@@ -106,7 +106,9 @@ def ros_nodes():
                     value = f'"{value}"' if isinstance(value, str) else list(value) if hasattr(value, "__len__") \
                         else value
                     notes = [d.description] + ([d.additional_constraints] if d.additional_constraints else [])
-                    notes += [f"range [{r.from_value:g}, {r.to_value:g}]" for r in d.floating_point_range]
+                    notes += [f"range [{r.from_value:g}, {r.to_value:g}]" for r in
+                              (*d.floating_point_range, *d.integer_range)]
+                    notes += ["read-only"] * d.read_only
                     lines.append(f"| `{name}` | {Parameter.Type(d.type).name.lower()} | `{cell(value)}` | "
                                  f"{cell('; '.join(notes))} |")
                 for title, endpoints in (

@@ -160,6 +160,59 @@ def test_loop_kinematics(mechanism):
     assert np.abs(mech - expected).max() < 1e-8 * max(1.0, np.abs(result.torques).max()), (mech, expected)
 
 
+MECHANISMS = [rd.four_bar(), rd.four_bar(cut="point"), rd.five_bar(), rd.delta_robot(), rd.gough_stewart()]
+MECHANISM_IDS = ["four_bar", "four_bar_point", "five_bar", "delta", "gough_stewart"]
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS, ids=MECHANISM_IDS)
+def test_loads_equal_a_second_inverse_dynamics_with_the_cut_wrenches(mechanism):
+    """The cut wrenches equal the minimum-norm solution of ``J^T lambda = E_a tau_a - Gamma_tree`` (a
+    pseudo-inverse of the whole ``J^T``; the call uses ``J_p^+`` alone), and the mechanism's joint wrenches (the tree's
+    plus the cut wrenches accumulated towards the root) equal inverse dynamics with the cut wrenches applied as
+    external wrenches on both links, to 1e-12 of the largest."""
+    robot = load(mechanism)
+    rng = np.random.default_rng(4)
+    n = len(robot.actuated_joint_names)
+    result = rd.closed_loop_inverse_dynamics(robot, rng.uniform(-0.05, 0.05, n), rng.uniform(-1, 1, n),
+                                             rng.uniform(-3, 3, n))
+    c = rd.loop_constraints(robot, result.q, result.qd)
+    driven = np.zeros(robot.nv)
+    driven[[robot.idx_v[j] for j in robot.actuated_joint_names]] = result.torques
+    lam = np.linalg.pinv(c.jacobian.T, rcond=1e-9) @ (driven - result.tree_torques)
+    wrenches, scale = {}, max(1.0, np.abs(lam).max())
+    for closure in robot.loops.closures:
+        T_a, T_b = (rd.frame_placement(robot, result.q, link) for link in (closure.link_a, closure.link_b))
+        R_b = T_b[:3, :3] @ closure.R_b
+        p_a, p_b = T_a[:3, :3] @ closure.p_a + T_a[:3, 3], T_b[:3, :3] @ closure.p_b + T_b[:3, 3]
+        w = closure.selection @ lam[c.rows[closure.name]]
+        w[3:] += np.cross(R_b.T @ (p_a - p_b), w[:3])  # about frame b's origin
+        assert np.abs(result.loop_wrenches[closure.name] - w).max() < 1e-12 * scale, closure.name
+        f, moment = R_b @ w[:3], R_b @ w[3:]  # world axes, about p_b
+        for link, T, sign in ((closure.link_b, T_b, 1.0), (closure.link_a, T_a, -1.0)):
+            R, o = T[:3, :3], T[:3, 3]
+            on_link = sign * np.concatenate([R.T @ f, R.T @ moment + np.cross(R.T @ (p_b - o), R.T @ f)])
+            wrenches[link] = wrenches.get(link, np.zeros(6)) + on_link
+    expected = rd.inverse_dynamics(robot, result.q, result.qd, result.qdd, external_wrenches=wrenches).joint_wrenches
+    assert np.abs(result.joint_wrenches - expected).max() < 1e-12 * max(1.0, np.abs(expected).max())
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS, ids=MECHANISM_IDS)
+def test_warm_start_equals_the_cold_solve(mechanism):
+    """A controller's call, ``q_guess`` the previous state's closed ``q``, gives the cold solve's state and loads."""
+    robot = load(mechanism)
+    rng = np.random.default_rng(5)
+    n = len(robot.actuated_joint_names)
+    qa, qda, qdda = rng.uniform(-0.05, 0.05, n), rng.uniform(-1, 1, n), rng.uniform(-3, 3, n)
+    previous = rd.closed_loop_inverse_dynamics(robot, qa, qda, qdda)
+    qa = qa + rng.uniform(-1e-3, 1e-3, n)
+    cold = rd.closed_loop_inverse_dynamics(robot, qa, qda, qdda)
+    warm = rd.closed_loop_inverse_dynamics(robot, qa, qda, qdda, q_guess=previous.q)
+    for name in ("torques", "q", "qd", "qdd", "joint_wrenches", "tree_torques"):
+        a, b = getattr(cold, name), getattr(warm, name)
+        assert np.abs(a - b).max() < 1e-9 * max(1.0, np.abs(a).max()), name
+    assert np.abs(rd.loop_constraints(robot, warm.q).residual).max() < 1e-12
+
+
 def test_parallelogram_equals_the_serial_arm():
     """A parallelogram (crank = rocker, coupler = ground) with the coupler carrying the load equals a serial arm
     whose link translates: Khalil's G^T projection gives the serial torque."""

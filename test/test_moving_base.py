@@ -102,6 +102,27 @@ def e_perp(angle):
     return np.array([-np.sin(angle), np.cos(angle), 0.0])
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_one_state_equals_the_batch_and_hybrid_dynamics(name):
+    """A single state's call (its mask made once per robot) equals the batch's rows and ``hybrid_dynamics`` with the
+    mask given, to 1e-12 of the largest entry, allocating and with ``data=``, without and with an external wrench."""
+    robot, _ = oracle.floating_pair(PATHS[name])
+    q, v, a = oracle.random_floating_states(robot, 2, seed=32, scale=2.0)
+    known, data = np.arange(robot.nv) >= 6, robot.data()
+    for wrenches in (None, {robot.link_names[-1]: [1.0, -2.0, 3.0, 0.1, 0.2, -0.3]}):
+        batch = rd.free_floating_inverse_dynamics(robot, q, v, a[:, 6:], external_wrenches=wrenches)
+        for n in range(2):
+            hybrid = rd.hybrid_dynamics(robot, q[n], v[n], np.concatenate([np.zeros(6), a[n, 6:]]),
+                                        np.zeros(robot.nv), known_acceleration=known, external_wrenches=wrenches)
+            expected = (hybrid.accelerations[:6], hybrid.torques[6:], hybrid.joint_wrenches)
+            for held in (None, data):
+                one = rd.free_floating_inverse_dynamics(robot, q[n], v[n], a[n, 6:], external_wrenches=wrenches,
+                                                        data=held)
+                for got, rows, want in zip(one, batch, expected):
+                    scale = max(1.0, np.abs(want).max())
+                    assert np.abs(got - want).max() < 1e-12 * scale and np.abs(rows[n] - want).max() < 1e-12 * scale
+
+
 def test_free_floating_two_bodies_closed_form():
     """(b): the base's angular acceleration from the conservation of angular momentum, its linear one from the
     centre of mass at rest (or in uniform motion), in the plane, at any velocity."""

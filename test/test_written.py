@@ -105,11 +105,20 @@ def test_machine_code_equals_the_generic_kernels_and_its_python(path, monkeypatc
     rng = np.random.default_rng(5)
     for algorithm in algorithms:
         program, outputs, sizes = written.program_of(algorithm, robot, robot.fdata)
-        single = written.python_functions(written.python_source(program, outputs, sizes, [3], 1e-6), lambda: None)[0]
+        slots = [(int(s.offset), tuple(map(int, s.shape))) for s in algorithm.slots(robot)[0]]
+        single, _, fresh = written.python_functions(written.python_source(program, outputs, sizes, [3], 1e-6, slots),
+                                                    lambda: None)
         arguments = inputs(algorithm, robot, rng)
         ours, theirs = np.empty(len(outputs)), np.empty(len(outputs))
-        assert single(ours, *arguments) == written.written(algorithm, robot).single(theirs, *arguments) == OK
+        code = written.written(algorithm, robot)
+        assert single(ours, *arguments) == code.single(theirs, *arguments) == OK
         np.testing.assert_array_equal(ours, theirs)
+        # an allocating call's result: the same arrays, in the same type
+        ours, theirs = fresh(algorithm.kind, *arguments), code.fresh(algorithm.kind, *arguments)
+        assert type(ours) is type(theirs) is (np.ndarray if algorithm.kind is None else algorithm.kind)
+        for x, y in zip(*((ours,), (theirs,)) if algorithm.kind is None else (ours, theirs)):
+            assert x.shape == y.shape and x.flags.c_contiguous and y.flags.c_contiguous
+            np.testing.assert_array_equal(x, y)
 
 
 @pytest.mark.filterwarnings("ignore:invalid value")
@@ -149,11 +158,13 @@ def test_the_tracer_folds_the_models_zeros_and_ones_and_shares_equal_terms():
         _trace.trace(lambda x: [[1.0, 2.0][x[0]]], [np.array([0.0])])
 
 
-@pytest.mark.parametrize("native", [False, True], ids=["python", "machine code"])
-def test_a_state_past_a_guard_is_refused_for_the_generic_kernel(native, tmp_path, monkeypatch):
+@pytest.mark.parametrize("native, part", [(False, None), (True, _native.PART), (True, 1)],
+                         ids=["python", "machine code", "machine code, a statement per part"])
+def test_a_state_past_a_guard_is_refused_for_the_generic_kernel(native, part, tmp_path, monkeypatch):
     """A branch on a traced number follows the sample state and becomes a guard: a state on its other side gets
     the status that hands it to the generic kernel."""
     monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
+    monkeypatch.setattr(_native, "PART", part or _native.PART)
     program, outputs = _trace.trace(lambda x: [x[0] if x[0] > 0.0 else -x[0]], [np.array([2.0])])
     assert program.guards == [(1, True)]
     if native:
@@ -164,6 +175,28 @@ def test_a_state_past_a_guard_is_refused_for_the_generic_kernel(native, tmp_path
     out = np.empty(1)
     assert single(out, np.array([5.0])) == OK and out[0] == 5.0
     assert single(out, np.array([-5.0])) == _native.GUARD
+
+
+def test_a_program_built_in_parts_computes_what_it_computes_in_one(tmp_path, monkeypatch):
+    """A large program is written as several C functions (the compiler's time grows faster than a function's
+    length), the values that cross them passing through an array: the same operations in the same order, so the
+    same bits, guards included (a floating base's quaternion)."""
+    monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
+    robot = oracle.load_quietly(rd.bundled_robot_path(), floating_base=True)
+    program, outputs, sizes = written.program_of(rnea.INVERSE_DYNAMICS, robot, robot.fdata)
+    singles = []
+    for part in (len(program.ops), 7):
+        monkeypatch.setattr(_native, "PART", part)
+        name = f"parts_00000000_{part}"
+        _native.build(name, _native.c_source(name, program, outputs, sizes, [int(s) for s in robot.quaternions]))
+        singles.append(_native.load(name).single)
+    rng = np.random.default_rng(5)
+    for _ in range(5):
+        arguments = inputs(rnea.INVERSE_DYNAMICS, robot, rng)
+        one, parts = np.empty(len(outputs)), np.empty(len(outputs))
+        assert singles[0](one, *arguments) == singles[1](parts, *arguments) == OK
+        np.testing.assert_array_equal(one, parts)
+    assert singles[1](parts, 1.1 * arguments[0], *arguments[1:]) == NOT_UNIT
 
 
 def generic_call(monkeypatch, robot_of, call):

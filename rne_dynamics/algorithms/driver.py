@@ -33,7 +33,7 @@ from ..errors import SingularMassMatrixError
 from ..model.data import memory, owned
 from ..model.joints import unit_quaternions
 from ..model.robot import model_view, model_view_inline
-from .written import written
+from .written import extras_key, written
 from .inputs import (QUATERNION_TOLERANCE, _explain, all_finite, body_wrenches,
                      check_quaternions, gravity_vector, overflow, states)
 
@@ -46,6 +46,14 @@ EXPLAINED = (OK, NOT_FINITE, NOT_UNIT, OVERFLOW)
 
 
 @helper
+def environment_of(gravity, f_ext, out=None):
+    """The ``environment`` array ``[gravity; the body wrenches]`` (into ``out``), as :func:`environment_parts` reads
+    it."""
+    out = np.empty(3 + f_ext.size) if out is None else out
+    out[:3], out[3:] = gravity, f_ext.ravel()
+    return out
+
+
 def environment_parts(environment):
     """``(f_ext, gravity)`` of an ``environment`` array: gravity ``(3,)``, then the external body wrenches ``(nb, 6)``
     or nothing (``f_ext`` ``(0, 6)``: none)."""
@@ -119,6 +127,16 @@ def _batch_views(out, slots):
     return [out[:, s.offset:s.offset + int(np.prod(s.shape))].reshape((len(out),) + s.shape) for s in slots]
 
 
+def result_kind(result):
+    """``(kind, finish)``: what the written code's ``fresh`` makes of the result arrays (``kind`` None: the first;
+    a tuple type: all of them in one) and the function that makes ``result`` of that, if any."""
+    if result is _first:
+        return None, None
+    if isinstance(result, type) and issubclass(result, tuple):
+        return result, None
+    return tuple, result
+
+
 def result_maker(result, slots):
     """``block -> result``: ``result`` of the views at ``slots`` of one state's block, written out as one expression
     (a comprehension over the slots costs a fifth of a small robot's call)."""
@@ -184,6 +202,7 @@ class Algorithm:
         self.step, self.layout, self.arguments, self.what, self.result = step, layout, arguments, what, result
         self.gravity, self.wrenches, self.extras = gravity, wrenches, tuple(extras)
         self.name = f"{step.__name__}_{layout.__name__}"
+        self.kind, self.finish = result_kind(result)
         ALGORITHMS.append(self)
         self.defaults = (gravity_vector(None),) * gravity  # standard gravity: also the environment without wrenches
         parameters = ("f_ext",) * wrenches + ("gravity",) * gravity + tuple(extras)
@@ -205,17 +224,17 @@ class Algorithm:
                 pass  # another type of argument or Data, or (run as plain Python) a bad shape
         try:
             code = None if external_wrenches else robot.written.get((self, drive, *extras), False)
-        except TypeError:  # an array among the extras: written() keys it by its bytes
-            code = False
+        except TypeError:  # an array among the extras: kept under its bytes
+            code = robot.written.get((self, drive, *extras_key(extras)), False)
         if code is False:
             code = written(self, robot, drive, extras) if data is not None else self.written(robot, drive, extras)
         if code is not None:  # the robot's written code, unless an argument needs converting or explaining
             try:
                 environment = self.defaults if gravity is None else (gravity_vector(gravity),)
                 if data is None:
-                    block = code.fresh(*state, *environment)  # a new array of the results, or a status
-                    if block.__class__ is np.ndarray:
-                        return (robot.workspace_shapes.get(self) or self.slots(robot))[3](block)
+                    result = code.fresh(self.kind, *state, *environment)  # the result in new memory, or a status
+                    if result.__class__ is not int:
+                        return result if self.finish is None else self.finish(*result)
                 elif data.robot is robot:
                     held = self.held(robot, data)
                     if code.single(held[0], *state, *environment) == OK:
@@ -287,9 +306,9 @@ class Algorithm:
                 code.single(block, *inputs) if code is not None else None
             if status not in EXPLAINED:
                 environment = g
-                if wrenches:  # [gravity; the body wrenches]
-                    environment = (memory(robot, data, "environment", (3 + f_ext[0].size,)),)
-                    environment[0][:3], environment[0][3:] = g[0], f_ext[0].ravel()
+                if wrenches:
+                    out = memory(robot, data, "environment", (3 + f_ext[0].size,))
+                    environment = (environment_of(g[0], f_ext[0], out),)
                 status = self.generic(fdata, robot.idata, block, *state, *environment, *extras)
         if status != OK:
             raise self.error(robot, status, state, "" if row is None else f" at state {row}")
@@ -334,9 +353,7 @@ class Algorithm:
         def rows(first, last):
             block = np.empty(size)
             for n in range(first, last):
-                environment = gravity
-                if f_ext:  # [gravity; the body wrenches]
-                    environment = (np.concatenate([gravity[0], f_ext[0][n].ravel()]),)
+                environment = (environment_of(gravity[0], f_ext[0][n]),) if f_ext else gravity
                 status = self.generic(fdata, idata, block, *(x[n] for x in state), *environment, *extras)
                 out[n] = block[:out.shape[1]]
                 if status != OK:

@@ -59,7 +59,8 @@ def known_coordinates(robot, known_acceleration):
         if x.shape != (robot.nv,):
             raise StateError(f"known_acceleration has shape {x.shape}; robot '{robot.name}' needs ({robot.nv},) "
                              f"booleans, one per velocity coordinate ({', '.join(robot.v_names)})")
-        return np.array(x)  # a contiguous, writable copy: the one array type the compiled call takes
+        # a contiguous, writable array: the one array type the compiled call takes (the step only reads it)
+        return x if x.flags.c_contiguous and x.flags.writeable else np.array(x)
     if x.ndim == 0:
         x = x.reshape(1)
     if x.ndim != 1 or not all(isinstance(name, str) for name in x.tolist()):

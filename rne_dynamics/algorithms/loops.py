@@ -12,6 +12,7 @@ rank-revealing least-squares one (SVD), and the cut wrenches are the minimum-nor
 Sign of the cut wrench ``w`` (on ``link_b`` by ``link_a``, cut frame on ``link_b``, about its origin): with
 ``w = K lambda``, the tree's equations of motion read ``M qdd + h = E_a tau_a - J^T lambda``.
 """
+import weakref
 from typing import NamedTuple
 
 import numpy as np
@@ -21,7 +22,10 @@ from ..model.loops import LoopClosure, Loops
 from .configuration import integrate, neutral
 from .crba import mass_matrix
 from .integrator import rkmk4_step
-from .kinematics import center_of_mass, frame_acceleration, frame_jacobian, frame_placement
+from .._trace import traceable
+from ..model.robot import model_view
+from .kinematics import center_of_mass, frame_acceleration
+from .loop_kinematics import BODY_MOTIONS
 from .rnea import bias_torques, inverse_dynamics
 
 #: Relative singular value below which a direction of the constraint Jacobian counts as lost (rank-revealing).
@@ -42,8 +46,20 @@ def _cross(a, b):
     return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
 
 
-def _skew(x):
-    return np.array([[0.0, -x[2], x[1]], [x[2], 0.0, -x[0]], [-x[1], x[0], 0.0]])
+#: ``x @ SKEW`` is ``[x]_x`` flattened: ``[x]_x[i, k] = sum_j eps_ijk x_j``, so that ``[x]_x y = x x y``.
+SKEW = np.zeros((3, 9))
+for _i, _j, _k in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
+    SKEW[_j, 3 * _i + _k], SKEW[_k, 3 * _i + _j] = 1.0, -1.0
+
+
+def _skews(x):
+    """``[x]_x`` ``(n, 3, 3)`` of the 3-vectors ``x`` ``(n, 3)``."""
+    return (x @ SKEW).reshape(-1, 3, 3)
+
+
+def _crosses(a, b):
+    """``a x b`` of the rows of ``a``, ``b`` ``(n, 3)``."""
+    return (_skews(a) @ b[:, :, None])[:, :, 0]
 
 
 def _log(R):
@@ -61,124 +77,169 @@ def _log(R):
     return angle / np.sin(angle) * w
 
 
-class _Side(NamedTuple):
-    """A cut frame's link: its origin ``o`` and rotation ``R_link``, the cut frame ``R``, ``p`` in the world, the
-    link's Jacobian ``J`` (local world aligned) and, with a velocity, ``v``, ``w`` (origin velocity, angular) and
-    ``a``, ``alpha`` (classical acceleration at zero ``qdd``)."""
-    o: np.ndarray
-    R_link: np.ndarray
-    R: np.ndarray
-    p: np.ndarray
-    J: np.ndarray
-    v: np.ndarray
-    w: np.ndarray
-    a: np.ndarray
-    alpha: np.ndarray
-
-
-def _links(robot, q, qd, names, known=None):
-    """``{link: (T, J, acceleration)}`` for ``names`` at ``q``: pose, Jacobian (local world aligned) and, with a
-    velocity, the classical acceleration at zero ``qdd``; computed once per link (several cuts share a platform),
-    poses and Jacobians taken from ``known`` where it has them."""
-    out = {}
-    for link in names:
-        if link in out:
-            continue
-        T, J, acc = known[link] if known and link in known else (
-            frame_placement(robot, q, link).copy(), frame_jacobian(robot, q, link).copy(), None)
-        if qd is not None and acc is None:
-            acc = frame_acceleration(robot, q, qd, np.zeros(robot.nv), link).copy()
-        out[link] = (T, J, acc)
-    return out
-
-
-def _side(links, qd, link, R_c, p_c):
-    T, J, acc = links[link]
-    R_link, o = T[:3, :3], T[:3, 3]
-    v = w = a = alpha = None
-    if qd is not None:
-        twist = J @ qd
-        v, w, a, alpha = twist[:3], twist[3:], acc[:3], acc[3:]
-    return _Side(o, R_link, R_link @ R_c, o + R_link @ p_c, J, v, w, a, alpha)
-
-
-class ClosureTerms(NamedTuple):
-    """One closure's terms at a state: residual ``phi`` ``(m,)``, Jacobian ``J`` ``(m, nv)``, ``gamma`` ``(m,)``
-    (``None`` without velocity), the relative point offset ``d`` (cut frame ``a``'s origin from ``b``'s, ``b`` axes)
-    and the frame ``b``'s rotation ``R_b`` in the world."""
-    phi: np.ndarray
-    J: np.ndarray
-    gamma: np.ndarray
-    d: np.ndarray
+class Cuts(NamedTuple):
+    """Closures as arrays over all of them (made once per robot for its loops, :func:`_cuts`): each cut frame in its
+    link's body (``body_a``, ``R_a``, ``p_a`` and ``b``'s; body ``-1``: the fixed base, the last row of the body
+    motions); ``columns`` ``(nc, ncol, nv)``: ``col_mult`` where a motion column supporting ``link_a`` moves a
+    coordinate, minus those supporting ``link_b`` (``oS^T columns[k]`` is the relative twist's Jacobian);
+    ``select`` ``(nc, 6, 6)``: ``K^T`` of each closure padded with zero rows, and ``rows`` the flat indices of the
+    real ones; ``turning``: ``(k, closure)`` of the closures with rotation rows; ``sides`` ``(nj, nc)``: +1 where a
+    named joint supports ``link_a``'s body, -1 ``link_b``'s (how a cut wrench loads the joints); ``joint_body``:
+    each named joint's body; ``bodies``, ``points`` ``(2 nc, 3, 1)``: ``body_a`` then ``body_b``, and the cut frames'
+    origins ``p_a`` then ``p_b``."""
+    closures: tuple
+    body_a: np.ndarray
+    R_a: np.ndarray
+    p_a: np.ndarray
+    body_b: np.ndarray
     R_b: np.ndarray
+    p_b: np.ndarray
+    columns: np.ndarray
+    select: np.ndarray
+    rows: np.ndarray
+    slices: dict
+    turning: tuple
+    sides: np.ndarray
+    joint_body: np.ndarray
+    bodies: np.ndarray
+    points: np.ndarray
 
 
-def closure_terms(robot, closure: LoopClosure, q, qd=None, links=None):
-    """``phi``, ``J`` and ``gamma = -Jdot qd`` of one closure (Khalil eqs. 3, 4).
+_robot_cuts = weakref.WeakKeyDictionary()
 
-    ``phi``: the origin of frame ``a`` from frame ``b``'s, in ``b`` axes (the components ``K`` selects), then the
-    orientation error: ``log(R_b^T R_a)`` (weld, prismatic) or, for a revolute cut, ``K^T (axis x R_b^T R_a axis)``,
-    whose derivative at closure is the relative angular velocity normal to the axis, the Jacobian's row."""
-    if links is None:
-        links = _links(robot, q, qd, (closure.link_a, closure.link_b))
-    A = _side(links, qd, closure.link_a, closure.R_a, closure.p_a)
-    B = _side(links, qd, closure.link_b, closure.R_b, closure.p_b)
-    K = closure.selection
-    RbT = B.R.T
-    d_world = A.p - B.p
-    R_rel = RbT @ A.R
-    if closure.kind == "revolute":
-        rotation = _cross(closure.axis, R_rel @ closure.axis)
-    elif closure.kind == "point":
-        rotation = np.zeros(3)
-    else:
-        rotation = _log(R_rel)
-    phi = K.T @ np.concatenate([RbT @ d_world, rotation])
-    rA, rB = A.p - A.o, A.p - B.o  # the cut point from each link's origin
-    J_A = np.vstack([A.J[:3] - _skew(rA) @ A.J[3:], A.J[3:]])
-    J_B = np.vstack([B.J[:3] - _skew(rB) @ B.J[3:], B.J[3:]])
-    J = K.T @ np.vstack([RbT @ (J_A[:3] - J_B[:3]), RbT @ (J_A[3:] - J_B[3:])])
-    gamma = None
-    if qd is not None:
-        v_A = A.v + _cross(A.w, rA)
-        a_A = A.a + _cross(A.alpha, rA) + _cross(A.w, _cross(A.w, rA))
-        rel_v = v_A - (B.v + _cross(B.w, rB))
-        rel_w = A.w - B.w
-        rel_a = a_A - (B.a + _cross(B.alpha, rB) + _cross(B.w, v_A - B.v))
-        rel_alpha = A.alpha - B.alpha
-        gamma = -K.T @ np.concatenate([RbT @ (rel_a - _cross(B.w, rel_v)),
-                                       RbT @ (rel_alpha - _cross(B.w, rel_w))])
-    return ClosureTerms(phi, J, gamma, RbT @ d_world, B.R)
+
+def _cuts(robot, closures=None):
+    """The :class:`Cuts` of ``closures`` (default: the robot's loops, made once per robot)."""
+    if closures is None:
+        cuts = _robot_cuts.get(robot)
+        if cuts is None:
+            cuts = _robot_cuts[robot] = _cuts(robot, _loops(robot).closures)
+        return cuts
+    m = traceable(model_view)(robot.fdata, robot.idata)
+    nc = len(closures)
+
+    def support(body):
+        out = []
+        while body >= 0:
+            out.append(body)
+            body = m.parent[body]
+        return out
+
+    def frame(link, R, p):
+        body, R_l, p_l = robot.link_frames[link]
+        return body, R_l @ R, p_l + R_l @ p
+
+    a = [frame(c.link_a, c.R_a, c.p_a) for c in closures]
+    b = [frame(c.link_b, c.R_b, c.p_b) for c in closures]
+    columns = np.zeros((nc, m.ncol, robot.nv))
+    sides = np.zeros((m.nj, nc))
+    joint_of = {int(body): j for j, body in enumerate(m.joint_body)}
+    select = np.zeros((nc, 6, 6))
+    rows, slices, start = [], {}, 0
+    for k, c in enumerate(closures):
+        for (body, _, _), sign in ((a[k], 1.0), (b[k], -1.0)):
+            for i in support(body):
+                for col in range(m.col_start[i], m.col_start[i + 1]):
+                    columns[k, col, m.col_v[col]] += sign * m.col_mult[col]
+                if i in joint_of:
+                    sides[joint_of[i], k] += sign
+        select[k, :c.size] = c.selection.T
+        rows += range(6 * k, 6 * k + c.size)
+        slices[c.name] = slice(start, start + c.size)
+        start += c.size
+    return Cuts(tuple(closures), np.array([x[0] for x in a]), np.array([x[1] for x in a]), np.array([x[2] for x in a]),
+                np.array([x[0] for x in b]), np.array([x[1] for x in b]), np.array([x[2] for x in b]), columns, select,
+                np.array(rows), slices, tuple((k, c) for k, c in enumerate(closures) if c.kind != "point"), sides,
+                np.array(m.joint_body), np.array([x[0] for x in a + b]), np.array([x[2] for x in a + b])[:, :, None])
+
+
+class CutFrames(NamedTuple):
+    """Each closure's cut frames at a configuration: ``p_a``, ``p_b`` ``(nc, 3)`` their origins and ``R_b``
+    ``(nc, 3, 3)`` frame ``b``'s axes in the world, ``d`` ``(nc, 3)`` frame ``a``'s origin from ``b``'s in ``b``
+    axes; ``KR`` ``(nc, 6, 6)``: ``K^T`` (padded) times ``R_b^T`` on both halves, the map of a world motion
+    vector to the constrained components; ``skew_a`` ``[p_a]_x``; ``motion``: the body motions they were computed
+    from (:data:`~rne_dynamics.algorithms.loop_kinematics.BODY_MOTIONS`)."""
+    p_a: np.ndarray
+    p_b: np.ndarray
+    R_b: np.ndarray
+    d: np.ndarray
+    KR: np.ndarray
+    skew_a: np.ndarray
+    motion: tuple
 
 
 class LoopConstraints(NamedTuple):
     """The stacked loop constraints at a state: ``residual`` ``phi(q)`` ``(m,)``, ``jacobian`` ``(m, nv)``,
     ``gamma`` ``= -Jdot qd`` ``(m,)`` (``None`` without ``qd``); ``rows`` maps each closure's name to its slice;
-    ``links``: the cut links' poses, Jacobians and accelerations (:func:`_links`)."""
+    ``frames``: the cut frames in the world (:class:`CutFrames`)."""
     residual: np.ndarray
     jacobian: np.ndarray
     gamma: np.ndarray
     rows: dict
-    terms: tuple
-    links: dict
+    frames: CutFrames
 
 
 def loop_constraints(robot, q, qd=None):
     """The loop constraints of ``robot`` at ``q`` (and ``qd``): ``phi(q)``, its Jacobian ``J`` and ``gamma =
     -Jdot qd`` (Khalil eqs. 3 and 4; ``J qdd = gamma`` along any motion that keeps the loops closed). One state."""
-    return _constraints(robot, _loops(robot).closures, _q(robot, q), None if qd is None else _v(robot, qd, "qd"))
+    return _constraints(robot, _cuts(robot), _q(robot, q), None if qd is None else _v(robot, qd, "qd"))
 
 
-def _constraints(robot, closures, q, qd, known=None):
-    links = _links(robot, q, qd, [name for c in closures for name in (c.link_a, c.link_b)], known)
-    terms = [closure_terms(robot, c, q, qd, links) for c in closures]
-    rows, start = {}, 0
-    for c in closures:
-        rows[c.name] = slice(start, start + c.size)
-        start += c.size
-    gamma = None if qd is None else np.concatenate([t.gamma for t in terms])
-    return LoopConstraints(np.concatenate([t.phi for t in terms]), np.vstack([t.J for t in terms]), gamma, rows,
-                           tuple(terms), links)
+def _constraints(robot, cuts, q, qd=None, closed=None):
+    """The constraints of the closures ``cuts`` at ``q`` (Khalil eqs. 3, 4), from the tree's body motions
+    (:data:`~rne_dynamics.algorithms.loop_kinematics.BODY_MOTIONS`, one call), all closures at once; ``closed``:
+    the constraints already evaluated at ``q`` (their residual and Jacobian serve, ``gamma`` is added).
+
+    ``phi``: the origin of frame ``a`` from frame ``b``'s, in ``b`` axes (the components ``K`` selects), then the
+    orientation error: ``log(R_b^T R_a)`` (weld, prismatic) or, for a revolute cut, ``K^T (axis x R_b^T R_a axis)``,
+    whose derivative at closure is the relative angular velocity normal to the axis. ``J`` stacks ``K^T`` of the
+    relative twist of the cut point on ``link_a`` with respect to the material point of ``link_b`` under it, in
+    ``b`` axes: with ``oS`` the motion columns at the world origin, the relative spatial Jacobian is
+    ``oS^T columns`` and the point's velocity ``v_0 + w x p_a``."""
+    motion = BODY_MOTIONS.run(robot, None, (q, np.zeros(robot.nv) if qd is None else qd))
+    if closed is not None:
+        frames = closed.frames._replace(motion=motion)
+        return closed._replace(gamma=_gamma(cuts, frames), frames=frames)
+    nc = len(cuts.closures)
+    R_bodies = motion.oR[cuts.bodies]  # link_a's bodies, then link_b's
+    points = motion.op[cuts.bodies] + (R_bodies @ cuts.points)[:, :, 0]
+    p_a, p_b, R_body_a = points[:nc], points[nc:], R_bodies[:nc]
+    R_b = R_bodies[nc:] @ cuts.R_b
+    R_bT = R_b.transpose(0, 2, 1)
+    KR = (cuts.select.reshape(nc, 6, 2, 3) @ R_bT[:, None]).reshape(nc, 6, 6)
+    d_world = p_a - p_b
+    phi = KR[:, :, :3] @ d_world[:, :, None]
+    for k, c in cuts.turning:  # the orientation error, in b axes
+        R_rel = R_bT[k] @ R_body_a[k] @ cuts.R_a[k]
+        rotation = _cross(c.axis, R_rel @ c.axis) if c.kind == "revolute" else _log(R_rel)
+        phi[k] += cuts.select[k, :, 3:] @ rotation[:, None]
+    skew_a = _skews(p_a)
+    J_world = motion.oS.T @ cuts.columns  # (nc, 6, nv): relative twist at the world origin
+    J_world[:, :3] -= skew_a @ J_world[:, 3:]  # at the cut point
+    J = (KR @ J_world).reshape(-1, robot.nv)[cuts.rows]
+    frames = CutFrames(p_a, p_b, R_b, (R_bT @ d_world[:, :, None])[:, :, 0], KR, skew_a, motion)
+    return LoopConstraints(phi.reshape(-1)[cuts.rows], J, None if qd is None else _gamma(cuts, frames), cuts.slices,
+                           frames)
+
+
+def _gamma(cuts, frames):
+    """``gamma = -Jdot qd`` (``J qdd = gamma``) of every closure from the body motions at ``(q, qd)``: with each
+    side's velocity ``v = v_0 + w x p`` and classical acceleration ``a_0 + alpha x p + w x v`` (velocity-product
+    terms, at zero ``qdd``) at the cut point ``p``, the relative acceleration seen from frame ``b``, which turns
+    with ``w_b``: ``-K^T R_b^T [a_a - a_b - 2 w_b x (v_a - v_b); alpha_a - alpha_b - w_b x (w_a - w_b)]``."""
+    ov, oa = frames.motion.ov, frames.motion.oa
+    v0, a0 = ov[cuts.bodies], oa[cuts.bodies]
+    w, alpha = v0[:, 3:], a0[:, 3:]
+    skew_p = np.concatenate([frames.skew_a, frames.skew_a])
+    v = v0[:, :3] - (skew_p @ w[:, :, None])[:, :, 0]
+    a = a0[:, :3] - (skew_p @ alpha[:, :, None])[:, :, 0] + _crosses(w, v)
+    nc = len(cuts.body_a)
+    w_b = w[nc:]
+    relative = np.stack([v[:nc] - v[nc:], w[:nc] - w_b], axis=2)  # (nc, 3, 2)
+    turning = _skews(w_b) @ relative
+    acceleration = np.concatenate([a[:nc] - a[nc:] - 2.0 * turning[:, :, 0],
+                                   alpha[:nc] - alpha[nc:] - turning[:, :, 1]], axis=1)
+    return -(frames.KR @ acceleration[:, :, None]).reshape(-1)[cuts.rows]
 
 
 def _q(robot, q):
@@ -195,54 +256,102 @@ def _v(robot, v, label):
     return v
 
 
+class Coordinates(NamedTuple):
+    """``actuated`` and ``passive`` index arrays into ``v``; ``actuated_q`` the actuated ones' indices into ``q``."""
+    actuated: np.ndarray
+    passive: np.ndarray
+    actuated_q: np.ndarray
+
+
+_robot_coordinates = weakref.WeakKeyDictionary()
+
+
 def coordinates(robot):
-    """``(actuated, passive)`` index arrays into ``v`` (and ``q`` for the one-coordinate actuated joints)."""
-    loops = _loops(robot)
-    actuated = np.array([robot.idx_v[n] for n in loops.actuated], dtype=np.int64)
-    passive = np.setdiff1d(np.arange(robot.nv), actuated)
-    return actuated, passive
+    """``(actuated, passive, actuated_q)``: index arrays into ``v`` (and ``q`` for the one-coordinate actuated
+    joints), made once per robot."""
+    made = _robot_coordinates.get(robot)
+    if made is None:
+        loops = _loops(robot)
+        actuated = np.array([robot.idx_v[n] for n in loops.actuated], dtype=np.int64)
+        made = _robot_coordinates[robot] = Coordinates(
+            actuated, np.setdiff1d(np.arange(robot.nv), actuated),
+            np.array([robot.idx_q[n] for n in loops.actuated], dtype=np.int64))
+    return made
 
 
 def _pinv(A):
-    """Rank-revealing pseudo-inverse and rank (singular values below ``RANK_TOLERANCE`` times the largest)."""
+    """Rank-revealing pseudo-inverse, rank and singular values (those below ``RANK_TOLERANCE`` times the largest count
+    as lost). A square matrix whose 1-norm condition number proves it far from that (``cond_2 <= n cond_1``) is
+    inverted directly: the same matrix in a third of an SVD's time (its singular values then ``None``)."""
+    n = A.shape[0]
+    if A.shape[1] == n:
+        try:
+            inverse = np.linalg.inv(A)
+        except np.linalg.LinAlgError:
+            pass
+        else:
+            if n * np.abs(A).sum(axis=0).max() * np.abs(inverse).sum(axis=0).max() * RANK_TOLERANCE < 1.0:
+                return inverse, n, None
     U, s, Vt = np.linalg.svd(A, full_matrices=False)
     keep = s > RANK_TOLERANCE * (s[0] if s.size else 0.0)
     return (Vt[keep].T / s[keep]) @ U[:, keep].T, int(keep.sum()), s
 
 
-def _closure_distances(robot, closures, q):
+def _least_squares(A, b):
+    """The minimum-norm least-squares solution of ``A x = b`` (:func:`_pinv`): by an LU solve where ``A`` is square
+    and the solve succeeds with a finite result (a Newton step; the line search and the rank check of
+    :func:`_actuation` catch a pose near rank loss)."""
+    if A.shape[0] == A.shape[1]:
+        try:
+            x = np.linalg.solve(A, b)
+        except np.linalg.LinAlgError:
+            pass
+        else:
+            if np.all(np.isfinite(x)):
+                return x
+    return _pinv(A)[0] @ b
+
+
+def _closure_distances(robot, cuts, q):
     """``[(name, distance in m, angle in rad)]`` of each closure at ``q``."""
     out = []
-    for c, t in zip(closures, _constraints(robot, closures, q, None).terms):
+    residual = _constraints(robot, cuts, q).residual
+    for c in cuts.closures:
+        phi = residual[cuts.slices[c.name]]
         n_lin = int(np.count_nonzero(c.selection[:3].any(axis=0)))
-        out.append((c.name, float(np.linalg.norm(t.phi[:n_lin])), float(np.linalg.norm(t.phi[n_lin:]))))
+        out.append((c.name, float(np.linalg.norm(phi[:n_lin])), float(np.linalg.norm(phi[n_lin:]))))
     return out
 
 
-def _newton(robot, closures, q, free, what):
+def _newton(robot, cuts, q, free, what):
     """Gauss-Newton on the coordinates ``free`` (velocity indices) until every closure closes to
     ``CLOSURE_TOLERANCE``: least-squares steps (redundant constraints), halved until the residual decreases.
-    Returns ``q`` and the constraints there."""
-    c = _constraints(robot, closures, q, None)
+    Returns ``q`` and the constraints there. ``what()``: the state, in words, for the error."""
+    c = _constraints(robot, cuts, q)
+    additive = robot.nq == robot.nv  # every coordinate on the real line: integrate adds
     for _ in range(MAX_NEWTON_STEPS):
         if np.abs(c.residual).max() < CLOSURE_TOLERANCE:
             return q, c
-        pinv, _, _ = _pinv(c.jacobian[:, free])
         dv = np.zeros(robot.nv)
-        dv[free] = -pinv @ c.residual
+        dv[free] = -_least_squares(c.jacobian[:, free], c.residual)
         for _ in range(20):
-            trial = integrate(robot, q, dv, 1.0)
-            trial_c = _constraints(robot, closures, trial, None)
+            trial = q + dv if additive else integrate(robot, q, dv, 1.0)
+            trial_c = _constraints(robot, cuts, trial)
             if np.linalg.norm(trial_c.residual) < np.linalg.norm(c.residual):
                 break
             dv /= 2.0
         else:
             break  # a least-squares minimum that does not close: the loop cannot close
         q, c = trial, trial_c
-    name, distance, angle = max(_closure_distances(robot, closures, q), key=lambda x: x[1] + x[2])
-    raise ModelError(f"loop '{name}' of '{robot.name}' cannot close {what}: after {MAX_NEWTON_STEPS} Newton steps its "
-                     f"cut frames are still {distance:.3g} m and {angle:.3g} rad apart (links too short or too long, "
-                     "or a guess in another assembly mode)")
+    name, distance, angle = max(_closure_distances(robot, cuts, q), key=lambda x: x[1] + x[2])
+    raise ModelError(f"loop '{name}' of '{robot.name}' cannot close {what()}: after {MAX_NEWTON_STEPS} Newton steps "
+                     f"its cut frames are still {distance:.3g} m and {angle:.3g} rad apart (links too short or too "
+                     "long, or a guess in another assembly mode)")
+
+
+def _for(robot, qa):
+    """``what`` for :func:`_newton`: the actuated state, in words."""
+    return lambda: f"for {dict(zip(robot.loops.actuated, np.round(qa, 6).tolist()))}"
 
 
 def close_loops(robot, qa, *, q_guess=None):
@@ -250,21 +359,12 @@ def close_loops(robot, qa, *, q_guess=None):
     ``robot.actuated_joint_names`` order), by Newton's method on the passive ones from ``q_guess`` (default: the
     neutral configuration), which picks the assembly mode. :class:`ModelError` naming the loop that cannot close
     and how far apart its cut frames stay. One state."""
-    loops = _loops(robot)
-    actuated, passive = coordinates(robot)
-    q = _start(robot, q_guess, qa, actuated)
-    return _newton(robot, loops.closures, q, passive,
-                   f"for {dict(zip(loops.actuated, np.round(qa, 6).tolist()))}")[0]
+    return _newton(robot, _cuts(robot), _start(robot, q_guess, qa), coordinates(robot).passive, _for(robot, qa))[0]
 
 
-def _start(robot, q_guess, qa, actuated):
+def _start(robot, q_guess, qa):
     q = neutral(robot).copy() if q_guess is None else _q(robot, q_guess).copy()
-    qa = np.asarray(qa, float)
-    if qa.shape != (len(actuated),) or not np.all(np.isfinite(qa)):
-        raise StateError(f"qa must be {len(actuated)} finite numbers ({', '.join(robot.loops.actuated)}), "
-                         f"got shape {qa.shape}")
-    for name, value in zip(robot.loops.actuated, qa):
-        q[robot.idx_q[name]] = value
+    q[coordinates(robot).actuated_q] = _actuated(robot, qa, "qa")
     return q
 
 
@@ -278,7 +378,7 @@ def actuation_jacobian(robot, q, constraints=None):
 
 def _actuation(robot, c):
     """``(G, J_p^+)`` from the constraints ``c``."""
-    actuated, passive = coordinates(robot)
+    actuated, passive, _ = coordinates(robot)
     pinv_p, rank, s = _pinv(c.jacobian[:, passive])
     if rank < passive.size:
         motion = np.linalg.svd(c.jacobian[:, passive])[2][-1]  # a passive motion the constraints allow
@@ -297,7 +397,7 @@ def _actuation(robot, c):
 
 class ClosedLoopState(NamedTuple):
     """A closed-loop robot's tree state from its actuated one: ``q``, ``qd``, ``qdd`` over the whole tree, ``G``
-    ``(nv, N)`` and the loop constraints at ``q``."""
+    ``(nv, N)`` and the loop constraints at ``(q, qd)``."""
     q: np.ndarray
     qd: np.ndarray
     qdd: np.ndarray
@@ -308,17 +408,21 @@ class ClosedLoopState(NamedTuple):
 def closed_loop_state(robot, qa, qda, qdda=None, *, q_guess=None):
     """The tree's ``q`` (loops closed by :func:`close_loops`), ``qd = G qd_a`` and ``qdd`` (actuated entries
     ``qdda``, passive ones from ``J qdd = gamma``) for one actuated state; ``qdda=None``: zero."""
-    loops = _loops(robot)
-    actuated, passive = coordinates(robot)
-    q, c = _newton(robot, loops.closures, _start(robot, q_guess, qa, actuated), passive,
-                   f"for {dict(zip(loops.actuated, np.round(qa, 6).tolist()))}")
+    return _closed_state(robot, qa, qda, qdda, q_guess)[0]
+
+
+def _closed_state(robot, qa, qda, qdda, q_guess):
+    """:func:`closed_loop_state` and ``J_p^+`` there (the passive columns' pseudo-inverse)."""
+    actuated, passive, _ = coordinates(robot)
+    cuts = _cuts(robot)
+    q, c = _newton(robot, cuts, _start(robot, q_guess, qa), passive, _for(robot, qa))
     G, pinv_p = _actuation(robot, c)
     qd = G @ _actuated(robot, qda, "qda")
-    c = _constraints(robot, loops.closures, q, qd, c.links)
+    c = _constraints(robot, cuts, q, qd, closed=c)
     qdd = np.zeros(robot.nv)
     qdd[actuated] = 0.0 if qdda is None else _actuated(robot, qdda, "qdda")
     qdd[passive] = pinv_p @ (c.gamma - c.jacobian[:, actuated] @ qdd[actuated])
-    return ClosedLoopState(q, qd, qdd, G, c)
+    return ClosedLoopState(q, qd, qdd, G, c), pinv_p
 
 
 def _actuated(robot, x, label):
@@ -350,7 +454,8 @@ def closed_loop_inverse_dynamics(robot, qa, qda, qdda, *, q_guess=None, gravity=
     cut-joint wrenches and the joint wrenches of the whole mechanism, from the actuated coordinates ``qa``, ``qda``,
     ``qdda`` (``actuated_joint_names`` order; one state ``(N,)`` or a batch ``(B, N)``). ``q_guess``: tree
     coordinates whose passive entries pick the assembly mode (default the neutral configuration; one for all states
-    of a batch). ``external_wrenches`` as :func:`inverse_dynamics` (single state)."""
+    of a batch); a controller passes the last state's ``.q`` (Newton then takes a step or two). ``external_wrenches``
+    as :func:`inverse_dynamics` (single state)."""
     return _batched(robot, (qa, qda, qdda), lambda a, b, c: _inverse_one(robot, a, b, c, q_guess, gravity,
                                                                         external_wrenches))
 
@@ -366,50 +471,52 @@ def _batched(robot, arrays, one):
 
 
 def _inverse_one(robot, qa, qda, qdda, q_guess, gravity, external_wrenches):
-    state = closed_loop_state(robot, qa, qda, qdda, q_guess=q_guess)
-    tree = inverse_dynamics(robot, state.q, state.qd, state.qdd, gravity=gravity,
-                            external_wrenches=external_wrenches).torques.copy()
-    torques = state.G.T @ tree  # Khalil eq. 55
-    return _with_loads(robot, state, torques, tree, gravity, external_wrenches, ClosedLoopInverseDynamicsResult)
+    state, pinv_p = _closed_state(robot, qa, qda, qdda, q_guess)
+    tree = inverse_dynamics(robot, state.q, state.qd, state.qdd, gravity=gravity, external_wrenches=external_wrenches)
+    torques = state.G.T @ tree.torques  # Khalil eq. 55
+    return _with_loads(robot, state, pinv_p, torques, tree, ClosedLoopInverseDynamicsResult)
 
 
-def _with_loads(robot, state, torques, tree, gravity, external_wrenches, result_type):
-    """The result ``result_type(torques, q, qd, qdd, joint_wrenches, loop_wrenches, tree)`` with the cut wrenches
-    from ``J^T lambda = E_a tau_a - Gamma_tree`` (minimum norm) and the mechanism's joint wrenches."""
-    actuated, _ = coordinates(robot)
-    driven = np.zeros(robot.nv)
-    driven[actuated] = torques
-    pinv_T, _, _ = _pinv(state.constraints.jacobian.T)
-    lam = pinv_T @ (driven - tree)
-    loop_wrenches, link_wrenches = _cut_wrenches(robot, state, lam)
-    wrenches = dict(external_wrenches or {})
-    for link, w in link_wrenches.items():
-        wrenches[link] = np.asarray(wrenches.get(link, np.zeros(6)), float) + w
-    joint_wrenches = inverse_dynamics(robot, state.q, state.qd, state.qdd, gravity=gravity,
-                                      external_wrenches=wrenches).joint_wrenches.copy()
-    return result_type(torques, state.q, state.qd, state.qdd, joint_wrenches, loop_wrenches, tree)
+def _with_loads(robot, state, pinv_p, torques, tree, result_type):
+    """The result ``result_type(torques, q, qd, qdd, joint_wrenches, loop_wrenches, tree torques)`` of the tree's
+    inverse dynamics ``tree`` at the state's motion, with the cut wrenches from ``J^T lambda = E_a tau_a -
+    Gamma_tree`` and the mechanism's joint wrenches (the tree's, loaded by the cut wrenches).
+
+    The passive rows read ``J_p^T lambda = -Gamma_tree,p``, whose minimum-norm solution ``-(J_p^+)^T
+    Gamma_tree,p`` also satisfies the actuated rows (there ``tau_a = G^T Gamma_tree`` with ``G_p = -J_p^+ J_a``)
+    and so is the minimum-norm solution of the whole system: ``J_p^+`` of the state (``pinv_p``) serves."""
+    _, passive, _ = coordinates(robot)
+    lam = -pinv_p.T @ tree.torques[passive]
+    cuts = _cuts(robot)
+    loop_wrenches, spatial = _cut_wrenches(cuts, state.constraints.frames, lam)
+    joint_wrenches = tree.joint_wrenches + _joint_loads(cuts, state.constraints.frames, spatial)
+    return result_type(torques, state.q, state.qd, state.qdd, joint_wrenches,
+                       {c.name: loop_wrenches[k] for k, c in enumerate(cuts.closures)}, tree.torques.copy())
 
 
-def _cut_wrenches(robot, state, lam):
-    """``({loop: w in the cut frame on link_b, about its origin}, {link: wrench on it, link frame})`` from the
-    multipliers ``lam``; links of the fixed base get none (no joint feels them)."""
-    loop_wrenches, on_links = {}, {}
-    for closure, terms in zip(robot.loops.closures, state.constraints.terms):
-        w = closure.selection @ lam[state.constraints.rows[closure.name]]  # about the cut point of frame a
-        w[3:] += _cross(terms.d, w[:3])                                  # about frame b's origin
-        loop_wrenches[closure.name] = w
-        f_world, m_world = terms.R_b @ w[:3], terms.R_b @ w[3:]
-        T_b = state.constraints.links[closure.link_b][0]
-        p_b = T_b[:3, 3] + T_b[:3, :3] @ closure.p_b
-        for link, sign in ((closure.link_b, 1.0), (closure.link_a, -1.0)):
-            if robot.link_frames[link][0] < 0:
-                continue
-            T = state.constraints.links[link][0]
-            R, o = T[:3, :3], T[:3, 3]
-            f = sign * R.T @ f_world
-            m = sign * R.T @ m_world + _cross(R.T @ (p_b - o), f)
-            on_links[link] = on_links.get(link, np.zeros(6)) + np.concatenate([f, m])
-    return loop_wrenches, on_links
+def _cut_wrenches(cuts, frames, lam):
+    """``(w, F)`` ``(nc, 6)`` each from the multipliers ``lam``: each cut wrench ``w = K lambda`` on ``link_b`` by
+    ``link_a``, in the cut frame on ``link_b`` about its origin, and the same in the world as a spatial force at
+    the world origin."""
+    padded = np.zeros(6 * len(cuts.closures))
+    padded[cuts.rows] = lam
+    w = (cuts.select.transpose(0, 2, 1) @ padded.reshape(-1, 6, 1))[:, :, 0]  # about the cut point of frame a
+    w[:, 3:] += _crosses(frames.d, w[:, :3])                                   # about frame b's origin
+    f = (frames.R_b @ w[:, :3, None])[:, :, 0]
+    return w, np.concatenate([f, (frames.R_b @ w[:, 3:, None])[:, :, 0] + _crosses(frames.p_b, f)], axis=1)
+
+
+def _joint_loads(cuts, frames, spatial):
+    """What the cut wrenches (world spatial forces ``spatial`` ``(nc, 6)`` on ``link_b``, their opposites on
+    ``link_a``) add to the tree's joint wrenches ``(nj, 6)``: each joint carries the loads applied beyond it (the
+    RNEA's backward pass, RBDA Table 5.1, of these loads alone: ``f_i -= X_i^* f_ext``), in its child frame about
+    its origin."""
+    load = cuts.sides @ spatial  # (nj, 6): world, at the world origin
+    body = cuts.joint_body
+    R_T = frames.motion.oR[body].transpose(0, 2, 1)
+    f = load[:, :3]
+    moment = load[:, 3:] - _crosses(frames.motion.op[body], f)
+    return np.concatenate([(R_T @ f[:, :, None])[:, :, 0], (R_T @ moment[:, :, None])[:, :, 0]], axis=1)
 
 
 class ClosedLoopForwardDynamicsResult(NamedTuple):
@@ -433,14 +540,14 @@ def closed_loop_forward_dynamics(robot, qa, qda, tau_a, *, q_guess=None, gravity
 
 
 def _forward_one(robot, qa, qda, tau_a, q_guess, gravity):
-    state = closed_loop_state(robot, qa, qda, None, q_guess=q_guess)
+    state, pinv_p = _closed_state(robot, qa, qda, None, q_guess)
     G = state.G
     M = mass_matrix(robot, state.q)
     H_c = G.T @ (M @ state.qdd + bias_torques(robot, state.q, state.qd, gravity=gravity))
     qdda = np.linalg.solve(G.T @ M @ G, _actuated(robot, tau_a, "tau_a") - H_c)
     state = state._replace(qdd=state.qdd + G @ qdda)
-    tree = inverse_dynamics(robot, state.q, state.qd, state.qdd, gravity=gravity).torques.copy()
-    result = _with_loads(robot, state, _actuated(robot, tau_a, "tau_a"), tree, gravity, None,
+    tree = inverse_dynamics(robot, state.q, state.qd, state.qdd, gravity=gravity)
+    result = _with_loads(robot, state, pinv_p, _actuated(robot, tau_a, "tau_a"), tree,
                          ClosedLoopForwardDynamicsResult)
     return result._replace(qdda=qdda)
 
@@ -469,9 +576,9 @@ def constrained_forward_dynamics(robot, q, qd, tau, *, gravity=None, baumgarte=(
     rhs = np.concatenate([tau - bias_torques(robot, q, qd, gravity=gravity), U[:, keep].T @ gamma])
     solution = np.linalg.solve(kkt, rhs)
     lam = U[:, keep] @ solution[n:]
-    state = ClosedLoopState(q, qd, solution[:n], None, c)
-    loop_wrenches, _ = _cut_wrenches(robot, state, lam)
-    return ConstrainedDynamicsResult(solution[:n], loop_wrenches)
+    cuts = _cuts(robot)
+    w, _ = _cut_wrenches(cuts, c.frames, lam)
+    return ConstrainedDynamicsResult(solution[:n], {closure.name: w[k] for k, closure in enumerate(cuts.closures)})
 
 
 class ClosedLoopTrajectory(NamedTuple):
@@ -491,7 +598,7 @@ def simulate_closed_loop(robot, q0, qd0, duration, dt, *, tau=None, gravity=None
     terms), then, with ``project``, the positions projected back on ``phi = 0`` (minimum-norm Gauss-Newton) and the
     velocities on ``J qd = 0`` after each step.
     ``tau``: tree torques ``(nv,)`` or ``tau(t, q, qd)``, default zero."""
-    loops = _loops(robot)
+    cuts = _cuts(robot)
     g = np.array([0.0, 0.0, -9.81]) if gravity is None else np.asarray(gravity, float)
     torque = tau if callable(tau) else (lambda t, q, qd, value=np.zeros(robot.nv) if tau is None else
                                         _v(robot, tau, "tau"): value)
@@ -512,7 +619,7 @@ def simulate_closed_loop(robot, q0, qd0, duration, dt, *, tau=None, gravity=None
         q, qd = rkmk4_step(robot, q, qd, acceleration, t, dt)
         drift_now = np.abs(loop_constraints(robot, q).residual).max()
         if project:
-            q, c = _newton(robot, loops.closures, q, everything, f"at t = {t + dt:.4g} s")
+            q, c = _newton(robot, cuts, q, everything, lambda: f"at t = {t + dt:.4g} s")
             pinv, _, _ = _pinv(c.jacobian)
             qd = qd - pinv @ (c.jacobian @ qd)
         drift.append(drift_now)
@@ -542,10 +649,10 @@ def platform_inverse_dynamics(robot, link, pose, twist, acceleration, *, q_guess
     eq. 66 evaluates leg by leg). One state."""
     loops = _loops(robot)
     weld = _world_weld(robot, link, pose)
-    closures = loops.closures + (weld,)
+    cuts = _cuts(robot, loops.closures + (weld,))
     q = neutral(robot).copy() if q_guess is None else _q(robot, q_guess).copy()
     everything = np.arange(robot.nv)
-    q, c = _newton(robot, closures, q, everything, "with the platform at the given pose")
+    q, c = _newton(robot, cuts, q, everything, lambda: "with the platform at the given pose")
     pinv, rank, _ = _pinv(c.jacobian)
     if rank < robot.nv:
         raise ModelError(f"'{robot.name}': the platform pose and the loops do not determine every joint (rank {rank} "
@@ -554,13 +661,12 @@ def platform_inverse_dynamics(robot, link, pose, twist, acceleration, *, q_guess
     target = np.zeros(c.jacobian.shape[0])
     target[-6:] = np.concatenate([R.T @ np.asarray(twist, float)[:3], R.T @ np.asarray(twist, float)[3:]])
     qd = pinv @ target
-    c = _constraints(robot, closures, q, qd, c.links)
+    c = _constraints(robot, cuts, q, qd, closed=c)
     target[-6:] = np.concatenate([R.T @ np.asarray(acceleration, float)[:3],
                                   R.T @ np.asarray(acceleration, float)[3:]])
     qdd = pinv @ (c.gamma + target)
-    actuated, _ = coordinates(robot)
-    return closed_loop_inverse_dynamics(robot, q[[robot.idx_q[n] for n in loops.actuated]], qd[actuated],
-                                        qdd[actuated], q_guess=q, gravity=gravity)
+    actuated, _, actuated_q = coordinates(robot)
+    return closed_loop_inverse_dynamics(robot, q[actuated_q], qd[actuated], qdd[actuated], q_guess=q, gravity=gravity)
 
 
 def platform_forward_dynamics(robot, link, qa, qda, tau_a, *, q_guess=None, gravity=None):
@@ -577,9 +683,9 @@ def mobility(robot, q=None):
     configuration's actuated coordinates) and that rank; they differ when constraints are redundant."""
     loops = _loops(robot)
     if q is None:
-        actuated, _ = coordinates(robot)
-        q = close_loops(robot, neutral(robot)[[robot.idx_q[n] for n in loops.actuated]]) if actuated.size \
-            else _newton(robot, loops.closures, neutral(robot).copy(), np.arange(robot.nv), "from neutral")[0]
+        actuated_q = coordinates(robot).actuated_q
+        q = close_loops(robot, neutral(robot)[actuated_q]) if actuated_q.size \
+            else _newton(robot, _cuts(robot), neutral(robot).copy(), np.arange(robot.nv), lambda: "from neutral")[0]
     _, rank, _ = _pinv(loop_constraints(robot, q).jacobian)
     return robot.nv - loops.size, robot.nv - rank, rank
 

@@ -8,12 +8,13 @@
   takes the base's pose, twist and acceleration (from odometry and an IMU) with the joint state and returns the joint
   torques and the wrench the mounting must exert on the robot: floating-base inverse dynamics (eq. 83) in one call.
 """
+import weakref
 from typing import NamedTuple
 
 import numpy as np
 
 from ..errors import ModelError, StateError
-from .hybrid import hybrid_dynamics
+from .hybrid import HYBRID, hybrid_dynamics, recursive
 from .rnea import inverse_dynamics
 
 
@@ -70,15 +71,33 @@ def free_floating_inverse_dynamics(robot, q, v, qdd_joints, *, gravity=None, ext
     ``d v[:6] / dt``. Uses: how a space robot's or a drone's base reacts to arm motion, arm motions that disturb the
     base least. By :func:`rne_dynamics.hybrid_dynamics` with the base's force known (O(n)).
     """
-    _floating(robot, "free_floating_inverse_dynamics")
+    known, zero = _free_base(robot)
     batch = np.shape(q)[:-1]  # hybrid_dynamics checks q and v
     qdd_joints = _part(robot, qdd_joints, "qdd_joints", robot.v_names[6:], batch)
-    qdd = np.zeros(batch + (robot.nv,))
-    qdd[..., 6:] = qdd_joints
-    known = np.arange(robot.nv) >= 6
-    result = hybrid_dynamics(robot, q, v, qdd, np.zeros_like(qdd), known_acceleration=known, gravity=gravity,
-                             external_wrenches=external_wrenches, data=data)
+    if batch or known is None:
+        qdd = np.zeros(batch + (robot.nv,))
+        qdd[..., 6:] = qdd_joints
+        result = hybrid_dynamics(robot, q, v, qdd, np.zeros_like(qdd), known_acceleration=np.arange(robot.nv) >= 6,
+                                 gravity=gravity, external_wrenches=external_wrenches, data=data)
+    else:  # one state: the base's known forces (zero) and the mask made once per robot
+        result = HYBRID.run(robot, data, (q, v, np.concatenate((zero[:6], qdd_joints)), zero), gravity,
+                            external_wrenches, extras=(known,))
     return FreeFloatingResult(result.accelerations[..., :6], result.torques[..., 6:], result.joint_wrenches)
+
+
+_free_bases = weakref.WeakKeyDictionary()
+
+
+def _free_base(robot):
+    """``(known, zero)`` of a floating-base robot, made once: the mask of :func:`free_floating_inverse_dynamics`
+    (the joints' accelerations known, the base's forces) and the forces ``(nv,)`` all zero; ``known`` None when the
+    articulated-body pass does not apply (a mimic joint: :func:`hybrid_dynamics` solves it partitioned)."""
+    made = _free_bases.get(robot)
+    if made is None:
+        _floating(robot, "free_floating_inverse_dynamics")
+        known = np.arange(robot.nv) >= 6
+        made = _free_bases[robot] = (known if recursive(robot, known) else None, np.zeros(robot.nv))
+    return made
 
 
 def mounted_inverse_dynamics(robot, base_pose, base_twist, base_acceleration, q, qd, qdd, *, gravity=None,

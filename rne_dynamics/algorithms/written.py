@@ -115,9 +115,10 @@ def program_of(algorithm, robot, fdata, extras=(), wrenches=False):
     return program, outputs, [len(s) for s in samples]
 
 
-def python_source(program, outputs, sizes, quaternions, tolerance):
-    """The program as the Python functions ``single``, ``batch`` and ``fresh`` with the C module's checks and
-    statuses; they count the states served and call ``hot()`` at the :data:`HOT`-th."""
+def python_source(program, outputs, sizes, quaternions, tolerance, slots=()):
+    """The program as the Python functions ``single``, ``batch`` and ``fresh`` with the C module's checks, statuses
+    and result (:func:`~rne_dynamics._native.c_source`); they count the states served and call ``hot()`` at the
+    :data:`HOT`-th."""
     names = [f"x{k}" for k in range(len(sizes))]
     unary, binary = _native.python_spelling(_native.C_UNARY), _native.python_spelling(_native.C_BINARY)
     lines = [f"def single(block, {', '.join(names)}):", "    served[0] += 1",
@@ -149,8 +150,12 @@ def python_source(program, outputs, sizes, quaternions, tolerance):
               "    for n in range(out.shape[0]):",
               f"        status = single(out[n], {', '.join(f'{x} if {x}.ndim == 1 else {x}[n]' for x in names)})",
               f"        if status != {OK}:", "            return status, n", f"    return {OK}, 0", "", "",
-              f"def fresh({', '.join(names)}):", f"    block = empty({len(outputs)})",
-              f"    status = single(block, {', '.join(names)})", f"    return block if status == {OK} else status"]
+              f"def fresh(kind, {', '.join(names)}):", f"    block = empty({len(outputs)})",
+              f"    status = single(block, {', '.join(names)})", f"    if status != {OK}:", "        return status"]
+    views = [f"block[{offset}:{offset + math.prod(shape)}]" + (f".reshape({tuple(shape)})" if len(shape) > 1 else "")
+             for offset, shape in slots]
+    lines += ([f"    views = ({', '.join(views)},)", "    return views[0] if kind is None else "
+               "tuple.__new__(kind, views)"] if slots else ["    return block"])
     return "\n".join(lines) + "\n"
 
 
@@ -178,6 +183,11 @@ def module_name(algorithm, robot, fdata, extras=(), wrenches=False):
 VARIANTS = 8
 
 
+def extras_key(extras):
+    """The per-call parameters as a key of ``robot.written``: an array by its bytes."""
+    return tuple(e.tobytes() if isinstance(e, np.ndarray) else e for e in extras)
+
+
 def written(algorithm, robot, drive=True, extras=(), wrenches=False, wait=False):
     """The written code of ``algorithm`` for ``robot`` (with its drive terms, or ``drive=False`` rigid-body
     dynamics) and the per-call parameters ``extras`` (a link, a reference frame: written in as constants), made on
@@ -187,8 +197,7 @@ def written(algorithm, robot, drive=True, extras=(), wrenches=False, wait=False)
     failed)."""
     if wrenches and not algorithm.wrenches:
         return None
-    key = (algorithm, drive, *((WRENCHES,) if wrenches else ()),
-           *(e.tobytes() if isinstance(e, np.ndarray) else e for e in extras))
+    key = (algorithm, drive, *((WRENCHES,) if wrenches else ()), *extras_key(extras))
     made = robot.written.get(key, False)
     if made is False:
         with robot.written_lock:
@@ -219,15 +228,16 @@ def make(algorithm, robot, fdata, extras, wrenches):
                   robot.name, error)
         return None
     quaternions = [int(s) for s in robot.quaternions]
+    slots = [(int(slot.offset), tuple(int(n) for n in slot.shape)) for slot in algorithm.slots(robot)[0]]
     name, source = _native.named_source(algorithm.name, _native.c_source(_native.UNNAMED, program, outputs, sizes,
-                                                                         quaternions, QUATERNION_TOLERANCE))
+                                                                         quaternions, QUATERNION_TOLERANCE, slots))
     if use(made, name):  # the sources changed, this program did not: built already
         _native.index(key, name)
         return made
     if len(program.ops) <= PYTHON_LIMIT:
         hot = made.start if MODE != "python" else (lambda: None)
         made.single, made.batch, made.fresh = python_functions(
-            python_source(program, outputs, sizes, quaternions, QUATERNION_TOLERANCE), hot)
+            python_source(program, outputs, sizes, quaternions, QUATERNION_TOLERANCE, slots), hot)
     elif MODE != "python":
         made.start()  # too large to serve as Python: the generic kernel serves until the machine code is in
     return made

@@ -57,13 +57,17 @@ def importable_name(cls):
     return module, cls.__qualname__
 
 
-def build(node_class, specs, values, changes, text, source, good):
+def build(node_class, specs, values, changes, text, source, good, machine_code=False):
     """``(description, model)`` of a model request (in the builder process; picklable in and out): the description
     from ``text`` (from ``source``), from a new ``robot_description`` parameter in the parameter set ``changes``, or
     the last good one (``good``: its text and source; read again: the robot may change between fixed and floating
     base); the model built from it with the parameter ``values`` and checked by ``node_class``'s static hooks.
     ``(None, None)``: no robot yet. A bad description or value raises :class:`ModelError` naming it.
-    ``node_class`` may be given as its :func:`importable_name`."""
+    ``node_class`` may be given as its :func:`importable_name`.
+
+    ``machine_code``: also run the model's calls (``node_class.check_model``) and wait for their written code's
+    machine code (:meth:`~.model.DynamicsModel.machine_code`), which the node's process then loads from the disk
+    cache instead of tracing the robot's code with the interpreter its callbacks need."""
     if isinstance(node_class, tuple):
         node_class = getattr(importlib.import_module(node_class[0]), node_class[1])
     floating = node_class.floating_base(values)
@@ -75,7 +79,11 @@ def build(node_class, specs, values, changes, text, source, good):
     robot = DynamicsModel.structure(description.robot, values)
     check_names(robot, values, specs)
     node_class.check_names(robot, values)
-    return description, DynamicsModel.build(robot, values)
+    model = DynamicsModel.build(robot, values)
+    if machine_code:
+        node_class.check_model(model.prepare(), values)
+        model.machine_code()
+    return description, model
 
 
 class DynamicsNode(Node):
@@ -143,10 +151,10 @@ class DynamicsNode(Node):
                                          "and drive_file)", rebuilds_model=spec.rebuilds_model)
                 self.declare_parameter(name, 0.0, self._specs[name].descriptor())
 
-    def create_output(self, msg_type, topic):
+    def create_output(self, msg_type, topic, depth=10):
         """A publisher without rclpy's default QoS-event handlers: each is a waitable that the executor visits on
         every wake-up, which at 1 kHz and a dozen outputs costs more than the dynamics."""
-        return self.create_publisher(msg_type, topic, 10,
+        return self.create_publisher(msg_type, topic, depth,
                                      event_callbacks=PublisherEventCallbacks(use_default_callbacks=False))
 
     def start(self):
@@ -178,7 +186,7 @@ class DynamicsNode(Node):
         name = importable_name(type(self))
         if name is None:  # a class of a script run by path: no other process can import it
             return build(type(self), self._specs, *arguments)
-        return self._process.call(build, name, self._specs, *arguments)
+        return self._process.call(build, name, self._specs, *arguments, True)
 
     def request_model(self, changes=None, text=None, source=None, reply=None):
         """Build a model on the worker, after the requests before it: from the description ``text`` (from
@@ -198,7 +206,7 @@ class DynamicsNode(Node):
                                                           None if good is None else (good.text, good.source))
                 if model is not None:  # the kernels and the Data the callbacks use, in this process
                     self.check_model(model.prepare(), values)
-            except ValueError as exc:
+            except Exception as exc:  # noqa: BLE001 -- any failure refuses the change; the model in service stays
                 what = (f"the robot description from {source}" if text is not None
                         else f"parameters {', '.join(changes)}")
                 outcome = partial(self._refused, what, exc, {n: self._good_values[n] for n in changes}, number,
@@ -502,9 +510,11 @@ class DynamicsNode(Node):
         """Raise ValueError if the parameter ``values`` do not fit ``robot``'s names, sizes or limits: checks cheap
         enough for the set-parameters callback, which runs them against the robot in service."""
 
-    def check_model(self, model, values):
-        """Raise ValueError if the parameter ``values`` do not fit the newly built ``model`` (on the worker thread:
-        compile or load the kernels the callbacks will use here)."""
+    @staticmethod
+    def check_model(model, values):
+        """Raise ValueError if the parameter ``values`` do not fit the newly built ``model``, by making the calls the
+        callbacks will make: in the builder process (their written code is built there), then in the node's process
+        on the worker thread (loaded there, before the swap)."""
 
     def model_changed(self, model, previous):
         """Prepare the node's outputs for ``model`` (called before it replaces ``previous``, which may be None)."""

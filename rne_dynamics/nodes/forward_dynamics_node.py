@@ -262,8 +262,8 @@ class ForwardDynamicsNode(DynamicsNode):
             self.joint_states_publisher = self.create_output(JointState, "/joint_states")
             self.step_timer = self.create_timer(1.0 / rate, self.step_simulation)
         else:
-            self.joint_states_subscription = self.create_subscription(JointState, "/joint_states",
-                                                                      self.on_joint_states, 10)
+            self.joint_states_subscription = self.create_subscription(
+                JointState, "/joint_states", self.on_joint_states, self.get_parameter("joint_states_depth").value)
 
     def initial_state(self, model):
         self.state = model.full_state(initial_positions(model.robot, model.settings))
@@ -275,7 +275,8 @@ class ForwardDynamicsNode(DynamicsNode):
 
     # -- model, parameters, services ---------------------------------------------------------------------------
 
-    def check_model(self, model, values):
+    @staticmethod
+    def check_model(model, values):
         """The start positions must fit, and the forward dynamics be defined (a massless joint makes it singular);
         the call also compiles or loads the kernels before the first message."""
         q0, v0 = model.full_state(initial_positions(model.robot, values))

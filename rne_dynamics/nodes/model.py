@@ -3,6 +3,7 @@ nodes' parameter values (joint structure, payload, drive terms, gravity), and th
 one call each, whatever the robot's kind (a closed chain, a fixed, mounted or free-floating base, elastic joints),
 in Data made once per model.
 """
+import time
 import warnings
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
@@ -56,6 +57,9 @@ def read_description(text, source, floating_base=False):
     return Description(robot, text, source, notes)
 
 
+#: Seconds the builder process waits for a new model's machine code (about a second for an arm; beyond this the node's
+#: process makes the written code itself, holding its interpreter meanwhile).
+MACHINE_CODE_WAIT = 20.0
 NEUTRAL_POSE = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])  # a floating base at the origin, [x y z qx qy qz qw]
 
 
@@ -236,6 +240,15 @@ class DynamicsModel:
             rd.frame_placement(robot, rd.neutral(robot), robot.root_link)
         if self.base == "fixed":
             self.trajectory_torques(np.arange(6) * 1_000_000, *(np.zeros((6, robot.dof)),) * 3)
+
+    def machine_code(self, timeout=MACHINE_CODE_WAIT):
+        """Wait, at most ``timeout`` s in all, for the machine code of the robot's written code that the calls so far
+        made (:mod:`rne_dynamics.algorithms.written`: built as C and cached on disk, keyed by the model's numbers), so
+        that a process computing with the same numbers loads it rather than trace it."""
+        end = time.monotonic() + timeout
+        for made in list(self.robot.written.values()):
+            if made is not None:
+                made.wait(max(0.0, end - time.monotonic()))
 
     @staticmethod
     def structure(robot, values):

@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, ParameterType
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, ParameterType
 
 from ..errors import ModelError
 from ..model.drive import load_drive
@@ -38,16 +38,20 @@ class Spec:
     constraints: str = ""
     rebuilds_model: bool = False
     per_joint: bool = False  # a per-joint array that also takes ``<name>.<joint>`` values by joint name
+    read_only: bool = False  # read once, at start
 
     def descriptor(self):
         d = ParameterDescriptor(name=self.name, type=self.type, description=self.description,
-                                additional_constraints=self.constraints)
-        if self.low is not None:
+                                additional_constraints=self.constraints, read_only=self.read_only)
+        if self.low is not None and self.type == INTEGER:
+            d.integer_range = [IntegerRange(from_value=self.low, to_value=self.high, step=1)]
+        elif self.low is not None:
             d.floating_point_range = [FloatingPointRange(from_value=self.low, to_value=self.high, step=0.0)]
         return d
 
 
 STRING, DOUBLE, BOOL = ParameterType.PARAMETER_STRING, ParameterType.PARAMETER_DOUBLE, ParameterType.PARAMETER_BOOL
+INTEGER = ParameterType.PARAMETER_INTEGER
 DOUBLES, STRINGS = ParameterType.PARAMETER_DOUBLE_ARRAY, ParameterType.PARAMETER_STRING_ARRAY
 PER_JOINT = ("empty: as the URDF says; one value: every joint; else one value per joint in joint_names order; or by "
              "joint name: <name>.<joint> (a map in a parameter file)")
@@ -94,6 +98,9 @@ COMMON_PARAMETERS = (
     Spec("diagnostics_rate_hz", 1.0, DOUBLE, "rate of the /diagnostics status (Hz)", 0.1, 100.0),
     Spec("joint_state_timeout", 0.0, DOUBLE, "a joint whose last value on /joint_states is older than this makes a "
          "WARN naming it (s); 0: no check", 0.0, 3600.0),
+    Spec("joint_states_depth", 100, INTEGER, "/joint_states messages kept while the node is busy, and the inverse "
+         "node's ~/torques for its subscribers (QoS history depth, read at start): a stall shorter than depth / rate "
+         "is caught up, no message lost", 1, 100000, read_only=True),
 )
 #: The node parameters of the elastic drives and the names :meth:`Robot.with_drive` gives them.
 ELASTIC_PARAMETERS = {"joint_stiffness": "stiffness", "joint_damping": "spring_damping",

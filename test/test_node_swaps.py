@@ -1,0 +1,81 @@
+"""Model swaps that never hold the joint-state callbacks, over real rclpy: a new model's written code is made and
+built as machine code in the builder process, so the node's own process only loads it (it never traces a robot's
+code with the interpreter its callbacks need), and joint states that queue up while the node is held are all
+answered."""
+import types
+
+import numpy as np
+
+# first: it skips the module where rclpy is missing
+from ros_harness import harness_fixture
+
+from rclpy.parameter import Parameter
+from sensor_msgs.msg import JointState
+
+import rne_dynamics as rd
+from rne_dynamics.algorithms import written
+from rne_dynamics.nodes.inverse_dynamics_node import InverseDynamicsNode
+from rne_dynamics.robots import DEFAULT_ROBOT
+
+ARM = rd.load_urdf(DEFAULT_ROBOT)
+EXACT = dict(rtol=0.0, atol=1e-12)
+QUIET = dict(publish_wrenches=False, publish_markers=False)
+
+harness_factory = harness_fixture(InverseDynamicsNode)
+
+
+def joint_state(q, qd, sec):
+    msg = JointState(name=list(ARM.joint_names), position=q.tolist(), velocity=qd.tolist())
+    msg.header.stamp.sec = sec
+    return msg
+
+
+def test_a_model_of_new_numbers_is_swapped_in_with_machine_code_and_nothing_traced_in_the_node(
+        harness_factory, monkeypatch, tmp_path):
+    """A payload set (new model numbers, none cached: an empty cache folder): the model swapped in holds machine
+    code in every call its callbacks make before any joint state arrives, and the node's process traced nothing;
+    the torques are the library's for the robot with that payload."""
+    monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))  # for this process and the builder it starts
+    h = harness_factory(robot_description=DEFAULT_ROBOT, **QUIET)
+    traced = []
+    trace = written.program_of
+    monkeypatch.setattr(written, "program_of", lambda algorithm, *rest, **keywords: (
+        traced.append(algorithm.name), trace(algorithm, *rest, **keywords))[1])
+    payload = ("wrist_3_link", 1.7, [0.0, 0.01, 0.05], [0.003, 0.0, 0.0, 0.003, 0.0, 0.002])
+    assert h.set_parameters(*(Parameter(f"payload.{name}", value=value) for name, value in
+                              zip(("link", "mass", "com", "inertia"), payload))).successful
+    model = h.node.model
+    assert model.settings["payload.mass"] == 1.7 and traced == []
+    made = [code for code in model.robot.written.values() if code is not None]
+    assert made and all(code.native for code in made)
+    held = [call for data in (model.data, model.gravity_data) for _, _, _, call in data.held.values()]
+    assert held and all(isinstance(call, types.BuiltinFunctionType) for call in held)  # C, not the traced Python
+
+    torques = []
+    h.probe.create_subscription(JointState, "/inverse_dynamics/torques", torques.append, 10)
+    q, qd = np.linspace(-0.6, 0.6, 6), np.linspace(0.4, -0.4, 6)
+    h.publish(JointState, "/joint_states", joint_state(q, qd, 1))
+    assert h.spin_until(lambda: torques)
+    expected = rd.inverse_dynamics(ARM.with_payload(*payload), q, qd, np.zeros(6)).torques
+    np.testing.assert_allclose(torques[0].effort, expected, **EXACT)
+    assert traced == []
+
+
+def test_a_burst_of_joint_states_during_a_swap_is_answered_in_full(harness_factory):
+    """80 joint states published at once while a parameter set's model is being built and the node's executor is
+    not taking them (as when a swap or the machine holds it) are all answered, in order: ``/joint_states`` is kept
+    ``joint_states_depth`` (100) deep."""
+    h = harness_factory(robot_description=DEFAULT_ROBOT, **QUIET)
+    torques = h.collect(JointState, "/inverse_dynamics/torques", qos=1000)
+    q, qd = np.linspace(-0.5, 0.5, 6), np.zeros(6)
+    h.publish(JointState, "/joint_states", joint_state(q, qd, 1), qos=1000)
+    assert h.spin_until(lambda: len(torques) == 1)
+    h.node.set_parameters([Parameter("gravity", value=[0.0, 0.3, -9.7])])
+    assert h.node.builds_pending == 1
+    for sec in range(2, 82):
+        h.publishers["/joint_states"].publish(joint_state(q, qd, sec))
+    assert h.spin_until(lambda: len(torques) >= 81 and h.node.builds_pending == 0)
+    h.spin_for(0.2)
+    assert [msg.header.stamp.sec for msg in torques] == list(range(1, 82))
+    assert h.node.model.gravity.tolist() == [0.0, 0.3, -9.7]
+    assert h.node.get_parameter("joint_states_depth").value == 100
