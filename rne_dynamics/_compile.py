@@ -54,7 +54,11 @@ def _machine_code(dispatcher, arguments, locator):
     if signature in dispatcher.overloads:
         return True
     if ON_CALLER:
-        dispatcher.compile(signature)
+        can_compile, dispatcher._can_compile = dispatcher._can_compile, True  # (set since it was made: a test)
+        try:
+            dispatcher.compile(signature)
+        finally:
+            dispatcher._can_compile = can_compile
         return True
     key = (dispatcher, signature)
     state = _state.get(key)

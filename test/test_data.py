@@ -2,11 +2,11 @@
 results into ``data`` (views, the same arrays call after call) and allocates no array once it has run with it.
 
 Allocation is measured with ``tracemalloc``: on the bundled arm with a fixed and a floating base (6 and 12
-coordinates), a call's peak must be the same on both, to less than the 48 bytes by which an array of a row per
-coordinate grows: a call that allocated any result or workspace array with a row per coordinate or body would
-differ. ``pytest --long`` also runs the calls on a long chain (a floating base and 400 revolute joints, too large
-for most calls' written code: their generic kernels, compiled for it), where every such array is larger than the
-few hundred bytes of Python objects a call makes and would show a peak above :data:`LIMIT`.
+coordinates), a call's peak on the larger may exceed its peak on the smaller by less than the 48 bytes by which an
+array of a row per coordinate grows: a call that allocated any result or workspace array with a row per coordinate
+or body would exceed it. ``pytest --long`` also runs the calls on a long chain (a floating base and 400 revolute
+joints, too large for most calls' written code: their generic kernels, compiled for it), where every such array is
+larger than the few hundred bytes of Python objects a call makes and would show a peak above :data:`LIMIT`.
 """
 import warnings
 
@@ -122,15 +122,19 @@ def built(robot):
 
 def allocations(robot, name):
     """``(peak with data=, peak of the allocating call, bytes of its results)`` of the call ``name`` on ``robot``,
-    in bytes: the call with a ``data`` measured over three calls after its first."""
+    in bytes: the call with a ``data`` after its first, the least peak of three rounds of three calls (what every
+    call allocates is in each; what the process keeps once, such as numba's caches of a first run, in one)."""
     call = dict(calls(robot, np.random.default_rng(2)))[name]
     data = robot.data()
     call(data)
-    tracemalloc.start()
+    peaks = []
     for _ in range(3):
-        call(data)
-    with_data = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
+        tracemalloc.start()
+        for _ in range(3):
+            call(data)
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+    with_data = min(peaks)
     tracemalloc.start()
     result = call(None)
     without = tracemalloc.get_traced_memory()[1]
@@ -148,12 +152,13 @@ def arms():
 @pytest.mark.parametrize("name", ALLOCATION_CALLS)
 def test_data_calls_allocate_nothing_that_grows_with_the_robot(arms, name, monkeypatch):
     monkeypatch.setattr(driver, "WARM", 0)  # the allocating call runs the written code too: it allocates its results
+    monkeypatch.setattr(_compile, "ON_CALLER", True)  # integrate's kernel: its machine code (5 s), not its Python
     peaks = [allocations(robot, name) for robot in arms]
     for (with_data, without, result_bytes), robot in zip(peaks, arms):
         assert without >= result_bytes, f"{name}: the test cannot see the allocating call's {result_bytes} bytes"
         assert with_data < LIMIT, f"{name}: a call with data= allocated {with_data} bytes at its peak ({robot.name})"
     growth = 8 * (arms[1].nv - arms[0].nv)  # of one array of a row per coordinate (a row per body: 6 floats more)
-    assert abs(peaks[1][0] - peaks[0][0]) < growth, \
+    assert peaks[1][0] - peaks[0][0] < growth, \
         f"{name}: a call with data= allocated {peaks[0][0]} bytes at its peak with {arms[0].nv} coordinates, " \
         f"{peaks[1][0]} with {arms[1].nv}"
 
