@@ -30,6 +30,8 @@ _queue = deque()   # (dispatcher, signature, locator) waiting for the worker
 _state = {}        # (dispatcher, signature) -> "queued", "built" or "failed"
 _worker = None
 _running = []      # the background process, for atexit
+_ended = [0]       # background compiles ended in this process
+_asked = {}        # dispatcher -> the count of ended compiles when it last had no machine code for a caller
 _exiting = False
 
 
@@ -39,11 +41,26 @@ def machine_code(dispatcher, arguments, locator):
     the caller runs the Python meanwhile. ``locator``: ``(module, function, argument)`` naming the dispatcher."""
     if numba is None:
         return False
+    if not ON_CALLER and not dispatcher.overloads and _asked.get(dispatcher) == _ended[0]:
+        # none since it was last asked and no background compile has ended since: the arguments' types would cost
+        # more than the Python of a small kernel (2 ms for a call of 11 arrays)
+        return False
+    found = _machine_code(dispatcher, arguments, locator)
+    if not found:
+        _asked[dispatcher] = _ended[0]
+    return found
+
+
+def _machine_code(dispatcher, arguments, locator):
     signature = tuple(dispatcher.typeof_pyval(a) for a in arguments)
     if signature in dispatcher.overloads:
         return True
     if ON_CALLER:
-        dispatcher.compile(signature)
+        can_compile, dispatcher._can_compile = dispatcher._can_compile, True  # (set since it was made: a test)
+        try:
+            dispatcher.compile(signature)
+        finally:
+            dispatcher._can_compile = can_compile
         return True
     key = (dispatcher, signature)
     state = _state.get(key)
@@ -77,11 +94,13 @@ def called_from_python(kernel):
 
     @functools.wraps(function)
     def call(*arguments):
-        try:
-            return dispatcher(*arguments)
-        except TypeError:  # no machine code for these types yet
-            if machine_code(dispatcher, arguments, locator):
+        if dispatcher.overloads:  # (a call without machine code costs numba's matching error)
+            try:
                 return dispatcher(*arguments)
+            except TypeError:  # other types than its machine code's
+                pass
+        if machine_code(dispatcher, arguments, locator):
+            return dispatcher(*arguments)
         with np.errstate(all="ignore"):  # as the machine code: an inf or a NaN is an answer, not a warning
             return traceable(function)(*arguments)  # the Python all the way down: no kernel it calls compiles
 
@@ -124,6 +143,7 @@ def _work():
                 return
             dispatcher, signature, locator = _queue.popleft()
         _state[(dispatcher, signature)] = "built" if _build(signature, locator) else "failed"
+        _ended[0] += 1
 
 
 #: The background process: import the package, find the dispatcher, compile the signature into numba's cache.

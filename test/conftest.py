@@ -1,6 +1,9 @@
-"""Test set-up: keep DDS traffic of the ROS tests on this machine, in a domain of the test run's own."""
+"""Test set-up: keep DDS traffic of the ROS tests on this machine, in a domain of the test run's own; the ``--long``
+profile."""
 import os
 import sys
+
+import pytest
 
 os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
 os.environ.setdefault("ROS_DOMAIN_ID", str(40 + os.getpid() % 50))
@@ -14,6 +17,23 @@ settings.register_profile("ci", max_examples=500, deadline=None, derandomize=Tru
 settings.register_profile("long", max_examples=5000, deadline=None, print_blob=True)
 
 
+def pytest_addoption(parser):
+    parser.addoption("--long", action="store_true", default=False,
+                     help="also run the checks marked long: the full-size versions of checks that the default run "
+                          "makes at a smaller size (test/README.md)")
+
+
 def pytest_configure(config):
     if not config.getoption("--hypothesis-profile", None):
         settings.load_profile("ci")
+    config.addinivalue_line("markers", "long: a full-size check, run only by pytest --long (the default run has a "
+                                       "smaller version of it)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--long"):
+        return
+    skip = pytest.mark.skip(reason="a long check: pytest --long runs it")
+    for item in items:
+        if item.get_closest_marker("long") is not None:
+            item.add_marker(skip)

@@ -1,9 +1,12 @@
 """``data = robot.data()``: every call given ``data=`` returns the same numbers as without it, bit for bit, writes its
 results into ``data`` (views, the same arrays call after call) and allocates no array once it has run with it.
 
-Allocation is measured with ``tracemalloc`` on a long chain (a floating base and 400 revolute joints), where every
-result array is larger than the few hundred bytes of Python objects a call makes: a call that allocated any result
-or workspace array with a row per coordinate or body would show a peak above :data:`LIMIT`.
+Allocation is measured with ``tracemalloc``: on the bundled arm with a fixed and a floating base (6 and 12
+coordinates), a call's peak on the larger may exceed its peak on the smaller by less than the 48 bytes by which an
+array of a row per coordinate grows: a call that allocated any result or workspace array with a row per coordinate
+or body would exceed it. ``pytest --long`` also runs the calls on a long chain (a floating base and 400 revolute
+joints, too large for most calls' written code: their generic kernels, compiled for it), where every such array is
+larger than the few hundred bytes of Python objects a call makes and would show a peak above :data:`LIMIT`.
 """
 import warnings
 
@@ -13,6 +16,7 @@ import tracemalloc
 
 import rne_dynamics as rd
 from rne_dynamics import _compile, _jit
+from rne_dynamics.algorithms import driver
 from rne_dynamics.robots import default_robot_path
 
 CHAIN_LENGTH = 400
@@ -93,6 +97,72 @@ def test_data_calls_equal_allocating_calls(which, name):
         assert z is y or np.shares_memory(z, y), f"{name}: a second call with the same data made a new array"
 
 
+#: ``difference``'s logarithms (free-flyer, spherical, planar) run in numpy and make small temporaries per such joint;
+#: its result is still written into ``data``.
+NUMPY_TEMPORARIES = {"difference"}
+ALLOCATION_CALLS = [name for name, _ in calls(robots()["arm6"], np.random.default_rng(0))
+                    if name not in NUMPY_TEMPORARIES]
+COMPILED_ONLY = pytest.mark.skipif(_jit.numba is None, reason="plain-Python kernels allocate their temporaries (and "
+                                   "take minutes on a 400-body chain): this checks the compiled kernels")
+
+
+def built(robot):
+    """``robot`` once every call has run with a ``data`` and the machine code of its written code is in use (its
+    Python allocates): the builds run side by side."""
+    data = robot.data()
+    for _, call in calls(robot, np.random.default_rng(2)):
+        call(data)
+    codes = [code for code in robot.written.values() if code is not None and not code.native]
+    for code in codes:
+        code.start()
+    for code in codes:
+        code.wait()
+    return robot
+
+
+def allocations(robot, name):
+    """``(peak with data=, peak of the allocating call, bytes of its results)`` of the call ``name`` on ``robot``,
+    in bytes: the call with a ``data`` after its first, the least peak of three rounds of three calls (what every
+    call allocates is in each; what the process keeps once, such as numba's caches of a first run, in one)."""
+    call = dict(calls(robot, np.random.default_rng(2)))[name]
+    data = robot.data()
+    call(data)
+    peaks = []
+    for _ in range(3):
+        tracemalloc.start()
+        for _ in range(3):
+            call(data)
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+    with_data = min(peaks)
+    tracemalloc.start()
+    result = call(None)
+    without = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return with_data, without, sum(x.nbytes for x in arrays(result))
+
+
+@pytest.fixture(scope="module")
+def arms():
+    """The bundled arm, fixed and floating, with every call's machine code (``rne-dynamics compile`` built most)."""
+    return [built(robot) for robot in robots().values()]
+
+
+@COMPILED_ONLY
+@pytest.mark.parametrize("name", ALLOCATION_CALLS)
+def test_data_calls_allocate_nothing_that_grows_with_the_robot(arms, name, monkeypatch):
+    monkeypatch.setattr(driver, "WARM", 0)  # the allocating call runs the written code too: it allocates its results
+    monkeypatch.setattr(_compile, "ON_CALLER", True)  # integrate's kernel: its machine code (5 s), not its Python
+    peaks = [allocations(robot, name) for robot in arms]
+    for (with_data, without, result_bytes), robot in zip(peaks, arms):
+        assert without >= result_bytes, f"{name}: the test cannot see the allocating call's {result_bytes} bytes"
+        assert with_data < LIMIT, f"{name}: a call with data= allocated {with_data} bytes at its peak ({robot.name})"
+    growth = 8 * (arms[1].nv - arms[0].nv)  # of one array of a row per coordinate (a row per body: 6 floats more)
+    assert peaks[1][0] - peaks[0][0] < growth, \
+        f"{name}: a call with data= allocated {peaks[0][0]} bytes at its peak with {arms[0].nv} coordinates, " \
+        f"{peaks[1][0]} with {arms[1].nv}"
+
+
 @pytest.fixture(scope="module")
 def chain():
     with warnings.catch_warnings():
@@ -101,34 +171,17 @@ def chain():
     return robot
 
 
-#: ``difference``'s logarithms (free-flyer, spherical, planar) run in numpy and make small temporaries per such joint;
-#: its result is still written into ``data``.
-NUMPY_TEMPORARIES = {"difference"}
-
-
-@pytest.mark.skipif(_jit.numba is None, reason="plain-Python kernels allocate their temporaries (and take minutes "
-                    "on a 400-body chain): this checks the compiled kernels")
-@pytest.mark.parametrize("name", [name for name, _ in calls(robots()["arm6"], np.random.default_rng(0))
-                                  if name not in NUMPY_TEMPORARIES])
-def test_data_calls_allocate_no_array(chain, name, monkeypatch):
+@pytest.mark.long
+@COMPILED_ONLY
+@pytest.mark.parametrize("name", ALLOCATION_CALLS)
+def test_data_calls_on_a_long_chain_allocate_no_array(chain, name, monkeypatch):
     call = dict(calls(chain, np.random.default_rng(2)))[name]
-    data = chain.data()
-    call(data)
+    call(chain.data())
     for code in list(chain.written.values()):  # the machine code of what the call runs (its Python allocates)
         if code is not None:
             code.wait()
     monkeypatch.setattr(_compile, "ON_CALLER", True)  # and of the generic kernel, where it still serves
-    call(data)
-    tracemalloc.start()
-    for _ in range(3):
-        call(data)
-    with_data = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    tracemalloc.start()
-    result = call(None)
-    without = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    result_bytes = sum(x.nbytes for x in arrays(result))
+    with_data, without, result_bytes = allocations(chain, name)
     assert without >= result_bytes, f"{name}: the test cannot see the allocating call's {result_bytes} bytes"
     assert with_data < LIMIT, f"{name}: a call with data= allocated {with_data} bytes at its peak"
 

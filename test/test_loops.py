@@ -254,15 +254,16 @@ def test_forward_dynamics_inverts_inverse_dynamics_and_matches_kkt():
             assert np.abs(forward.loop_wrenches[name] - w).max() < 1e-8 * max(1.0, np.abs(w).max())
 
 
+@pytest.mark.parametrize("duration", [3.0, pytest.param(10.0, marks=pytest.mark.long)])
 @pytest.mark.parametrize("drift_control, drift_bound", [({}, 1e-11), ({"baumgarte": (20.0, 20.0), "project": False},
                                                                      1e-8)], ids=["projection", "baumgarte"])
-def test_simulation_drift_and_energy(four_bar, drift_control, drift_bound):
-    """A frictionless, unactuated four-bar swinging under gravity for 10 s (RK4, 1 ms): with projection the loop
-    closes to 1e-11 at every stored step (measured 1e-12; 2.7e-10 before each projection), with Baumgarte terms
-    (alpha = beta = 20/s) alone to 1e-8 (measured 3.7e-9); the energy stays within 2e-6 of its largest value
-    (relative; measured 1.8e-6 J and 3.1e-6 J of 2.19 J)."""
+def test_simulation_drift_and_energy(four_bar, drift_control, drift_bound, duration):
+    """A frictionless, unactuated four-bar swinging under gravity for 3 s (10 s with ``--long``; RK4, 1 ms): with
+    projection the loop closes to 1e-11 at every stored step (measured 1e-12 over 10 s; 2.7e-10 before each
+    projection), with Baumgarte terms (alpha = beta = 20/s) alone to 1e-8 (measured 3.7e-9); the energy stays within
+    2e-6 of its largest value (relative; measured over 10 s 1.8e-6 J and 3.1e-6 J of 2.19 J)."""
     q0 = rd.close_loops(four_bar, [0.3])
-    trajectory = rd.simulate_closed_loop(four_bar, q0, np.zeros(3), 10.0, 1e-3, gravity=G, **drift_control)
+    trajectory = rd.simulate_closed_loop(four_bar, q0, np.zeros(3), duration, 1e-3, gravity=G, **drift_control)
     drift = max(np.abs(rd.loop_constraints(four_bar, q).residual).max() for q in trajectory.q)
     assert drift < drift_bound, drift
     energy = trajectory.energy

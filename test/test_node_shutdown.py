@@ -24,7 +24,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ARM6 = os.path.join(ROOT, "rne_dynamics", "data", "rne_arm6.urdf")
 NAMES = list(rd.load_urdf(ARM6).joint_names)
 TRACEBACK_SIGNS = ("Traceback", "Error", "Exception", "exception")
-STARTS = 20
 
 
 class JointStateTraffic:
@@ -104,11 +103,13 @@ def assert_clean_exit(process, what):
     assert not any(sign in stderr for sign in TRACEBACK_SIGNS), f"{what}: stderr:\n{stderr}"
 
 
-def test_signals_while_joint_states_flow(traffic):
-    """20 starts: SIGINT mostly, SIGTERM every fourth, launch's escalation (SIGINT then SIGTERM) every fifth; the
-    signal lands at a different moment of the 1 kHz traffic each time. Every other start takes its robot from the
-    /robot_description topic: built in the node's builder process (a node run with ``python -m``)."""
-    for start in range(STARTS):
+@pytest.mark.parametrize("starts", [10, pytest.param(20, marks=pytest.mark.long)])
+def test_signals_while_joint_states_flow(traffic, starts):
+    """10 starts (20 with ``--long``: the twentieth escalates after a SIGTERM): SIGINT mostly, SIGTERM every fourth,
+    launch's escalation (SIGINT then SIGTERM) every fifth; the signal lands at a different moment of the 1 kHz
+    traffic each time. Every other start takes its robot from the /robot_description topic: built in the node's
+    builder process (a node run with ``python -m``)."""
+    for start in range(starts):
         process = start_node(from_topic=start % 2 == 1)
         wait_for_answers(traffic, process)
         time.sleep(0.013 * start)
