@@ -11,7 +11,11 @@ from .written import written
 def specialised_data(robot):
     """A new ``robot.data()``, once every algorithm's machine code for ``robot`` is in use (or has failed to build:
     then its Python serves)."""
-    for algorithm in ALGORITHMS:
-        if not algorithm.extras:
-            written(algorithm, robot, wait=True)
+    algorithms = [algorithm for algorithm in ALGORITHMS if not algorithm.extras]
+    for algorithm in algorithms:  # every build started before the first wait: one compiler per core
+        code = written(algorithm, robot)
+        if code is not None:
+            code.start()
+    for algorithm in algorithms:
+        written(algorithm, robot, wait=True)
     return robot.data()

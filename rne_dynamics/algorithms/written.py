@@ -68,9 +68,9 @@ class Written:
         self._lock = threading.Lock()
 
     def start(self):
-        """Build the machine code in the background (once)."""
+        """Build the machine code in the background (once; not when it was loaded from the cache)."""
         with self._lock:
-            if self._builder is None:
+            if self._builder is None and not self.native:
                 self._builder = threading.Thread(target=self._build, args=(self,), daemon=True, name="written")
                 self._builder.start()
 
@@ -79,7 +79,8 @@ class Written:
         whether it is in use."""
         if not self.native:
             self.start()
-            self._builder.join(timeout)
+            if self._builder is not None:
+                self._builder.join(timeout)
         return self.native
 
 
