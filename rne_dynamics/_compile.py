@@ -33,6 +33,8 @@ _running = []      # the background process, for atexit
 _ended = [0]       # background compiles ended in this process
 _asked = {}        # dispatcher -> the count of ended compiles when it last had no machine code for a caller
 _exiting = False
+#: The background compiles that failed (numba's last line): the tests fail on any.
+failures = []
 
 
 def machine_code(dispatcher, arguments, locator):
@@ -177,6 +179,7 @@ def _build(signature, locator):
         _running.remove(process)
     if process.returncode != 0 and not _exiting:
         lines = errors.decode(errors="replace").strip().splitlines()
+        failures.append(f"{module}.{function}({argument!r}): {lines[-1] if lines else process.returncode}")
         warnings.warn(f"numba could not compile {module}.{function}({argument!r}) in the background: "
                       f"{lines[-1] if lines else 'exit code ' + str(process.returncode)}; its Python serves",
                       RuntimeWarning, stacklevel=1)

@@ -37,3 +37,12 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("long") is not None:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def every_background_compile_succeeds():
+    """A kernel numba cannot compile still gives exact answers (its Python serves), so only this says so: the run
+    fails on any background compile that failed."""
+    yield
+    from rne_dynamics import _compile
+    assert not _compile.failures, f"numba could not compile: {_compile.failures}"

@@ -45,7 +45,6 @@ SINGULAR = 16
 EXPLAINED = (OK, NOT_FINITE, NOT_UNIT, OVERFLOW)
 
 
-@helper
 def environment_of(gravity, f_ext, out=None):
     """The ``environment`` array ``[gravity; the body wrenches]`` (into ``out``), as :func:`environment_parts` reads
     it."""
@@ -54,6 +53,7 @@ def environment_of(gravity, f_ext, out=None):
     return out
 
 
+@helper
 def environment_parts(environment):
     """``(f_ext, gravity)`` of an ``environment`` array: gravity ``(3,)``, then the external body wrenches ``(nb, 6)``
     or nothing (``f_ext`` ``(0, 6)``: none)."""
