@@ -179,10 +179,10 @@ def _build(signature, locator):
         _running.remove(process)
     if process.returncode != 0 and not _exiting:
         lines = errors.decode(errors="replace").strip().splitlines()
-        failures.append(f"{module}.{function}({argument!r}): {lines[-1] if lines else process.returncode}")
-        warnings.warn(f"numba could not compile {module}.{function}({argument!r}) in the background: "
-                      f"{lines[-1] if lines else 'exit code ' + str(process.returncode)}; its Python serves",
-                      RuntimeWarning, stacklevel=1)
+        failure = f"{module}.{function}({argument!r}): {lines[-1] if lines else f'exit code {process.returncode}'}"
+        failures.append(failure)
+        warnings.warn(f"numba could not compile {failure} in the background; its Python serves", RuntimeWarning,
+                      stacklevel=1)
     return process.returncode == 0
 
 

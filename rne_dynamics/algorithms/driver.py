@@ -33,7 +33,7 @@ from ..errors import SingularMassMatrixError
 from ..model.data import memory, owned
 from ..model.joints import unit_quaternions
 from ..model.robot import model_view, model_view_inline
-from .written import extras_key, written
+from .written import extras_key, view_spellings, written
 from .inputs import (QUATERNION_TOLERANCE, _explain, all_finite, body_wrenches,
                      check_quaternions, gravity_vector, overflow, states)
 
@@ -139,10 +139,8 @@ def result_kind(result):
 
 def result_maker(result, slots):
     """``block -> result``: ``result`` of the views at ``slots`` of one state's block, written out as one expression
-    (a comprehension over the slots costs a fifth of a small robot's call)."""
-    views = ", ".join(f"block[{s.offset}:{s.offset + int(np.prod(s.shape))}]"
-                      + (f".reshape({tuple(int(n) for n in s.shape)})" if len(s.shape) > 1 else "") for s in slots)
-    return eval(f"lambda block: result({views})", {"result": result})
+    (:func:`~rne_dynamics.algorithms.written.view_spellings`)."""
+    return eval(f"lambda block: result({', '.join(view_spellings(slots))})", {"result": result})
 
 
 #: States from which a batch waits for its written code's machine code rather than run its Python.

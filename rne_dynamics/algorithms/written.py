@@ -116,6 +116,17 @@ def program_of(algorithm, robot, fdata, extras=(), wrenches=False):
     return program, outputs, [len(s) for s in samples]
 
 
+def view_spellings(slots):
+    """``block[a:b]``, reshaped, for each ``(offset, shape)`` in ``slots``: the result arrays of one state's block,
+    written out (a comprehension over the slots costs a fifth of a small robot's call)."""
+    spellings = []
+    for offset, shape in slots:
+        shape = tuple(int(n) for n in shape)
+        spellings.append(f"block[{int(offset)}:{int(offset) + math.prod(shape)}]"
+                         + (f".reshape({shape})" if len(shape) > 1 else ""))
+    return spellings
+
+
 def python_source(program, outputs, sizes, quaternions, tolerance, slots=()):
     """The program as the Python functions ``single``, ``batch`` and ``fresh`` with the C module's checks, statuses
     and result (:func:`~rne_dynamics._native.c_source`); they count the states served and call ``hot()`` at the
@@ -153,9 +164,7 @@ def python_source(program, outputs, sizes, quaternions, tolerance, slots=()):
               f"        if status != {OK}:", "            return status, n", f"    return {OK}, 0", "", "",
               f"def fresh(kind, {', '.join(names)}):", f"    block = empty({len(outputs)})",
               f"    status = single(block, {', '.join(names)})", f"    if status != {OK}:", "        return status"]
-    views = [f"block[{offset}:{offset + math.prod(shape)}]" + (f".reshape({tuple(shape)})" if len(shape) > 1 else "")
-             for offset, shape in slots]
-    lines += ([f"    views = ({', '.join(views)},)", "    return views[0] if kind is None else "
+    lines += ([f"    views = ({', '.join(view_spellings(slots))},)", "    return views[0] if kind is None else "
                "tuple.__new__(kind, views)"] if slots else ["    return block"])
     return "\n".join(lines) + "\n"
 
@@ -229,7 +238,7 @@ def make(algorithm, robot, fdata, extras, wrenches):
                   robot.name, error)
         return None
     quaternions = [int(s) for s in robot.quaternions]
-    slots = [(int(slot.offset), tuple(int(n) for n in slot.shape)) for slot in algorithm.slots(robot)[0]]
+    slots = algorithm.slots(robot)[0]
     name, source = _native.named_source(algorithm.name, _native.c_source(_native.UNNAMED, program, outputs, sizes,
                                                                          quaternions, QUATERNION_TOLERANCE, slots))
     if use(made, name):  # the sources changed, this program did not: built already
