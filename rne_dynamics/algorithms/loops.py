@@ -9,9 +9,16 @@ split into the actuated ``J_a`` and the passive ``J_p``; the passive coordinates
 closed by a spatial cut) leave ``J_p`` of full column rank but not of full row rank: every solve here is a
 rank-revealing least-squares one (SVD), and the cut wrenches are the minimum-norm solution.
 
+The equations are kernel steps (:mod:`~rne_dynamics.algorithms.loop_kinematics`): this module's Python solver calls
+them (one compiled call per evaluation of the constraints), and a robot whose passive Jacobian is square (no
+redundant constraint) gets the whole warm-started inverse dynamics of a state as one call of its written machine code
+(:data:`~rne_dynamics.algorithms.loop_kinematics.CLOSED_LOOP`) once that code is built, in the background; a state
+that call hands back (a cold start, a singular pose) takes the Python solver.
+
 Sign of the cut wrench ``w`` (on ``link_b`` by ``link_a``, cut frame on ``link_b``, about its origin): with
 ``w = K lambda``, the tree's equations of motion read ``M qdd + h = E_a tau_a - J^T lambda``.
 """
+import threading
 import weakref
 from typing import NamedTuple
 
@@ -21,17 +28,18 @@ from ..errors import ModelError, StateError
 from ..model.loops import LoopClosure, Loops
 from .configuration import integrate, neutral
 from .crba import mass_matrix
+from .driver import OK
+from .inputs import gravity_vector
 from .integrator import rkmk4_step
 from .._trace import traceable
 from ..model.robot import model_view
 from .kinematics import center_of_mass, frame_acceleration
-from .loop_kinematics import BODY_MOTIONS
+from .loop_kinematics import (AXIS, CLOSED_LOOP, CLOSURE_TOLERANCE, CONSTRAINTS, CUT, KIND, KINDS, RANK_TOLERANCE,
+                              SELECT, SIDE_A, SIDE_B, cut_loads, passive_lu)
 from .rnea import bias_torques, inverse_dynamics
+from .written import written
+from . import written as written_module
 
-#: Relative singular value below which a direction of the constraint Jacobian counts as lost (rank-revealing).
-RANK_TOLERANCE = 1e-9
-#: Loops close to this (m, rad) or better; the contract asks for 1e-10.
-CLOSURE_TOLERANCE = 1e-12
 MAX_NEWTON_STEPS = 60
 
 
@@ -41,68 +49,17 @@ def _loops(robot):
     return robot.loops
 
 
-def _cross(a, b):
-    """``a x b`` of two 3-vectors (``np.cross`` costs ten times more on one pair)."""
-    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
-
-
-#: ``x @ SKEW`` is ``[x]_x`` flattened: ``[x]_x[i, k] = sum_j eps_ijk x_j``, so that ``[x]_x y = x x y``.
-SKEW = np.zeros((3, 9))
-for _i, _j, _k in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
-    SKEW[_j, 3 * _i + _k], SKEW[_k, 3 * _i + _j] = 1.0, -1.0
-
-
-def _skews(x):
-    """``[x]_x`` ``(n, 3, 3)`` of the 3-vectors ``x`` ``(n, 3)``."""
-    return (x @ SKEW).reshape(-1, 3, 3)
-
-
-def _crosses(a, b):
-    """``a x b`` of the rows of ``a``, ``b`` ``(n, 3)``."""
-    return (_skews(a) @ b[:, :, None])[:, :, 0]
-
-
-def _log(R):
-    """Rotation vector of ``R`` (the inverse of Rodrigues' formula)."""
-    cos = np.clip((np.trace(R) - 1.0) / 2.0, -1.0, 1.0)
-    angle = np.arccos(cos)
-    w = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]]) / 2.0
-    if angle < 1e-6:
-        return w
-    if angle > np.pi - 1e-6:  # axis from the symmetric part
-        axis = np.sqrt(np.maximum((np.diag(R) + 1.0) / 2.0, 0.0))
-        k = np.argmax(axis)
-        axis = (R[:, k] + np.eye(3)[k]) / np.sqrt(2.0 * (1.0 + R[k, k]))
-        return angle * axis
-    return angle / np.sin(angle) * w
-
-
 class Cuts(NamedTuple):
-    """Closures as arrays over all of them (made once per robot for its loops, :func:`_cuts`): each cut frame in its
-    link's body (``body_a``, ``R_a``, ``p_a`` and ``b``'s; body ``-1``: the fixed base, the last row of the body
-    motions); ``columns`` ``(nc, ncol, nv)``: ``col_mult`` where a motion column supporting ``link_a`` moves a
-    coordinate, minus those supporting ``link_b`` (``oS^T columns[k]`` is the relative twist's Jacobian);
-    ``select`` ``(nc, 6, 6)``: ``K^T`` of each closure padded with zero rows, and ``rows`` the flat indices of the
-    real ones; ``turning``: ``(k, closure)`` of the closures with rotation rows; ``sides`` ``(nj, nc)``: +1 where a
-    named joint supports ``link_a``'s body, -1 ``link_b``'s (how a cut wrench loads the joints); ``joint_body``:
-    each named joint's body; ``bodies``, ``points`` ``(2 nc, 3, 1)``: ``body_a`` then ``body_b``, and the cut frames'
-    origins ``p_a`` then ``p_b``."""
+    """Closures as the kernels read them (made once per robot for its loops, :func:`_cuts`): ``table`` ``(nc,
+    CUT)`` (:mod:`~rne_dynamics.algorithms.loop_kinematics`: each side's body, ``-1`` the fixed base, and cut frame
+    in it, the kind, the axis, ``K^T`` padded to 6 rows); ``rows``: the flat indices of the real constraint rows
+    (6 per closure); ``slices``: each closure's rows among the real ones; ``m``: the model as the kernels' Python
+    reads it."""
     closures: tuple
-    body_a: np.ndarray
-    R_a: np.ndarray
-    p_a: np.ndarray
-    body_b: np.ndarray
-    R_b: np.ndarray
-    p_b: np.ndarray
-    columns: np.ndarray
-    select: np.ndarray
+    table: np.ndarray
     rows: np.ndarray
     slices: dict
-    turning: tuple
-    sides: np.ndarray
-    joint_body: np.ndarray
-    bodies: np.ndarray
-    points: np.ndarray
+    m: object
 
 
 _robot_cuts = weakref.WeakKeyDictionary()
@@ -116,67 +73,38 @@ def _cuts(robot, closures=None):
             cuts = _robot_cuts[robot] = _cuts(robot, _loops(robot).closures)
         return cuts
     m = traceable(model_view)(robot.fdata, robot.idata)
-    nc = len(closures)
-
-    def support(body):
-        out = []
-        while body >= 0:
-            out.append(body)
-            body = m.parent[body]
-        return out
-
-    def frame(link, R, p):
-        body, R_l, p_l = robot.link_frames[link]
-        return body, R_l @ R, p_l + R_l @ p
-
-    a = [frame(c.link_a, c.R_a, c.p_a) for c in closures]
-    b = [frame(c.link_b, c.R_b, c.p_b) for c in closures]
-    columns = np.zeros((nc, m.ncol, robot.nv))
-    sides = np.zeros((m.nj, nc))
-    joint_of = {int(body): j for j, body in enumerate(m.joint_body)}
-    select = np.zeros((nc, 6, 6))
+    if len(closures) > m.nl:
+        raise ModelError(f"robot '{robot.name}' has {len(closures)} loop closures, more than its {m.nl} links")
+    table = np.zeros((len(closures), CUT))
     rows, slices, start = [], {}, 0
     for k, c in enumerate(closures):
-        for (body, _, _), sign in ((a[k], 1.0), (b[k], -1.0)):
-            for i in support(body):
-                for col in range(m.col_start[i], m.col_start[i + 1]):
-                    columns[k, col, m.col_v[col]] += sign * m.col_mult[col]
-                if i in joint_of:
-                    sides[joint_of[i], k] += sign
-        select[k, :c.size] = c.selection.T
+        for side, link, R, p in ((SIDE_A, c.link_a, c.R_a, c.p_a), (SIDE_B, c.link_b, c.R_b, c.p_b)):
+            body, R_l, p_l = robot.link_frames[link]
+            table[k, side] = body
+            table[k, side + 1:side + 10] = (R_l @ R).ravel()
+            table[k, side + 10:side + 13] = p_l + R_l @ p
+        table[k, KIND] = KINDS[c.kind]
+        table[k, AXIS:AXIS + 3] = 0.0 if c.axis is None else c.axis
+        select = np.zeros((6, 6))
+        select[:c.size] = c.selection.T
+        table[k, SELECT:SELECT + 36] = select.ravel()
         rows += range(6 * k, 6 * k + c.size)
         slices[c.name] = slice(start, start + c.size)
         start += c.size
-    return Cuts(tuple(closures), np.array([x[0] for x in a]), np.array([x[1] for x in a]), np.array([x[2] for x in a]),
-                np.array([x[0] for x in b]), np.array([x[1] for x in b]), np.array([x[2] for x in b]), columns, select,
-                np.array(rows), slices, tuple((k, c) for k, c in enumerate(closures) if c.kind != "point"), sides,
-                np.array(m.joint_body), np.array([x[0] for x in a + b]), np.array([x[2] for x in a + b])[:, :, None])
-
-
-class CutFrames(NamedTuple):
-    """Each closure's cut frames at a configuration: ``p_a``, ``p_b`` ``(nc, 3)`` their origins and ``R_b``
-    ``(nc, 3, 3)`` frame ``b``'s axes in the world, ``d`` ``(nc, 3)`` frame ``a``'s origin from ``b``'s in ``b``
-    axes; ``KR`` ``(nc, 6, 6)``: ``K^T`` (padded) times ``R_b^T`` on both halves, the map of a world motion
-    vector to the constrained components; ``skew_a`` ``[p_a]_x``; ``motion``: the body motions they were computed
-    from (:data:`~rne_dynamics.algorithms.loop_kinematics.BODY_MOTIONS`)."""
-    p_a: np.ndarray
-    p_b: np.ndarray
-    R_b: np.ndarray
-    d: np.ndarray
-    KR: np.ndarray
-    skew_a: np.ndarray
-    motion: tuple
+    return Cuts(tuple(closures), table, np.array(rows), slices, m)
 
 
 class LoopConstraints(NamedTuple):
     """The stacked loop constraints at a state: ``residual`` ``phi(q)`` ``(m,)``, ``jacobian`` ``(m, nv)``,
     ``gamma`` ``= -Jdot qd`` ``(m,)`` (``None`` without ``qd``); ``rows`` maps each closure's name to its slice;
-    ``frames``: the cut frames in the world (:class:`CutFrames`)."""
+    ``frames``: the kernel's arrays they come from (``p_a``, ``p_b`` ``(nc, 3)`` the cut frames' origins and
+    ``R_b`` ``(nc, 3, 3)`` frame ``b``'s axes in the world, ``d`` frame ``a``'s origin from ``b``'s in ``b`` axes,
+    ``oR``, ``op`` the bodies' world poses; :data:`~rne_dynamics.algorithms.loop_kinematics.constraints_memory`)."""
     residual: np.ndarray
     jacobian: np.ndarray
     gamma: np.ndarray
     rows: dict
-    frames: CutFrames
+    frames: tuple
 
 
 def loop_constraints(robot, q, qd=None):
@@ -185,61 +113,12 @@ def loop_constraints(robot, q, qd=None):
     return _constraints(robot, _cuts(robot), _q(robot, q), None if qd is None else _v(robot, qd, "qd"))
 
 
-def _constraints(robot, cuts, q, qd=None, closed=None):
-    """The constraints of the closures ``cuts`` at ``q`` (Khalil eqs. 3, 4), from the tree's body motions
-    (:data:`~rne_dynamics.algorithms.loop_kinematics.BODY_MOTIONS`, one call), all closures at once; ``closed``:
-    the constraints already evaluated at ``q`` (their residual and Jacobian serve, ``gamma`` is added).
-
-    ``phi``: the origin of frame ``a`` from frame ``b``'s, in ``b`` axes (the components ``K`` selects), then the
-    orientation error: ``log(R_b^T R_a)`` (weld, prismatic) or, for a revolute cut, ``K^T (axis x R_b^T R_a axis)``,
-    whose derivative at closure is the relative angular velocity normal to the axis. ``J`` stacks ``K^T`` of the
-    relative twist of the cut point on ``link_a`` with respect to the material point of ``link_b`` under it, in
-    ``b`` axes: with ``oS`` the motion columns at the world origin, the relative spatial Jacobian is
-    ``oS^T columns`` and the point's velocity ``v_0 + w x p_a``."""
-    motion = BODY_MOTIONS.run(robot, None, (q, np.zeros(robot.nv) if qd is None else qd))
-    if closed is not None:
-        frames = closed.frames._replace(motion=motion)
-        return closed._replace(gamma=_gamma(cuts, frames), frames=frames)
-    nc = len(cuts.closures)
-    R_bodies = motion.oR[cuts.bodies]  # link_a's bodies, then link_b's
-    points = motion.op[cuts.bodies] + (R_bodies @ cuts.points)[:, :, 0]
-    p_a, p_b, R_body_a = points[:nc], points[nc:], R_bodies[:nc]
-    R_b = R_bodies[nc:] @ cuts.R_b
-    R_bT = R_b.transpose(0, 2, 1)
-    KR = (cuts.select.reshape(nc, 6, 2, 3) @ R_bT[:, None]).reshape(nc, 6, 6)
-    d_world = p_a - p_b
-    phi = KR[:, :, :3] @ d_world[:, :, None]
-    for k, c in cuts.turning:  # the orientation error, in b axes
-        R_rel = R_bT[k] @ R_body_a[k] @ cuts.R_a[k]
-        rotation = _cross(c.axis, R_rel @ c.axis) if c.kind == "revolute" else _log(R_rel)
-        phi[k] += cuts.select[k, :, 3:] @ rotation[:, None]
-    skew_a = _skews(p_a)
-    J_world = motion.oS.T @ cuts.columns  # (nc, 6, nv): relative twist at the world origin
-    J_world[:, :3] -= skew_a @ J_world[:, 3:]  # at the cut point
-    J = (KR @ J_world).reshape(-1, robot.nv)[cuts.rows]
-    frames = CutFrames(p_a, p_b, R_b, (R_bT @ d_world[:, :, None])[:, :, 0], KR, skew_a, motion)
-    return LoopConstraints(phi.reshape(-1)[cuts.rows], J, None if qd is None else _gamma(cuts, frames), cuts.slices,
-                           frames)
-
-
-def _gamma(cuts, frames):
-    """``gamma = -Jdot qd`` (``J qdd = gamma``) of every closure from the body motions at ``(q, qd)``: with each
-    side's velocity ``v = v_0 + w x p`` and classical acceleration ``a_0 + alpha x p + w x v`` (velocity-product
-    terms, at zero ``qdd``) at the cut point ``p``, the relative acceleration seen from frame ``b``, which turns
-    with ``w_b``: ``-K^T R_b^T [a_a - a_b - 2 w_b x (v_a - v_b); alpha_a - alpha_b - w_b x (w_a - w_b)]``."""
-    ov, oa = frames.motion.ov, frames.motion.oa
-    v0, a0 = ov[cuts.bodies], oa[cuts.bodies]
-    w, alpha = v0[:, 3:], a0[:, 3:]
-    skew_p = np.concatenate([frames.skew_a, frames.skew_a])
-    v = v0[:, :3] - (skew_p @ w[:, :, None])[:, :, 0]
-    a = a0[:, :3] - (skew_p @ alpha[:, :, None])[:, :, 0] + _crosses(w, v)
-    nc = len(cuts.body_a)
-    w_b = w[nc:]
-    relative = np.stack([v[:nc] - v[nc:], w[:nc] - w_b], axis=2)  # (nc, 3, 2)
-    turning = _skews(w_b) @ relative
-    acceleration = np.concatenate([a[:nc] - a[nc:] - 2.0 * turning[:, :, 0],
-                                   alpha[:nc] - alpha[nc:] - turning[:, :, 1]], axis=1)
-    return -(frames.KR @ acceleration[:, :, None]).reshape(-1)[cuts.rows]
+def _constraints(robot, cuts, q, qd=None):
+    """The constraints of the closures ``cuts`` at ``q`` (and ``qd``): one compiled call
+    (:data:`~rne_dynamics.algorithms.loop_kinematics.CONSTRAINTS`), its real rows."""
+    c = CONSTRAINTS.run(robot, None, (q, np.zeros(robot.nv) if qd is None else qd), extras=(cuts.table,))
+    rows = cuts.rows
+    return LoopConstraints(c.phi[rows], c.J[rows], None if qd is None else c.gamma[rows], cuts.slices, c)
 
 
 def _q(robot, q):
@@ -418,7 +297,7 @@ def _closed_state(robot, qa, qda, qdda, q_guess):
     q, c = _newton(robot, cuts, _start(robot, q_guess, qa), passive, _for(robot, qa))
     G, pinv_p = _actuation(robot, c)
     qd = G @ _actuated(robot, qda, "qda")
-    c = _constraints(robot, cuts, q, qd, closed=c)
+    c = _constraints(robot, cuts, q, qd)
     qdd = np.zeros(robot.nv)
     qdd[actuated] = 0.0 if qdda is None else _actuated(robot, qdda, "qdda")
     qdd[passive] = pinv_p @ (c.gamma - c.jacobian[:, actuated] @ qdd[actuated])
@@ -471,10 +350,98 @@ def _batched(robot, arrays, one):
 
 
 def _inverse_one(robot, qa, qda, qdda, q_guess, gravity, external_wrenches):
+    if not external_wrenches:
+        result = _one_call(robot, qa, qda, qdda, q_guess, gravity)
+        if result is not None:
+            return result
     state, pinv_p = _closed_state(robot, qa, qda, qdda, q_guess)
     tree = inverse_dynamics(robot, state.q, state.qd, state.qdd, gravity=gravity, external_wrenches=external_wrenches)
     torques = state.G.T @ tree.torques  # Khalil eq. 55
     return _with_loads(robot, state, pinv_p, torques, tree, ClosedLoopInverseDynamicsResult)
+
+
+class OneCall(NamedTuple):
+    """A robot's one-call closed-loop inverse dynamics: its written ``code`` (machine code), the actuated indices
+    into ``q`` and ``v``, the closures' names."""
+    code: object
+    actuated_q: np.ndarray
+    actuated: np.ndarray
+    names: tuple
+
+
+_one_calls = weakref.WeakKeyDictionary()
+_one_calls_lock = threading.Lock()
+
+
+def _one_call(robot, qa, qda, qdda, q_guess, gravity):
+    """The result of :data:`~rne_dynamics.algorithms.loop_kinematics.CLOSED_LOOP` for one state as one call of the
+    robot's written machine code, or None: no machine code yet (the first call starts building it, in the
+    background: tracing and compiling take seconds, the Python solver serves meanwhile), a robot it does not serve
+    (redundant constraints, a floating base), an argument to convert or explain, or a state it hands back."""
+    one = _one_calls.get(robot)
+    if one is None:
+        with _one_calls_lock:
+            if robot not in _one_calls:
+                _one_calls[robot] = False
+                threading.Thread(target=_build_one_call, args=(robot,), daemon=True,
+                                 name="closed-loop written code").start()
+        return None
+    if one is False:
+        return None
+    try:
+        q = neutral(robot).copy() if q_guess is None else np.array(q_guess, float)
+        qd, qdd = np.zeros(robot.nv), np.zeros(robot.nv)
+        q[one.actuated_q], qd[one.actuated], qdd[one.actuated] = qa, qda, qdda
+        result = one.code.fresh(tuple, q, qd, qdd, gravity_vector(gravity))
+    except (TypeError, ValueError, IndexError, StateError):
+        return None
+    if result.__class__ is int:  # a status: a state handed back, or an argument the Python path explains
+        return None
+    torques, q, qd, qdd, joint_wrenches, loop_wrenches, tree_torques = result
+    return ClosedLoopInverseDynamicsResult(torques[:one.actuated.size], q, qd, qdd, joint_wrenches,
+                                           dict(zip(one.names, loop_wrenches)), tree_torques)
+
+
+def _build_one_call(robot):
+    """Trace the robot's one-call solve and build its machine code (or load it from the cache), then serve it: for
+    a robot whose passive Jacobian is square (every constraint independent) and whose coordinates add. Its
+    constraint rows go in the order partial pivoting takes them at the traced state."""
+    actuated, passive, actuated_q = coordinates(robot)
+    cuts = _cuts(robot)
+    if cuts.rows.size != passive.size or robot.nq != robot.nv or written_module.MODE in ("0", "python"):
+        return
+    try:
+        J = CONSTRAINTS.run(robot, None, (_one_call_sample(robot)[0], np.zeros(robot.nv)), extras=(cuts.table,)).J
+    except ModelError:  # loops that do not close near the neutral configuration
+        return
+    rows, n = cuts.rows.astype(float), passive.size
+    order = np.empty(n)
+    if traceable(passive_lu)(J, rows, passive.astype(float), np.empty((n, n)), order, 1.0) != OK:
+        return
+    split = np.concatenate([[actuated.size], actuated, passive, order]).astype(float)
+    code = written(CLOSED_LOOP, robot, True, (cuts.table, split), wait=True)
+    if code is not None and code.native:
+        _one_calls[robot] = OneCall(code, actuated_q, actuated, tuple(c.name for c in cuts.closures))
+
+
+_samples = weakref.WeakKeyDictionary()
+
+
+def _one_call_sample(robot):
+    """The sample state the one-call solve is traced at: a closed configuration near the neutral one but of no
+    symmetry (where entries of ``J_p`` that vanish would decide the pivots), velocities and accelerations, standard
+    gravity (made once per robot)."""
+    sample = _samples.get(robot)
+    if sample is None:
+        rng = np.random.default_rng(7)
+        actuated_q = coordinates(robot).actuated_q
+        q = close_loops(robot, neutral(robot)[actuated_q] + rng.uniform(-0.02, 0.02, actuated_q.size))
+        sample = _samples[robot] = [q, rng.uniform(-1.0, 1.0, robot.nv), rng.uniform(-1.0, 1.0, robot.nv),
+                                    gravity_vector(None)]
+    return sample
+
+
+CLOSED_LOOP.sample = _one_call_sample
 
 
 def _with_loads(robot, state, pinv_p, torques, tree, result_type):
@@ -486,37 +453,22 @@ def _with_loads(robot, state, pinv_p, torques, tree, result_type):
     Gamma_tree,p`` also satisfies the actuated rows (there ``tau_a = G^T Gamma_tree`` with ``G_p = -J_p^+ J_a``)
     and so is the minimum-norm solution of the whole system: ``J_p^+`` of the state (``pinv_p``) serves."""
     _, passive, _ = coordinates(robot)
-    lam = -pinv_p.T @ tree.torques[passive]
     cuts = _cuts(robot)
-    loop_wrenches, spatial = _cut_wrenches(cuts, state.constraints.frames, lam)
-    joint_wrenches = tree.joint_wrenches + _joint_loads(cuts, state.constraints.frames, spatial)
+    loop_wrenches, joint_wrenches = _loads(cuts, state.constraints.frames, -pinv_p.T @ tree.torques[passive],
+                                           tree.joint_wrenches.copy())
     return result_type(torques, state.q, state.qd, state.qdd, joint_wrenches,
                        {c.name: loop_wrenches[k] for k, c in enumerate(cuts.closures)}, tree.torques.copy())
 
 
-def _cut_wrenches(cuts, frames, lam):
-    """``(w, F)`` ``(nc, 6)`` each from the multipliers ``lam``: each cut wrench ``w = K lambda`` on ``link_b`` by
-    ``link_a``, in the cut frame on ``link_b`` about its origin, and the same in the world as a spatial force at
-    the world origin."""
+def _loads(cuts, frames, lam, joint_wrenches):
+    """``(w, joint_wrenches)``: the cut wrenches ``(nc, 6)`` of the multipliers ``lam`` (the real constraint rows)
+    and ``joint_wrenches`` ``(nj, 6)`` with the loads they put on the joints added
+    (:func:`~rne_dynamics.algorithms.loop_kinematics.cut_loads`)."""
     padded = np.zeros(6 * len(cuts.closures))
     padded[cuts.rows] = lam
-    w = (cuts.select.transpose(0, 2, 1) @ padded.reshape(-1, 6, 1))[:, :, 0]  # about the cut point of frame a
-    w[:, 3:] += _crosses(frames.d, w[:, :3])                                   # about frame b's origin
-    f = (frames.R_b @ w[:, :3, None])[:, :, 0]
-    return w, np.concatenate([f, (frames.R_b @ w[:, 3:, None])[:, :, 0] + _crosses(frames.p_b, f)], axis=1)
-
-
-def _joint_loads(cuts, frames, spatial):
-    """What the cut wrenches (world spatial forces ``spatial`` ``(nc, 6)`` on ``link_b``, their opposites on
-    ``link_a``) add to the tree's joint wrenches ``(nj, 6)``: each joint carries the loads applied beyond it (the
-    RNEA's backward pass, RBDA Table 5.1, of these loads alone: ``f_i -= X_i^* f_ext``), in its child frame about
-    its origin."""
-    load = cuts.sides @ spatial  # (nj, 6): world, at the world origin
-    body = cuts.joint_body
-    R_T = frames.motion.oR[body].transpose(0, 2, 1)
-    f = load[:, :3]
-    moment = load[:, 3:] - _crosses(frames.motion.op[body], f)
-    return np.concatenate([(R_T @ f[:, :, None])[:, :, 0], (R_T @ moment[:, :, None])[:, :, 0]], axis=1)
+    w = np.empty((len(cuts.closures), 6))
+    traceable(cut_loads)(cuts.m, cuts.table, frames, padded, w, joint_wrenches, np.empty((cuts.m.nb + 1, 6)))
+    return w, joint_wrenches
 
 
 class ClosedLoopForwardDynamicsResult(NamedTuple):
@@ -577,7 +529,7 @@ def constrained_forward_dynamics(robot, q, qd, tau, *, gravity=None, baumgarte=(
     solution = np.linalg.solve(kkt, rhs)
     lam = U[:, keep] @ solution[n:]
     cuts = _cuts(robot)
-    w, _ = _cut_wrenches(cuts, c.frames, lam)
+    w, _ = _loads(cuts, c.frames, lam, np.zeros((cuts.m.nj, 6)))
     return ConstrainedDynamicsResult(solution[:n], {closure.name: w[k] for k, closure in enumerate(cuts.closures)})
 
 
@@ -661,7 +613,7 @@ def platform_inverse_dynamics(robot, link, pose, twist, acceleration, *, q_guess
     target = np.zeros(c.jacobian.shape[0])
     target[-6:] = np.concatenate([R.T @ np.asarray(twist, float)[:3], R.T @ np.asarray(twist, float)[3:]])
     qd = pinv @ target
-    c = _constraints(robot, cuts, q, qd, closed=c)
+    c = _constraints(robot, cuts, q, qd)
     target[-6:] = np.concatenate([R.T @ np.asarray(acceleration, float)[:3],
                                   R.T @ np.asarray(acceleration, float)[3:]])
     qdd = pinv @ (c.gamma + target)

@@ -85,7 +85,11 @@ class Written:
 
 
 def inputs_of(algorithm, robot):
-    """Sample values of the written code's inputs: a random configuration, tangent vectors, standard gravity."""
+    """Sample values of the written code's inputs: a random configuration, tangent vectors, standard gravity; or
+    ``algorithm.sample(robot)`` for a step that needs a particular state to take its usual branches (the
+    closed-loop solve: loops that close)."""
+    if hasattr(algorithm, "sample"):
+        return algorithm.sample(robot)
     rng = np.random.default_rng(7)
     samples = [random_configuration(robot, rng)] + [rng.uniform(-1.0, 1.0, robot.nv)
                                                    for _ in algorithm.arguments[1:]]
