@@ -23,7 +23,7 @@ from .algorithms.loops import (ClosedLoopForwardDynamicsResult, ClosedLoopInvers
                               ConstrainedDynamicsResult, LoopConstraints, actuation_jacobian, close_loops,
                               closed_loop_forward_dynamics, closed_loop_inverse_dynamics, closed_loop_state,
                               constrained_forward_dynamics, loop_constraints, mobility, platform_forward_dynamics,
-                              platform_inverse_dynamics, simulate_closed_loop)
+                              platform_inverse_dynamics, prepare_closed_loop, simulate_closed_loop)
 from .algorithms.observer import MomentumObserver
 from .algorithms.kinematics import (CenterOfMass, center_of_mass, centroidal_momentum, centroidal_momentum_matrix,
                                     forward_kinematics, frame_acceleration, frame_jacobian, frame_placement,
@@ -65,7 +65,8 @@ __all__ = [
     "closed_loop_state", "closed_loop_inverse_dynamics", "ClosedLoopInverseDynamicsResult",
     "closed_loop_forward_dynamics", "ClosedLoopForwardDynamicsResult", "constrained_forward_dynamics",
     "ConstrainedDynamicsResult", "simulate_closed_loop", "ClosedLoopTrajectory", "platform_inverse_dynamics",
-    "platform_forward_dynamics", "mobility", "Mechanism", "four_bar", "five_bar", "delta_robot", "gough_stewart",
+    "platform_forward_dynamics", "mobility", "prepare_closed_loop",
+    "Mechanism", "four_bar", "five_bar", "delta_robot", "gough_stewart",
     # moving bases: hybrid dynamics and the models built on it
     "HybridDynamicsResult", "hybrid_dynamics", "FreeFloatingResult", "free_floating_inverse_dynamics",
     "MountedInverseDynamicsResult", "mounted_inverse_dynamics",

@@ -412,8 +412,11 @@ def closed_loop_step(m, w, q, qd, qdd, f_ext, gravity, cuts, split):
         for j in range(n):
             s += w.inverse[j, i] * tree.torques[int(passive[j])]
         w.lam[int(rows[i])] = -s
-    w.tree_torques[:] = tree.torques
-    w.joint_wrenches[:] = tree.joint_wrenches
+    for i in range(m.nv):
+        w.tree_torques[i] = tree.torques[i]
+    for j in range(m.nj):
+        for e in range(6):
+            w.joint_wrenches[j, e] = tree.joint_wrenches[j, e]
     cut_loads(m, cuts, c, w.lam, w.loop_wrenches, w.joint_wrenches, w.load)
     return OK
 

@@ -373,6 +373,18 @@ _one_calls = weakref.WeakKeyDictionary()
 _one_calls_lock = threading.Lock()
 
 
+def prepare_closed_loop(robot):
+    """Build (or load from the cache) ``robot``'s one-call :func:`closed_loop_inverse_dynamics` now and wait for it
+    (a first call starts it in the background; the Python solver serves meanwhile); whether it serves: a robot
+    without redundant constraints, whose coordinates add (no quaternion), with a C compiler."""
+    _loops(robot)
+    with _one_calls_lock:
+        _one_calls.setdefault(robot, False)
+    if _one_calls[robot] is False:
+        _build_one_call(robot)
+    return _one_calls[robot] is not False
+
+
 def _one_call(robot, qa, qda, qdda, q_guess, gravity):
     """The result of :data:`~rne_dynamics.algorithms.loop_kinematics.CLOSED_LOOP` for one state as one call of the
     robot's written machine code, or None: no machine code yet (the first call starts building it, in the
@@ -644,4 +656,5 @@ def mobility(robot, q=None):
 
 __all__ = ["Loops", "LoopClosure", "loop_constraints", "close_loops", "actuation_jacobian", "closed_loop_state",
            "closed_loop_inverse_dynamics", "closed_loop_forward_dynamics", "constrained_forward_dynamics",
-           "simulate_closed_loop", "platform_inverse_dynamics", "platform_forward_dynamics", "mobility"]
+           "simulate_closed_loop", "platform_inverse_dynamics", "platform_forward_dynamics", "mobility",
+           "prepare_closed_loop"]
