@@ -84,10 +84,35 @@ def run(robot_path=None, generic=False, out=partial(print, flush=True)):
         state = "not written out" if code is None else "ready" if code.wait() else f"failed: {code.failure}"
         base = "floating" if robot.has_floating_base else "fixed"
         out(f"  [{n:2d}/{len(made)}] {algorithm.name:<55} {base:<8} {state} ({time.perf_counter() - t:4.1f} s)")
+    compile_checks(rd, robots, out)
     if generic:
         compile_generic(rd, robots[1], out)
     out(f"done in {time.perf_counter() - start:.0f} s")
     return 0
+
+
+def compile_checks(rd, robots, out):
+    """Compile (or load from numba's cache) the small kernels that run in Python around every call: the checks of
+    the arguments and ``integrate``, for one state and a batch (a few seconds; their Python costs microseconds a
+    state until the background process has compiled them)."""
+    from .. import _compile
+    from .._jit import numba
+    from ..algorithms.inputs import states
+    if numba is None:
+        return
+    t = time.perf_counter()
+    _compile.ON_CALLER = True
+    try:
+        for robot in robots:
+            for batch in (0, 3):
+                rng = np.random.default_rng(0)
+                q = rd.random_configuration(robot, rng, size=batch) if batch else rd.random_configuration(robot, rng)
+                v = np.zeros(q.shape[:-1] + (robot.nv,))
+                states(robot, q=q, v=v)
+                rd.integrate(robot, q, v, 0.01)
+    finally:
+        _compile.ON_CALLER = False
+    out(f"  the argument checks and integrate compiled ({time.perf_counter() - t:.1f} s)")
 
 
 def compile_generic(rd, robot, out):
