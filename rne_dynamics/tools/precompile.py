@@ -14,7 +14,7 @@ from functools import partial
 
 import numpy as np
 
-from .._jit import cache_directories
+from .._jit import PACKAGE_DIR, cache_directories
 from ..robots import bundled_robot_path
 
 
@@ -122,7 +122,7 @@ def compile_generic(rd, robot, out):
     from ..algorithms import written
     from ..algorithms.driver import ALGORITHMS
 
-    out(f"compiling the generic kernels (once per installation; cached in {cache_directories()})")
+    out("compiling the generic kernels (once per installation; cached in the package's __pycache__ folders)")
     mode, written.MODE = written.MODE, "0"
     _compile.ON_CALLER = True  # here, not in the background: this is the caller that wants them
     try:
@@ -145,9 +145,9 @@ def compile_generic(rd, robot, out):
 
 def remove_stale_caches():
     """Delete the kernel caches of older versions of the sources; returns how many."""
-    current = cache_directories()
-    stale = [path for path in glob.glob(current.rsplit("kernels-", 1)[0] + "kernels-*", recursive=True)
-             if os.path.basename(path) != os.path.basename(current)]
+    current = set(cache_directories())
+    stale = [path for path in glob.glob(os.path.join(PACKAGE_DIR, "**", "__pycache__", "kernels-*"), recursive=True)
+             if path not in current]
     for path in stale:
         shutil.rmtree(path, ignore_errors=True)
     return len(stale)
