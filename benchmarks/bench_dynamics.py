@@ -33,6 +33,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import oracle  # noqa: E402  (the Pinocchio oracle of the tests: paths and state mapping)
 
 import rne_dynamics as rd  # noqa: E402
+from rne_dynamics import _compile  # noqa: E402
 
 ROBOTS = {  # label: (URDF, Pinocchio's mimic joints, floating base)
     "UR5": ("ur_description/urdf/ur5_robot.urdf", True, False),
@@ -91,16 +92,25 @@ class Case:
         rd.specialised_data(self.robot)  # every written call's machine code, built or loaded before the timing
         self.label = label
         rng = np.random.default_rng(1)
-        self.q = rd.random_configuration(self.robot, rng) if floating else rng.uniform(-1, 1, self.robot.nq)
+        self.q = self.configurations(rng, 1)[0]
         self.qd, self.qdd = (rng.uniform(-1, 1, self.robot.nv) for _ in range(2))
         self.pq = pin.randomConfiguration(self.model, -np.ones(self.model.nq), np.ones(self.model.nq))
         self.pv, self.pa = (rng.uniform(-1, 1, self.model.nv) for _ in range(2))
         self.tau = rd.inverse_dynamics(self.robot, self.q, self.qd, self.qdd).torques
-        self.batch = ([rd.random_configuration(self.robot, rng, size=BATCH)] if floating
-                      else [rng.uniform(-1, 1, (BATCH, self.robot.nq))])
-        self.batch += [rng.uniform(-1, 1, (BATCH, self.robot.nv)) for _ in range(2)]
+        self.batch = [self.configurations(rng, BATCH)] + [rng.uniform(-1, 1, (BATCH, self.robot.nv)) for _ in range(2)]
         self.pbatch = [(pin.randomConfiguration(self.model, -np.ones(self.model.nq), np.ones(self.model.nq)),
                         rng.uniform(-1, 1, self.model.nv), rng.uniform(-1, 1, self.model.nv)) for _ in range(BATCH)]
+        rd.inverse_dynamics(self.robot, *(x[:3] for x in self.batch))  # (a batch's argument checks)
+        _compile.wait()  # what the warm-up queued for numba's background process, compiled before the timing
+
+    def configurations(self, rng, n):
+        """``n`` configurations drawn as Pinocchio's ``randomConfiguration`` between -1 and 1 draws its own: every
+        coordinate in [-1, 1], a quaternion (the free-flyer's) uniform on the rotations (the cost of a joint's sine
+        depends on its angle: the two libraries get the same spread of angles)."""
+        q = rng.uniform(-1, 1, (n, self.robot.nq))
+        for start in self.robot.quaternions:
+            q[:, start:start + 4] = oracle.random_unit_quaternions(rng, n)
+        return q
 
 
 def single_rows(case):

@@ -5,15 +5,19 @@ compile time (a developer's test loop).
 
 Kernels are cached on disk (``cache=True``), so only the first process on a machine pays the compile time. numba
 stamps a cached kernel with its own file only, so a kernel would keep stale machine code of a helper changed in
-another file; ours are cached in a directory named by a hash of every kernel module of the package instead.
+another file; ours are cached in a directory named by a hash of the kernel modules it depends on (its module and
+those it imports, read from their import statements): an edit recompiles the kernels of the edited module and of
+the modules that import it, no others.
 """
 import ast
 import copy
+import functools
 import glob
 import hashlib
 import inspect
 import linecache
 import os
+import re
 import sys
 
 from collections import namedtuple
@@ -41,20 +45,71 @@ PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 NO_KERNELS = ("nodes", "tools")
 
 
-def _sources_hash():
-    """Hash of the modules that define kernels or what kernels read (those importing this one, but for the
-    :data:`NO_KERNELS` folders)."""
-    digest = hashlib.sha256()
-    for folder, _, names in sorted(os.walk(PACKAGE_DIR)):
+#: A package import: ``from .x import a, b`` (any number of dots) or ``from rne_dynamics.x import a``.
+_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.+|rne_dynamics\b\.?)([\w.]*)[ \t]+import[ \t]+\(?([\w, \t]+)", re.M)
+
+
+@functools.cache
+def _package_modules():
+    """``(sources, imports)``: each module's source (dotted name under the package, ``""`` for its ``__init__``),
+    but for the :data:`NO_KERNELS` folders, and the package modules it imports."""
+    sources = {}
+    for folder, _, names in os.walk(PACKAGE_DIR):
         if os.path.basename(folder) in NO_KERNELS:
             continue
-        for name in sorted(names):
+        for name in names:
             if name.endswith(".py"):
+                path = os.path.relpath(os.path.join(folder, name), PACKAGE_DIR)[:-3].replace(os.sep, ".")
                 with open(os.path.join(folder, name), "rb") as source:
-                    text = source.read()
-                if b"_jit import" in text or name == "_jit.py":
-                    digest.update(os.path.relpath(os.path.join(folder, name), PACKAGE_DIR).encode() + text)
+                    sources[path.removesuffix("__init__").rstrip(".")] = source.read()
+    imports = {}
+    for module, text in sources.items():
+        package = module if os.path.isdir(os.path.join(PACKAGE_DIR, *module.split("."))) else module.rpartition(".")[0]
+        found = set()
+        for dots, target, names in _IMPORT.findall(text.decode()):
+            if dots.startswith("rne_dynamics"):
+                base = target
+            else:
+                parts = package.split(".") if package else []
+                base = ".".join(parts[:len(parts) - (len(dots) - 1)] + [target] * bool(target))
+            for name in names.replace("(", " ").split(","):
+                submodule = ".".join(filter(None, (base, name.split()[0] if name.split() else "")))
+                found.add(submodule if submodule in sources else base)  # a module imported from its package
+        imports[module] = found & sources.keys()
+    return sources, imports
+
+
+def _sources_hash(modules=None):
+    """Hash of the kernel modules (those importing this one) that ``modules`` (dotted names under the package; all
+    modules if None) import, directly or through others, themselves included."""
+    sources, imports = _package_modules()
+    reached, todo = set(), list(sources if modules is None else modules)
+    while todo:
+        module = todo.pop()
+        if module in sources and module not in reached:
+            reached.add(module)
+            todo += imports[module]
+    digest = hashlib.sha256()
+    for module in sorted(reached):
+        if b"_jit import" in sources[module] or module == "_jit":
+            digest.update(module.encode() + b"\0" + sources[module])
     return digest.hexdigest()
+
+
+#: The stamps of the kernels made in this process: their cache directories are this version's.
+_stamps = set()
+
+
+def _stamp_of(function):
+    """The hash of the sources ``function`` depends on: its module's (:func:`_sources_hash`) and, for a function the
+    package writes out (an algorithm's entry, which calls the step it was made with), those of the package's
+    functions its globals name."""
+    package = __name__.rpartition(".")[0]
+    modules = {function.__module__}
+    for name in function.__code__.co_names:
+        value = getattr(function.__globals__.get(name), "py_func", function.__globals__.get(name))
+        modules.add(getattr(value, "__module__", None) or "")
+    return _sources_hash(m[len(package) + 1:] for m in modules if m.startswith(package + "."))
 
 
 if numba is not None:
@@ -63,9 +118,12 @@ if numba is not None:
     _CacheImpl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)
     if _InTree is not None and _CacheImpl is not None:
         class _PackageLocator(_InTree):
-            """Caches our kernels in the package's __pycache__, in a directory named by the hash of all package
-            sources."""
-            stamp = _sources_hash()
+            """Caches our kernels in the package's __pycache__, in a directory named by the hash of the sources
+            each depends on (:func:`_stamp_of`)."""
+            def __init__(self, py_func, py_file):
+                super().__init__(py_func, py_file)
+                self.stamp = _stamp_of(py_func)
+                _stamps.add(self.stamp)
 
             def get_source_stamp(self):
                 return self.stamp
@@ -85,13 +143,16 @@ if numba is not None:
 
 
 def cache_directories():
-    """The pattern of the directories that hold this version's compiled kernels (one per folder of kernels)."""
-    return os.path.join(PACKAGE_DIR, "**", "__pycache__", "kernels-" + _sources_hash()[:16])
+    """The directories that hold the compiled kernels of this version of the sources (of the kernels made so far:
+    every one once the package's algorithms are imported)."""
+    found = glob.glob(os.path.join(PACKAGE_DIR, "**", "__pycache__", "kernels-*"), recursive=True)
+    current = {"kernels-" + stamp[:16] for stamp in _stamps}
+    return [path for path in found if os.path.basename(path) in current]
 
 
 def compiled():
     """Whether this version of the kernels has been compiled here (``rne-dynamics compile``, or earlier runs)."""
-    return numba is None or bool(glob.glob(os.path.join(cache_directories(), "*.nbi"), recursive=True))
+    return numba is None or any(glob.glob(os.path.join(path, "*.nbi")) for path in cache_directories())
 
 
 def kernel(function):

@@ -13,6 +13,7 @@ and the finiteness of the results; any failure returns a non-zero status and the
 which explains it. Straight-line C compiles in about a second for a robot arm and is called for a tenth of a
 microsecond's overhead, where the generic numba kernels take minutes to compile and a microsecond to call.
 """
+import functools
 import glob
 import hashlib
 import importlib.machinery
@@ -27,9 +28,12 @@ import numpy as np
 
 #: Status codes, as the driver's (``algorithms.driver``): the driver re-runs a failed state on its generic kernel.
 OK, BAD_SHAPE, NOT_FINITE, NOT_UNIT, OVERFLOW, GUARD = range(6)
-#: The C compiler and its flags; ``-O1``: straight-line code gains little from more, and builds in half the time.
+#: The C compiler and its flags. ``-O1``: straight-line code gains little from more, and builds in half the time;
+#: the host's instructions (``-march=native``, where the compiler has it: AVX's three-operand forms) make it 10-25%
+#: faster; no fused multiply-adds (``-ffp-contract=off``), so that the C gives the Python spelling's bits.
 COMPILER = os.environ.get("CC", "cc")
-FLAGS = ["-shared", "-fPIC", "-fno-math-errno", "-w"]
+FLAGS = ["-O1", "-shared", "-fPIC", "-fno-math-errno", "-ffp-contract=off", "-w"]
+HOST_FLAGS = ["-march=native"]
 #: Seconds a build may take before it is abandoned (the Python goes on serving).
 TIMEOUT = 600
 #: Builds run at once: one per core (a large program takes the compiler a few hundred MB).
@@ -361,7 +365,7 @@ def named_source(call, source):
     """``(name, source)``: the module of ``call`` named by the digest of its code (``source`` written with the name
     :data:`UNNAMED`) and of what its machine code depends on. A program that an edit of the sources leaves as it was
     keeps its name, and its built module serves again without a compiler run."""
-    key = digest(source, np.__version__, sysconfig.get_config_var("EXT_SUFFIX"), COMPILER, *FLAGS)
+    key = digest(source, np.__version__, sysconfig.get_config_var("EXT_SUFFIX"), COMPILER, *FLAGS, host())
     name = f"{call}_program_{key[:16]}"
     return name, source.replace(UNNAMED, name)
 
@@ -381,6 +385,25 @@ def index(key, name):
     remove_other_versions(key)
 
 
+@functools.cache
+def host():
+    """The CPU the machine code is built for (its name and features): part of every cache key, so that a cache folder
+    shared by two machines never runs one's instructions on the other."""
+    from llvmlite import binding  # (numba's: the host as LLVM sees it)
+    return f"{binding.get_host_cpu_name()} {binding.get_host_cpu_features().flatten()}"
+
+
+@functools.cache
+def host_flags():
+    """:data:`HOST_FLAGS` if the compiler takes them (gcc and clang on x86-64 and arm64 do), else none."""
+    try:
+        probe = subprocess.run([COMPILER, *HOST_FLAGS, "-x", "c", "-c", "-o", os.devnull, "-"], input="int x;\n",
+                               capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return HOST_FLAGS if probe.returncode == 0 else []
+
+
 def build(name, source):
     """Compile ``source`` into the cached module ``name`` (written under a temporary name, then renamed, so a
     concurrent reader never sees half a file); raises ``RuntimeError`` with the compiler's message."""
@@ -391,7 +414,7 @@ def build(name, source):
         with open(c_file, "w") as f:
             f.write(source)
         target = os.path.join(scratch, "module.so")
-        command = [COMPILER, "-O1", *FLAGS, f"-I{sysconfig.get_paths()['include']}", f"-I{np.get_include()}",
+        command = [COMPILER, *FLAGS, *host_flags(), f"-I{sysconfig.get_paths()['include']}", f"-I{np.get_include()}",
                    c_file, "-o", target, "-lm"]
         try:
             with _BUILDS:

@@ -1,4 +1,5 @@
 """The on-disk kernel cache (rne_dynamics/_jit.py): one directory per version of the kernel sources."""
+import glob
 import math
 import os
 import shutil
@@ -13,47 +14,64 @@ pytestmark = pytest.mark.skipif(_jit.numba is None, reason="numba is not install
 
 RUN = """
 import numpy as np, rne_dynamics as rd
+from rne_dynamics.algorithms.gravity import GRAVITY
+from rne_dynamics.model.configuration import integrate_rows
 robot = rd.load_dh([dict(type="revolute", a=0.0, alpha=0.0, d=0.0, theta=0.0, mass=2.0, com=[0.5, 0.0, 0.0],
                          inertia=[0.0, 0.0, 0.0, 0.0, 0.0, 0.0])], convention="modified")
 print(repr(float(rd.gravity_torques(robot, np.array([0.3]), gravity=[-9.81, 0.0, 0.0])[0])))
+print(repr(float(rd.integrate(robot, np.array([0.3]), np.array([0.5]), 0.1)[0])))
+print(GRAVITY.single._cache._cache_path)
+print(integrate_rows.kernel._cache._cache_path)
 """
 
 
-def test_kernels_are_cached_under_the_hash_of_their_sources():
+def test_kernels_are_cached_under_the_hash_of_the_sources_they_import():
     from rne_dynamics.algorithms.gravity import GRAVITY
     locator = GRAVITY.single._cache._impl.locator
     assert isinstance(locator, _jit._PackageLocator)
+    # the entry is written by the driver and calls gravity's step: both modules' imports, and only theirs
+    stamp = _jit._sources_hash(["algorithms.driver", "algorithms.gravity"])
     assert locator.get_cache_path() == os.path.join(_jit.PACKAGE_DIR, "algorithms", "__pycache__",
-                                                    "kernels-" + _jit._sources_hash()[:16])
+                                                    "kernels-" + stamp[:16])
+    assert stamp != _jit._sources_hash(["algorithms.driver"]) != _jit._sources_hash()
+    sources, imports = _jit._package_modules()
+    assert {"algorithms.driver", "model.spatial", "_jit"} <= imports["algorithms.gravity"] | imports["algorithms.driver"]
+    assert "algorithms.crba" in imports["algorithms.aba"] and "algorithms.crba" not in imports["algorithms.gravity"]
 
 
-def test_edited_sources_never_read_the_old_cache(tmp_path):
-    """An edit to a kernel module moves the cache to a new directory (an old index can name classes that are gone),
-    and the numbers stay right."""
+def test_an_edit_recompiles_the_kernels_that_import_the_edited_module_and_no_others(tmp_path):
+    """An edit to a kernel module moves its kernels' cache to a new directory (an old index can name classes that
+    are gone), the numbers stay right, and a kernel whose module does not import it loads its machine code."""
     shutil.copytree(_jit.PACKAGE_DIR, tmp_path / "rne_dynamics", ignore=shutil.ignore_patterns("__pycache__"))
     env = dict(os.environ, PYTHONPATH=str(tmp_path), RNE_DYNAMICS_COMPILE="caller")  # numba compiles, and caches
 
-    def torque():
+    def run():
         out = subprocess.run([sys.executable, "-c", RUN], env=env, cwd=tmp_path, capture_output=True, text=True,
                              timeout=600)
         assert out.returncode == 0, out.stderr
-        return float(out.stdout)
+        torque, angle, gravity_cache, integrate_cache = out.stdout.split()
+        return float(torque), float(angle), gravity_cache, integrate_cache
 
     # a point mass of 2 kg at 0.5 m along the link, gravity 9.81 along -x: holding it takes -m g r sin(q)
     expected = -2.0 * 9.81 * 0.5 * math.sin(0.3)
-    assert torque() == pytest.approx(expected, rel=1e-12)
+    torque, angle, gravity_cache, integrate_cache = run()
+    assert (torque, angle) == (pytest.approx(expected, rel=1e-12), pytest.approx(0.35, rel=1e-15))
+    compiled = {path: os.path.getmtime(path) for path in glob.glob(os.path.join(integrate_cache, "*.nbc"))}
+    assert compiled, "integrate_rows was not compiled"
     with open(tmp_path / "rne_dynamics" / "algorithms" / "gravity.py", "a") as source:
         source.write("\n# an edit\n")
-    assert torque() == pytest.approx(expected, rel=1e-12)
-    caches = sorted(p for p in os.listdir(tmp_path / "rne_dynamics" / "algorithms" / "__pycache__")
-                    if p.startswith("kernels-"))
-    assert len(caches) == 2
+    torque, angle, new_gravity_cache, new_integrate_cache = run()
+    assert (torque, angle) == (pytest.approx(expected, rel=1e-12), pytest.approx(0.35, rel=1e-15))
+    assert new_gravity_cache != gravity_cache and glob.glob(os.path.join(new_gravity_cache, "*.nbi"))
+    assert new_integrate_cache == integrate_cache  # configuration.py does not import gravity.py: nothing recompiled
+    assert {path: os.path.getmtime(path) for path in glob.glob(os.path.join(integrate_cache, "*.nbc"))} == compiled
 
 
 def test_compiled_says_whether_this_version_has_kernels_on_disk(tmp_path):
     """What the nodes tell a user at start: a package copy without its caches has none; once a kernel ran, it has."""
-    import rne_dynamics as rd
-    rd.gravity_torques(rd.load_urdf(rd.bundled_robot_path()), [0.0] * 6)
+    import numpy as np
+    from rne_dynamics.algorithms.inputs import all_finite
+    all_finite(np.zeros(3))  # a kernel compiled on the caller's path (or loaded): this version has its cache now
     assert _jit.compiled()
     shutil.copytree(_jit.PACKAGE_DIR, tmp_path / "rne_dynamics", ignore=shutil.ignore_patterns("__pycache__"))
     out = subprocess.run([sys.executable, "-c", "from rne_dynamics import _jit; print(_jit.compiled())"],

@@ -278,8 +278,9 @@ class Algorithm:
 
     def checked(self, robot, fdata, data, state, gravity, external_wrenches, extras):
         """The call on the model ``(fdata, robot.idata)`` with its arguments converted and checked, and every error
-        explained."""
-        state = states(robot, finite=False, **dict(zip(self.arguments, state)))
+        explained. Finiteness and unit quaternions are checked per state by the call that runs (the written code's and
+        the generic kernel's status), not here again."""
+        state = states(robot, finite=False, unit_quaternions=False, **dict(zip(self.arguments, state)))
         batch = len(state[0]) if state[0].ndim == 2 else 0
         f_ext, g = self.parameters(robot, data, gravity, external_wrenches, batch)
         drive = fdata is robot.fdata

@@ -188,7 +188,7 @@ def module_name(algorithm, robot, fdata, extras=(), wrenches=False):
     """The cached module's name: the algorithm, the sources' version, and a digest of the model's numbers, the
     per-call parameters and what the machine code depends on."""
     key = _native.digest(algorithm.name, fdata.tobytes(), robot.idata.tobytes(), sources_stamp(), np.__version__,
-                         sysconfig.get_config_var("EXT_SUFFIX"), wrenches,
+                         sysconfig.get_config_var("EXT_SUFFIX"), _native.host(), wrenches,
                          *(e.tobytes() if isinstance(e, np.ndarray) else repr(e) for e in extras))
     return _native.module_name(algorithm.name, sources_stamp(), key)
 

@@ -14,7 +14,7 @@ from functools import partial
 
 import numpy as np
 
-from .._jit import cache_directories
+from .._jit import PACKAGE_DIR, cache_directories
 from ..robots import bundled_robot_path
 
 
@@ -84,10 +84,35 @@ def run(robot_path=None, generic=False, out=partial(print, flush=True)):
         state = "not written out" if code is None else "ready" if code.wait() else f"failed: {code.failure}"
         base = "floating" if robot.has_floating_base else "fixed"
         out(f"  [{n:2d}/{len(made)}] {algorithm.name:<55} {base:<8} {state} ({time.perf_counter() - t:4.1f} s)")
+    compile_checks(rd, robots, out)
     if generic:
         compile_generic(rd, robots[1], out)
     out(f"done in {time.perf_counter() - start:.0f} s")
     return 0
+
+
+def compile_checks(rd, robots, out):
+    """Compile (or load from numba's cache) the small kernels that run in Python around every call: the checks of
+    the arguments and ``integrate``, for one state and a batch (a few seconds; their Python costs microseconds a
+    state until the background process has compiled them)."""
+    from .. import _compile
+    from .._jit import numba
+    from ..algorithms.inputs import states
+    if numba is None:
+        return
+    t = time.perf_counter()
+    _compile.ON_CALLER = True
+    try:
+        for robot in robots:
+            for batch in (0, 3):
+                rng = np.random.default_rng(0)
+                q = rd.random_configuration(robot, rng, size=batch) if batch else rd.random_configuration(robot, rng)
+                v = np.zeros(q.shape[:-1] + (robot.nv,))
+                states(robot, q=q, v=v)
+                rd.integrate(robot, q, v, 0.01)
+    finally:
+        _compile.ON_CALLER = False
+    out(f"  the argument checks and integrate compiled ({time.perf_counter() - t:.1f} s)")
 
 
 def compile_generic(rd, robot, out):
@@ -97,7 +122,7 @@ def compile_generic(rd, robot, out):
     from ..algorithms import written
     from ..algorithms.driver import ALGORITHMS
 
-    out(f"compiling the generic kernels (once per installation; cached in {cache_directories()})")
+    out("compiling the generic kernels (once per installation; cached in the package's __pycache__ folders)")
     mode, written.MODE = written.MODE, "0"
     _compile.ON_CALLER = True  # here, not in the background: this is the caller that wants them
     try:
@@ -120,9 +145,9 @@ def compile_generic(rd, robot, out):
 
 def remove_stale_caches():
     """Delete the kernel caches of older versions of the sources; returns how many."""
-    current = cache_directories()
-    stale = [path for path in glob.glob(current.rsplit("kernels-", 1)[0] + "kernels-*", recursive=True)
-             if os.path.basename(path) != os.path.basename(current)]
+    current = set(cache_directories())
+    stale = [path for path in glob.glob(os.path.join(PACKAGE_DIR, "**", "__pycache__", "kernels-*"), recursive=True)
+             if path not in current]
     for path in stale:
         shutil.rmtree(path, ignore_errors=True)
     return len(stale)
