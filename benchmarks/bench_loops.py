@@ -6,6 +6,9 @@ each state's ``q_guess`` is the previous state's closed ``q``. Same process, sam
 
     python benchmarks/bench_loops.py [--quick]
 
+The closed-loop solve's one machine-code call (``rd.prepare_closed_loop``) is built or loaded before the timing, as
+the tree's written code is (``rd.specialised_data``); the header says whether it serves.
+
 Rows: ``closed_loop_inverse_dynamics`` along a smooth leg motion (every state a new actuated state, so Newton
 takes its steps) against the tree's ``inverse_dynamics`` of the closed states, with a held ``data=`` and
 allocating. Ratio = ours / the tree's; spread: the 25th to 75th percentile of the rounds' ratios.
@@ -69,10 +72,12 @@ def main(argv=None):
     repeats = 7 if args.quick else 21
     robot = rd.load_urdf(GOUGH_STEWART, loops=GOUGH_STEWART_LOOPS)
     rd.specialised_data(robot)  # the written machine code of every call, built or loaded before the timing
+    one_call = rd.prepare_closed_loop(robot)  # likewise the closed-loop solve's one call (else its Python serves)
     motion, held = Motion(robot), robot.data()
     print(f"# {platform.machine()}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}, Python "
           f"{platform.python_version()}, numpy {np.__version__}; Gough-Stewart: nv {robot.nv}, "
-          f"{robot.loops.size} constraints; {STATES} states per round, medians of {repeats} rounds")
+          f"{robot.loops.size} constraints; {STATES} states per round, medians of {repeats} rounds; closed loop "
+          f"{'as one machine-code call (states it hands back: the Python solver)' if one_call else 'Python solver'}")
     samples = round_times([motion.closed_loop, lambda: motion.tree(held), motion.tree], repeats, 1) / STATES
     print(f"{'call':<58}{'ours [us]':>10}{'tree [us]':>10}{'ratio':>7}{'spread':>8}")
     spreads = []
