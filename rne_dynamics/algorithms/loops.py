@@ -37,8 +37,7 @@ from .kinematics import center_of_mass, frame_acceleration
 from .loop_kinematics import (AXIS, CLOSED_LOOP, CLOSURE_TOLERANCE, CONSTRAINTS, CUT, KIND, KINDS, RANK_TOLERANCE,
                               SELECT, SIDE_A, SIDE_B, cut_loads, passive_lu)
 from .rnea import bias_torques, inverse_dynamics
-from .written import written
-from . import written as written_module
+from . import written
 
 MAX_NEWTON_STEPS = 60
 
@@ -396,6 +395,8 @@ def _one_call(robot, qa, qda, qdda, q_guess, gravity):
     (redundant constraints, a floating base), an argument to convert or explain, or a state it hands back."""
     one = _one_calls.get(robot)
     if one is None:
+        if robot.loops is None:  # the Python solver says so
+            return None
         with _one_calls_lock:
             if robot not in _one_calls:
                 _one_calls[robot] = False
@@ -424,7 +425,7 @@ def _build_one_call(robot):
     constraint rows go in the order partial pivoting takes them at the traced state."""
     actuated, passive, actuated_q = coordinates(robot)
     cuts = _cuts(robot)
-    if cuts.rows.size != passive.size or robot.nq != robot.nv or written_module.MODE in ("0", "python"):
+    if cuts.rows.size != passive.size or robot.nq != robot.nv or written.MODE in ("0", "python"):
         return
     try:
         J = CONSTRAINTS.run(robot, None, (_one_call_sample(robot)[0], np.zeros(robot.nv)), extras=(cuts.table,)).J
@@ -435,7 +436,7 @@ def _build_one_call(robot):
     if traceable(passive_lu)(J, rows, passive.astype(float), np.empty((n, n)), order, 1.0) != OK:
         return
     split = np.concatenate([[actuated.size], actuated, passive, order]).astype(float)
-    code = written(CLOSED_LOOP, robot, True, (cuts.table, split), wait=True)
+    code = written.written(CLOSED_LOOP, robot, True, (cuts.table, split), wait=True)
     if code is not None and code.native:
         _one_calls[robot] = OneCall(code, actuated_q, actuated, tuple(c.name for c in cuts.closures))
 
