@@ -19,6 +19,7 @@ import hashlib
 import importlib.machinery
 import importlib.util
 import os
+import platform
 import subprocess
 import sysconfig
 import tempfile
@@ -389,7 +390,14 @@ def index(key, name):
 def host():
     """The CPU the machine code is built for (its name and features): part of every cache key, so that a cache folder
     shared by two machines never runs one's instructions on the other."""
-    from llvmlite import binding  # (numba's: the host as LLVM sees it)
+    try:
+        from llvmlite import binding  # (numba's: the host as LLVM sees it)
+    except ImportError:  # without numba: the kernel's view, where it has one
+        try:
+            with open("/proc/cpuinfo") as info:
+                return platform.machine() + " " + str(sorted({line for line in info if line.startswith("flags")}))
+        except OSError:
+            return platform.machine() + " " + platform.processor()
     return f"{binding.get_host_cpu_name()} {binding.get_host_cpu_features().flatten()}"
 
 

@@ -354,9 +354,6 @@ def derivatives_at_acceleration(m, w, q, qd, qdd, f_ext, gravity):
 
 FORWARD_DERIVATIVES = Algorithm(forward_derivatives_step, forward_derivatives_memory, ("q", "qd", "tau"),
                                 "the derivatives", lambda *jacobians: jacobians, gravity=True, wrenches=True)
-#: The same Jacobians in the same memory at a given ``qdd`` (``specialised_data`` solves the forward dynamics).
-AT_ACCELERATION = Algorithm(derivatives_at_acceleration, forward_derivatives_memory, ("q", "qd", "qdd"),
-                            "the derivatives", lambda *jacobians: jacobians, gravity=True, wrenches=True)
 
 
 def forward_dynamics_derivatives(robot, q, qd, tau, *, gravity=None, external_wrenches=None, data=None, drive=True):
