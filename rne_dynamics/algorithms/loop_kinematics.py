@@ -36,8 +36,10 @@ NEWTON_STEPS = 3
 #: Status of a state the one-call solve hands back to the Python solver: not closed in :data:`NEWTON_STEPS`, a step
 #: that does not decrease the residual (the Python solver shortens it), a singular or ill-conditioned ``J_p``.
 HANDED_BACK = 1024
-#: How much smaller than its column's largest entry a pivot may be (:func:`passive_lu`).
-PIVOT_RATIO = 2.0
+#: How much smaller than its column's largest entry a pivot may be (:func:`passive_lu`; sparse LU codes take 10):
+#: on the Gough-Stewart platform, legs swinging 10 cm, 2 took 57% of the states, 4 77%, 8 94% (the others: a pivot
+#: order far from the traced state's, handed back), agreeing with the Python solver to 1.2e-14.
+PIVOT_RATIO = 8.0
 
 #: Each closure's constraints at ``(q, qd)``: ``phi``, ``J``, ``gamma`` (6 rows per closure), the cut frames (origins
 #: ``p_a``, ``p_b`` and ``b``'s axes ``R_b`` in the world, ``d``: ``a``'s origin from ``b``'s in ``b`` axes), the
