@@ -114,8 +114,19 @@ def loop_constraints(robot, q, qd=None):
 
 def _constraints(robot, cuts, q, qd=None):
     """The constraints of the closures ``cuts`` at ``q`` (and ``qd``): one compiled call
-    (:data:`~rne_dynamics.algorithms.loop_kinematics.CONSTRAINTS`), its real rows."""
-    c = CONSTRAINTS.run(robot, None, (q, np.zeros(robot.nv) if qd is None else qd), extras=(cuts.table,))
+    (:data:`~rne_dynamics.algorithms.loop_kinematics.CONSTRAINTS`), its real rows. The robot's own loops run its
+    written code; other closures (a platform held at a pose, new numbers at each call) the generic kernel, which a
+    written code per pose would cost a trace each."""
+    state = (q, np.zeros(robot.nv) if qd is None else qd)
+    if cuts is _robot_cuts.get(robot):
+        c = CONSTRAINTS.run(robot, None, state, extras=(cuts.table,))
+    else:
+        _, _, size, make, _ = CONSTRAINTS.slots(robot)
+        block = np.empty(size)
+        status = CONSTRAINTS.generic(robot.fdata, robot.idata, block, *state, cuts.table)
+        if status != OK:
+            raise CONSTRAINTS.error(robot, status, state, "")
+        c = make(block)
     rows = cuts.rows
     return LoopConstraints(c.phi[rows], c.J[rows], None if qd is None else c.gamma[rows], cuts.slices, c)
 
