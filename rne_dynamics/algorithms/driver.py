@@ -194,9 +194,12 @@ class Algorithm:
     ``result``: makes the caller's result from the result arrays (default: the first array). The step takes, after
     the state, the external body wrenches if ``wrenches`` (``(nb, 6)``, or ``(0, 6)`` for none), gravity if
     ``gravity``, and the parameters named ``extras`` (numbers or arrays shared by every state of a batch).
+    ``generic=False``: the algorithm runs only as a robot's written code (its caller has another path for a state
+    the code hands back), so it has no compiled entry.
     """
 
-    def __init__(self, step, layout, arguments, what, result=_first, *, gravity=False, wrenches=False, extras=()):
+    def __init__(self, step, layout, arguments, what, result=_first, *, gravity=False, wrenches=False, extras=(),
+                 generic=True):
         self.step, self.layout, self.arguments, self.what, self.result = step, layout, arguments, what, result
         self.gravity, self.wrenches, self.extras = gravity, wrenches, tuple(extras)
         self.name = f"{step.__name__}_{layout.__name__}"
@@ -204,9 +207,10 @@ class Algorithm:
         ALGORITHMS.append(self)
         self.defaults = (gravity_vector(None),) * gravity  # standard gravity: also the environment without wrenches
         parameters = ("f_ext",) * wrenches + ("gravity",) * gravity + tuple(extras)
-        self.single = entry_point(step, layout, arguments + parameters, len(arguments) - 1, len(arguments) + wrenches)
+        self.single = (entry_point(step, layout, arguments + parameters, len(arguments) - 1, len(arguments) + wrenches)
+                       if generic else None)
         # the one compiled call is tried first once it has its one signature (else numba would compile another)
-        self.ready = not hasattr(self.single, "disable_compile")
+        self.ready = generic and not hasattr(self.single, "disable_compile")
 
     def run(self, robot, data, state, gravity=None, external_wrenches=None, extras=(), drive=True):
         """Run on one state or a batch (``state``: the arrays named by ``arguments``), in ``data`` if given; with the

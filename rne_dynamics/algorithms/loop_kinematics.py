@@ -424,4 +424,5 @@ def closed_loop_step(m, w, q, qd, qdd, f_ext, gravity, cuts, split):
 
 
 CLOSED_LOOP = Algorithm(closed_loop_step, closed_loop_memory, ("q", "qd", "qdd"), "the closed-loop torques",
-                        closed_loop_memory.results, gravity=True, wrenches=True, extras=("cuts", "split"))
+                        closed_loop_memory.results, gravity=True, wrenches=True, extras=("cuts", "split"),
+                        generic=False)  # a state its written code hands back takes the Python solver

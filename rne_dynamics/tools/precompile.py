@@ -15,7 +15,7 @@ from functools import partial
 import numpy as np
 
 from .._jit import PACKAGE_DIR, cache_directories
-from ..robots import bundled_robot_path
+from ..robots import GOUGH_STEWART, GOUGH_STEWART_LOOPS, bundled_robot_path
 
 
 def calls(rd, robot, batch):
@@ -129,6 +129,10 @@ def compile_generic(rd, robot, out):
         robot = robot.with_drive()  # a new robot object: none of its calls has written code yet
         passes = [(name + (" batch" if batch else ""), call)
                   for batch in (0, 3) for name, call in calls(rd, robot, batch)]
+        platform = rd.load_urdf(GOUGH_STEWART, loops=GOUGH_STEWART_LOOPS)
+        legs = np.zeros(len(platform.actuated_joint_names))
+        passes.append(("closed_loop_inverse_dynamics (Gough-Stewart)",
+                       lambda: rd.closed_loop_inverse_dynamics(platform, legs, legs, legs)))
         for n, (name, call) in enumerate(passes, 1):
             t = time.perf_counter()
             call()
@@ -137,7 +141,7 @@ def compile_generic(rd, robot, out):
         written.MODE, _compile.ON_CALLER = mode, False
     missed = [a.name for a in ALGORITHMS if not getattr(a.single, "signatures", True)]
     if missed:  # driver.ALGORITHMS is the registry: a new algorithm that calls() does not reach is named here
-        out(f"not compiled (no call above reaches them; add one to precompile.calls): {', '.join(missed)}")
+        out(f"not compiled (no call above reaches them; add one here): {', '.join(missed)}")
     removed = remove_stale_caches()
     if removed:
         out(f"removed {removed} caches of older sources")
