@@ -146,9 +146,10 @@ def single_rows(case):
 
 
 def batch_rows(case, quick):
-    """Our per-state time on a batch (wall time, all cores) against a Python loop of ``pinocchio.rnea`` and against
-    Pinocchio's C++ per state, estimated as its Python call less the call of ``rnea`` on a model without joints (the
-    binding's own cost)."""
+    """Our per-state time on a batch (wall time, all cores), allocating and with a held ``data=``, against a Python
+    loop of ``pinocchio.rnea`` over the same number of states (the three taking turns in each round; the ratios'
+    median and spread over the rounds), and Pinocchio's C++ per state, estimated as its Python call less the call
+    of ``rnea`` on a model without joints (the binding's own cost)."""
     n = 1000 if quick else BATCH
     q, qd, qdd = (x[:n] for x in case.batch)
     m, d, states = case.model, case.data, case.pbatch[:n]
@@ -157,15 +158,21 @@ def batch_rows(case, quick):
         for pq, pv, pa in states:
             pin.rnea(m, d, pq, pv, pa)
     held = case.robot.data()
-    ours, with_data, theirs = median_times([lambda: rd.inverse_dynamics(case.robot, q, qd, qdd),
-                                            lambda: rd.inverse_dynamics(case.robot, q, qd, qdd, data=held), loop],
-                                           3 if quick else 7, 1, time.perf_counter)
+    samples = round_times([lambda: rd.inverse_dynamics(case.robot, q, qd, qdd),
+                           lambda: rd.inverse_dynamics(case.robot, q, qd, qdd, data=held), loop],
+                          5 if quick else 15, 1, time.perf_counter) / n
     empty = pin.Model()
     empty_data, nothing = empty.createData(), np.zeros(0)
     pq, pv, pa = states[0]
     call, binding = median_times([lambda: pin.rnea(m, d, pq, pv, pa), lambda: pin.rnea(empty, empty_data, nothing,
                                                                                       nothing, nothing)], 7, 2000)
-    return ours / n, with_data / n, theirs / n, call - binding
+    rows = []
+    for name, ours in (("", samples[0]), (" data=", samples[1])):
+        ratios = ours / samples[2]
+        ratio = float(np.median(ratios))
+        spread = float(np.subtract(*np.percentile(ratios, [75, 25]))) / ratio
+        rows.append((name, float(np.median(ours)), float(np.median(samples[2])), ratio, spread, call - binding))
+    return rows
 
 
 def load_time_ms(path, repeats=5):
@@ -212,10 +219,9 @@ def main(argv=None):
             print(f"{label:<10}{name:<48}{t_ours:>10.2f}{t_pin:>10.2f}{ratio:>7.2f}{100 * spread:>7.0f}%   "
                   f"{pin_name}")
             spreads.append(spread)
-        t_ours, t_held, t_loop, t_cpp = batch_rows(case, args.quick)
-        for name, t in (("", t_ours), (" data=", t_held)):
+        for name, t, t_loop, ratio, spread, t_cpp in batch_rows(case, args.quick):
             print(f"{label:<10}{'inverse_dynamics batch' + name:<48}{t:>10.2f}{t_loop:>10.2f}"
-                  f"{t / t_loop:>7.2f}{'':>8}   python loop of rnea, per state")
+                  f"{ratio:>7.2f}{100 * spread:>7.0f}%   python loop of rnea, per state")
             print(f"{label:<10}{'inverse_dynamics batch' + name:<48}{t:>10.2f}{t_cpp:>10.2f}"
                   f"{t / t_cpp:>7.2f}{'':>8}   rnea in C++ (call less binding)")
     if np.median(spreads) > BUSY_SPREAD:

@@ -15,7 +15,7 @@ import oracle
 import rne_dynamics as rd
 from rne_dynamics import _native, _trace
 from rne_dynamics.algorithms import aba, crba, gravity, rnea, written
-from rne_dynamics.algorithms.driver import ALGORITHMS, BAD_SHAPE, NOT_FINITE, NOT_UNIT, OK
+from rne_dynamics.algorithms.driver import ALGORITHMS, BAD_SHAPE, NOT_FINITE, NOT_UNIT, OK, OVERFLOW
 from rne_dynamics.algorithms.inputs import gravity_vector
 from multi_dof import tree_urdf
 
@@ -143,6 +143,10 @@ def test_bad_states_give_the_generic_status_codes(native, monkeypatch, tmp_path)
     assert code.batch(out, *states, g) == (OK, 0)
     states[1][2, 0] = np.nan
     assert code.batch(out, *states, g) == (NOT_FINITE, 2)
+    states[1][1] = 1e200  # finite, but its velocity products overflow: the first state at fault, before the NaN's
+    assert code.batch(out, *states, g) == (OVERFLOW, 1)
+    states[1][2, 0] = 0.0
+    assert code.batch(out, *states, g) == (OVERFLOW, 1)
 
 
 def test_the_tracer_folds_the_models_zeros_and_ones_and_shares_equal_terms():
