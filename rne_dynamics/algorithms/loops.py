@@ -345,10 +345,6 @@ def closed_loop_inverse_dynamics(robot, qa, qda, qdda, *, q_guess=None, gravity=
     coordinates whose passive entries pick the assembly mode (default the neutral configuration; one for all states
     of a batch); a controller passes the last state's ``.q`` (Newton then takes a step or two). ``external_wrenches``
     as :func:`inverse_dynamics` (single state)."""
-    if not external_wrenches:  # one state as one machine-code call, once the robot has it (a batch: state by state)
-        result = _one_call(robot, qa, qda, qdda, q_guess, gravity)
-        if result is not None:
-            return result
     return _batched(robot, (qa, qda, qdda), lambda a, b, c: _inverse_one(robot, a, b, c, q_guess, gravity,
                                                                         external_wrenches))
 
@@ -364,7 +360,7 @@ def _batched(robot, arrays, one):
 
 
 def _inverse_one(robot, qa, qda, qdda, q_guess, gravity, external_wrenches):
-    if not external_wrenches:
+    if not external_wrenches:  # one machine-code call, once the robot has it; else the Python solver
         result = _one_call(robot, qa, qda, qdda, q_guess, gravity)
         if result is not None:
             return result
