@@ -100,7 +100,7 @@ class Case:
         self.batch = [self.configurations(rng, BATCH)] + [rng.uniform(-1, 1, (BATCH, self.robot.nv)) for _ in range(2)]
         self.pbatch = [(pin.randomConfiguration(self.model, -np.ones(self.model.nq), np.ones(self.model.nq)),
                         rng.uniform(-1, 1, self.model.nv), rng.uniform(-1, 1, self.model.nv)) for _ in range(BATCH)]
-        rd.inverse_dynamics(self.robot, *(x[:3] for x in self.batch))  # (a batch's argument checks)
+        rd.inverse_dynamics(self.robot, *(x[:3] for x in self.batch))  # (a first batch)
         _compile.wait()  # what the warm-up queued for numba's background process, compiled before the timing
 
     def configurations(self, rng, n):
