@@ -205,6 +205,41 @@ def test_batches_with_data():
     np.testing.assert_array_equal(rd.bias_torques(robot, q[0], v[0], data=data), rd.bias_torques(robot, q[0], v[0]))
 
 
+def test_a_batch_in_pieces_runs_every_state_once_and_reports_the_first_at_fault():
+    """The threads take a batch in pieces as they come free: every state runs exactly once, and the first state at
+    fault is reported whichever thread met it (faults in two pieces: the first piece's thread goes slow, so another
+    thread meets the earlier fault while it goes on to meet the later one)."""
+    import threading
+    import time
+    count = 40 * driver.THREAD_ROWS
+    runs = np.zeros(count, int)
+    lock = threading.Lock()
+
+    def rows(first, last, faults=()):
+        if first == 0:
+            time.sleep(0.05)  # this piece's thread is slow: the others go on meanwhile
+        for n in range(first, last):
+            with lock:
+                runs[n] += 1
+            if n in faults:
+                return driver.NOT_FINITE, n
+        return driver.OK, 0
+
+    assert driver.in_threads(rows, count) == (driver.OK, 0)
+    np.testing.assert_array_equal(runs, 1)
+    runs[:] = 0
+    early, late = count // 4, count - 3
+    assert driver.in_threads(lambda first, last: rows(first, last, (early, late)), count) == (driver.NOT_FINITE, early)
+    assert np.all(runs[:early + 1] == 1) and np.all(runs <= 1)
+    # through a call: the state named is the first that is not finite, far into the batch
+    robot = robots()["arm6 floating"]
+    q = rd.random_configuration(robot, np.random.default_rng(5), size=count)
+    v = np.zeros((count, robot.nv))
+    v[count - 7, 2] = v[count // 2 + 1, 0] = np.nan
+    with pytest.raises(rd.StateError, match=f"state {count // 2 + 1}"):
+        rd.bias_torques(robot, q, v)
+
+
 def test_held_calls_take_any_array_like_and_explain_bad_input():
     """The held call's one compiled signature takes float64 arrays; lists, float32, read-only and strided arrays go
     through the checked call with the same numbers, and bad input is explained as without ``data=``."""

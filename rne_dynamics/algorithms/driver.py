@@ -147,8 +147,12 @@ def result_maker(result, slots):
 LONG_BATCH = 1000
 #: Seconds such a batch waits at most (then it runs the Python, the build going on).
 BUILD_WAIT = 5.0
-#: A batch runs on one thread unless every thread gets this many states.
+#: A batch runs on one thread unless every thread gets this many states; its threads take it in pieces of at least
+#: this many states.
 THREAD_ROWS = 64
+#: Pieces of a batch per thread: a thread takes the next piece when it is done with one, so that a core that other
+#: work slows (a busy machine, a virtual machine's neighbours) does fewer pieces rather than hold up the batch.
+PIECES = 8
 
 
 @functools.cache
@@ -157,15 +161,24 @@ def _threads():
 
 
 def in_threads(rows, count):
-    """``rows(first, last)``, returning ``(status, state)``, over ``count`` states: on every core once there are
-    :data:`THREAD_ROWS` states for each; the first state at fault."""
-    if count < 2 * THREAD_ROWS:
+    """``rows(first, last)``, returning ``(status, state)``, over ``count`` states: the calling thread and the pool's
+    threads take pieces of them in turn, once there are :data:`THREAD_ROWS` states for each; the first state at
+    fault."""
+    threads = _threads()._max_workers
+    if count < 2 * THREAD_ROWS or threads < 2:
         return rows(0, count)
-    bounds = np.linspace(0, count, _threads()._max_workers + 1).astype(int)
-    for status, n in _threads().map(rows, bounds[:-1], bounds[1:]):
-        if status != OK:
-            return status, n
-    return OK, 0
+    size = max(THREAD_ROWS, -(-count // (PIECES * threads)))
+    pieces = iter(range(0, count, size))  # shared by the threads (the next piece is taken under the interpreter lock)
+
+    def take():
+        for first in pieces:
+            status, n = rows(first, min(first + size, count))
+            if status != OK:  # the pieces not taken yet are all later
+                return status, n
+        return OK, 0
+    helpers = [_threads().submit(take) for _ in range(threads - 1)]
+    done = [take()] + [helper.result() for helper in helpers if not helper.cancel()]  # (a pool busy elsewhere)
+    return min((d for d in done if d[0] != OK), key=lambda d: d[1], default=(OK, 0))
 
 
 def written_rows(batch, out, inputs):
