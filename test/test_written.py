@@ -113,6 +113,14 @@ def test_machine_code_equals_the_generic_kernels_and_its_python(path, monkeypatc
         code = written.written(algorithm, robot)
         assert single(ours, *arguments) == code.single(theirs, *arguments) == OK
         np.testing.assert_array_equal(ours, theirs)
+        # a batch (its states a vector's lanes at a time, the last ones one by one): each state's bits
+        states = [np.stack(x) for x in zip(*(inputs(algorithm, robot, rng) for _ in range(2 * _native.LANES + 3)))]
+        states[-1] = states[-1][0] if algorithm.gravity else states[-1]  # one gravity for all states
+        rows = np.full((len(states[0]), len(outputs)), np.nan)
+        assert code.batch(rows, *states) == (OK, 0)
+        for n, row in enumerate(rows):
+            assert code.single(theirs, *(x[n] if x.ndim == 2 else x for x in states)) == OK
+            np.testing.assert_array_equal(row, theirs, err_msg=f"{algorithm.name}, state {n}")
         # an allocating call's result: the same arrays, in the same type
         ours, theirs = fresh(algorithm.kind, *arguments), code.fresh(algorithm.kind, *arguments)
         assert type(ours) is type(theirs) is (np.ndarray if algorithm.kind is None else algorithm.kind)
@@ -141,6 +149,9 @@ def test_bad_states_give_the_generic_status_codes(native, monkeypatch, tmp_path)
     out = np.empty((4, robot.nv))
     states = np.stack([q] * 4), np.zeros((4, robot.nv)), np.zeros((4, robot.nv))
     assert code.batch(out, *states, g) == (OK, 0)
+    states[0][2] *= 1.1  # (in a vector's lane, when machine code)
+    assert code.batch(out, *states, g) == (NOT_UNIT, 2)
+    states[0][2] /= 1.1
     states[1][2, 0] = np.nan
     assert code.batch(out, *states, g) == (NOT_FINITE, 2)
     states[1][1] = 1e200  # finite, but its velocity products overflow: the first state at fault, before the NaN's
@@ -173,12 +184,24 @@ def test_a_state_past_a_guard_is_refused_for_the_generic_kernel(native, part, tm
     assert program.guards == [(1, True)]
     if native:
         _native.build("guarded_00000000_0", _native.c_source("guarded_00000000_0", program, outputs, [1]))
-        single = _native.load("guarded_00000000_0").single
+        module = _native.load("guarded_00000000_0")
+        single, batch = module.single, module.batch
     else:
-        single = written.python_functions(written.python_source(program, outputs, [1], [], 1e-6), lambda: None)[0]
+        single, batch, _ = written.python_functions(written.python_source(program, outputs, [1], [], 1e-6),
+                                                    lambda: None)
     out = np.empty(1)
     assert single(out, np.array([5.0])) == OK and out[0] == 5.0
     assert single(out, np.array([-5.0])) == _native.GUARD
+    # a batch: the state past the guard is named, in whichever lane of the vectors it falls
+    states = np.arange(1.0, 12.0)[:, None]
+    for bad in (0, 2, 5, 10):
+        states[bad] *= -1.0
+        out = np.full((len(states), 1), np.nan)
+        assert batch(out, states) == (_native.GUARD, bad)
+        np.testing.assert_array_equal(out[:bad], states[:bad])
+        states[bad] *= -1.0
+    assert batch(out, states) == (OK, 0)
+    np.testing.assert_array_equal(out, states)
 
 
 def test_a_program_built_in_parts_computes_what_it_computes_in_one(tmp_path, monkeypatch):
