@@ -237,10 +237,7 @@ class Algorithm:
                     return held[1]
             except (TypeError, AttributeError, ValueError, IndexError):
                 pass  # another type of argument or Data, or (run as plain Python) a bad shape
-        try:
-            code = None if external_wrenches else robot.written.get((self, drive, *extras), False)
-        except TypeError:  # an array among the extras: kept under its bytes
-            code = robot.written.get((self, drive, *extras_key(extras)), False)
+        code = None if external_wrenches else robot.written.get((self, drive, *extras_key(extras)), False)
         if code is False:
             code = written(self, robot, drive, extras) if data is not None else self.written(robot, drive, extras)
         if code is not None:  # the robot's written code, unless an argument needs converting or explaining

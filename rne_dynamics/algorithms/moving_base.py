@@ -80,8 +80,9 @@ def free_floating_inverse_dynamics(robot, q, v, qdd_joints, *, gravity=None, ext
         result = hybrid_dynamics(robot, q, v, qdd, np.zeros_like(qdd), known_acceleration=np.arange(robot.nv) >= 6,
                                  gravity=gravity, external_wrenches=external_wrenches, data=data)
     else:  # one state: the base's known forces (zero) and the mask made once per robot
-        result = HYBRID.run(robot, data, (q, v, np.concatenate((zero[:6], qdd_joints)), zero), gravity,
-                            external_wrenches, extras=(known,))
+        qdd = np.zeros(robot.nv)
+        qdd[6:] = qdd_joints
+        result = HYBRID.run(robot, data, (q, v, qdd, zero), gravity, external_wrenches, extras=(known,))
     return FreeFloatingResult(result.accelerations[..., :6], result.torques[..., 6:], result.joint_wrenches)
 
 

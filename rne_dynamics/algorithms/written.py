@@ -199,7 +199,7 @@ VARIANTS = 8
 
 def extras_key(extras):
     """The per-call parameters as a key of ``robot.written``: an array by its bytes."""
-    return tuple(e.tobytes() if isinstance(e, np.ndarray) else e for e in extras)
+    return tuple([e.tobytes() if e.__class__ is np.ndarray else e for e in extras])
 
 
 def written(algorithm, robot, drive=True, extras=(), wrenches=False, wait=False):
