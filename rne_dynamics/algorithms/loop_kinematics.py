@@ -255,6 +255,13 @@ def cut_loads(m, cuts, c, lam, wrenches, joint_wrenches, load):
 # square), in the order of their pivots at the traced state]``.
 
 @helper
+def far_from_rank_loss(n, norm, inverse_norm):
+    """Whether a square matrix of size ``n`` is far from losing rank, from its 1-norm and its inverse's: its 2-norm
+    condition number, at most ``n`` times the 1-norm one (``cond_2 <= n cond_1``), is below ``1 / RANK_TOLERANCE``."""
+    return n * norm * inverse_norm * RANK_TOLERANCE < 1.0
+
+
+@helper
 def positive(x):
     """1 where ``x > 0``, 0 where ``x < 0`` (0.5 at 0), as arithmetic: the written code keeps a branch on it as a
     guard, a product with it as a product."""
@@ -371,7 +378,7 @@ def closed_loop_step(m, w, q, qd, qdd, f_ext, gravity, cuts, split):
             column_inverse += abs(w.x[i])
             column_J += abs(c.J[int(rows[i]), int(passive[j])])
         norm_J, norm_inverse = np.fmax(norm_J, column_J), np.fmax(norm_inverse, column_inverse)
-    if not n * norm_J * norm_inverse * RANK_TOLERANCE < 1.0:  # near rank loss: the Python solver's SVD decides
+    if not far_from_rank_loss(n, norm_J, norm_inverse):  # the Python solver's SVD decides
         return HANDED_BACK
     for j in range(n):
         for a in range(n_a):

@@ -35,7 +35,7 @@ from .._trace import traceable
 from ..model.robot import model_view
 from .kinematics import center_of_mass, frame_acceleration
 from .loop_kinematics import (AXIS, CLOSED_LOOP, CLOSURE_TOLERANCE, CONSTRAINTS, CUT, KIND, KINDS, RANK_TOLERANCE,
-                              SELECT, SIDE_A, SIDE_B, cut_loads, passive_lu)
+                              SELECT, SIDE_A, SIDE_B, cut_loads, far_from_rank_loss, passive_lu)
 from .rnea import bias_torques, inverse_dynamics
 from . import written
 
@@ -170,7 +170,7 @@ def coordinates(robot):
 
 def _pinv(A):
     """Rank-revealing pseudo-inverse, rank and singular values (those below ``RANK_TOLERANCE`` times the largest count
-    as lost). A square matrix whose 1-norm condition number proves it far from that (``cond_2 <= n cond_1``) is
+    as lost). A square matrix whose 1-norm condition number proves it far from that (:func:`far_from_rank_loss`) is
     inverted directly: the same matrix in a third of an SVD's time (its singular values then ``None``)."""
     n = A.shape[0]
     if A.shape[1] == n:
@@ -179,7 +179,7 @@ def _pinv(A):
         except np.linalg.LinAlgError:
             pass
         else:
-            if n * np.abs(A).sum(axis=0).max() * np.abs(inverse).sum(axis=0).max() * RANK_TOLERANCE < 1.0:
+            if traceable(far_from_rank_loss)(n, np.abs(A).sum(axis=0).max(), np.abs(inverse).sum(axis=0).max()):
                 return inverse, n, None
     U, s, Vt = np.linalg.svd(A, full_matrices=False)
     keep = s > RANK_TOLERANCE * (s[0] if s.size else 0.0)
