@@ -103,8 +103,8 @@ PART = 2500
 
 #: States a batch computes at once, one in each lane of a vector (GCC's and clang's vector extension: AVX's
 #: registers on x86-64, NEON's on arm64, pairs or single numbers elsewhere). A lane runs the one-state code's
-#: operations in the same order, so it gives the same bits; on ANYmal and Talos with a floating base a batch takes
-#: 1.5-2x less per state, and its time varies less on a shared machine.
+#: operations in the same order, so it gives the same bits. Per state, on one core: Talos with a floating base 1.9x
+#: less; ANYmal, whose twelve sines a state run lane by lane, as much on a quiet machine and 2x less on a busy one.
 LANES = 4
 #: The operations of the vector instructions; the others (a sine, a comparison) run lane by lane.
 VECTOR_OPERATIONS = {"add", "sub", "mul", "div", "neg", "input"}
@@ -185,6 +185,7 @@ def c_parts(program, outputs, inputs, lanes=1):
     body.append(f"    int status = {OK};")
     body += [f"    if (status == {OK}) status = {prefix}part{p}({arguments});" for p in range(len(functions))]
     body.append("    return status;")
+
     def in_lane(a):
         return read(a, "s") if type(a) is int else _literal(a)
 
@@ -265,9 +266,9 @@ static int all_finite(const double *x, Py_ssize_t n)
         bad |= ((bits & 0x7ff0000000000000u) + 0x0010000000000000u) & 0x8000000000000000u;
     }}
 #ifdef __AVX__
-    /* the wide registers cleared: left dirty, they slowed the interpreter's code after the call by a third (measured
-       here: a Python loop of Pinocchio's rnea after a batch, 3.05 against 2.37 us a call); gcc's -march=native
-       leaves it to us on AMD's CPUs */
+    /* the wide registers cleared: left dirty (gcc's -march=native code did not clear them on this AMD CPU), they
+       slowed the interpreter's code after the call by a third (a Python loop of Pinocchio's rnea after a batch:
+       3.05 against 2.37 us a call) */
     _mm256_zeroupper();
 #endif
     return bad == 0;
