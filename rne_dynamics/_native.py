@@ -13,6 +13,7 @@ and the finiteness of the results; any failure returns a non-zero status and the
 which explains it. Straight-line C compiles in about a second for a robot arm and is called for a tenth of a
 microsecond's overhead, where the generic numba kernels take minutes to compile and a microsecond to call.
 """
+import contextlib
 import functools
 import glob
 import hashlib
@@ -39,8 +40,11 @@ FLAGS = ["-O1", "-shared", "-fPIC", "-fno-math-errno", "-ffp-contract=off", "-w"
 HOST_FLAGS = ["-march=native"]
 #: Seconds a build may take before it is abandoned (the Python goes on serving).
 TIMEOUT = 600
-#: Builds run at once: one per core (a large program takes the compiler a few hundred MB).
+#: Builds run at once: one per core (a large program takes the compiler a few hundred MB); a build that a caller waits
+#: for runs at once beside them (:func:`build`).
 _BUILDS = threading.BoundedSemaphore(os.cpu_count() or 1)
+#: Seconds between looks, while a build waits for a compiler, at whether a caller now waits for it.
+_LOOK = 0.05
 #: The writer's version: part of every cache key, so modules of an older writer are never loaded.
 VERSION = "1"
 
@@ -551,9 +555,24 @@ def host_flags():
     return HOST_FLAGS if probe.returncode == 0 else []
 
 
-def build(name, source):
+@contextlib.contextmanager
+def _compiler(waited_for):
+    """One of the :data:`_BUILDS` compilers, or none once the event ``waited_for`` is set: a caller waits for this
+    build (a long batch), which then runs at once rather than behind the builds queued before it."""
+    held = False
+    while not held and not (waited_for is not None and waited_for.is_set()):
+        held = _BUILDS.acquire(timeout=_LOOK)
+    try:
+        yield
+    finally:
+        if held:
+            _BUILDS.release()
+
+
+def build(name, source, waited_for=None):
     """Compile ``source`` into the cached module ``name`` (written under a temporary name, then renamed, so a
-    concurrent reader never sees half a file); raises ``RuntimeError`` with the compiler's message."""
+    concurrent reader never sees half a file); raises ``RuntimeError`` with the compiler's message. ``waited_for``:
+    an event set when a caller waits for the module (:func:`_compiler`)."""
     folder = cache_folder()
     os.makedirs(folder, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=folder) as scratch:
@@ -564,7 +583,7 @@ def build(name, source):
         command = [COMPILER, *FLAGS, *host_flags(), f"-I{sysconfig.get_paths()['include']}", f"-I{np.get_include()}",
                    c_file, "-o", target, "-lm"]
         try:
-            with _BUILDS:
+            with _compiler(waited_for):
                 done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT)
         except subprocess.TimeoutExpired:
             raise RuntimeError(f"{COMPILER} took more than {TIMEOUT} s on {name}") from None

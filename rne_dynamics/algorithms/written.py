@@ -63,6 +63,7 @@ class Written:
         self.single = self.batch = self.fresh = None
         self.native = False
         self.failure = None
+        self.waited_for = threading.Event()  # a caller waits: the build runs at once (not behind queued ones)
         self._build = build
         self._builder = None
         self._lock = threading.Lock()
@@ -78,6 +79,7 @@ class Written:
         """Build the machine code if it is not built yet and wait for it (at most ``timeout`` seconds); returns
         whether it is in use."""
         if not self.native:
+            self.waited_for.set()
             self.start()
             if self._builder is not None:
                 self._builder.join(timeout)
@@ -273,7 +275,7 @@ def install(made, key, name, source, algorithm, robot):
     """Build the C module ``name``, index it under the model's ``key``, then put it in ``made`` and in the held
     entries of the robot's ``Data`` objects."""
     try:
-        _native.build(name, source)
+        _native.build(name, source, made.waited_for)
         _native.index(key, name)
         module = _native.load(name)
     except (OSError, RuntimeError, ImportError) as error:
