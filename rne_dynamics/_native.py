@@ -41,10 +41,10 @@ HOST_FLAGS = ["-march=native"]
 #: Seconds a build may take before it is abandoned (the Python goes on serving).
 TIMEOUT = 600
 #: Builds run at once: one per core (a large program takes the compiler a few hundred MB); a build that a caller waits
-#: for runs at once beside them (:func:`build`).
-_BUILDS = threading.BoundedSemaphore(os.cpu_count() or 1)
-#: Seconds between looks, while a build waits for a compiler, at whether a caller now waits for it.
-_LOOK = 0.05
+#: for runs at once beside them (:func:`hurry`).
+COMPILERS = os.cpu_count() or 1
+_compilers = threading.Condition()
+_running = 0
 #: The writer's version: part of every cache key, so modules of an older writer are never loaded.
 VERSION = "1"
 
@@ -557,22 +557,33 @@ def host_flags():
 
 @contextlib.contextmanager
 def _compiler(waited_for):
-    """One of the :data:`_BUILDS` compilers, or none once the event ``waited_for`` is set: a caller waits for this
-    build (a long batch), which then runs at once rather than behind the builds queued before it."""
-    held = False
-    while not held and not (waited_for is not None and waited_for.is_set()):
-        held = _BUILDS.acquire(timeout=_LOOK)
+    """A run of the compiler: one of :data:`COMPILERS`, or at once when the event ``waited_for`` is set (a caller
+    waits for this build, :func:`hurry`) rather than behind the builds queued before it."""
+    global _running
+    with _compilers:
+        while _running >= COMPILERS and not (waited_for is not None and waited_for.is_set()):
+            _compilers.wait()
+        _running += 1
     try:
         yield
     finally:
-        if held:
-            _BUILDS.release()
+        with _compilers:
+            _running -= 1
+            _compilers.notify()
+
+
+def hurry(waited_for):
+    """Set the event ``waited_for`` of a build (:func:`build`): a caller waits for it, and it runs at once if it is
+    queued."""
+    waited_for.set()
+    with _compilers:
+        _compilers.notify_all()
 
 
 def build(name, source, waited_for=None):
     """Compile ``source`` into the cached module ``name`` (written under a temporary name, then renamed, so a
     concurrent reader never sees half a file); raises ``RuntimeError`` with the compiler's message. ``waited_for``:
-    an event set when a caller waits for the module (:func:`_compiler`)."""
+    an event set by :func:`hurry` when a caller waits for the module."""
     folder = cache_folder()
     os.makedirs(folder, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=folder) as scratch:

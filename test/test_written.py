@@ -207,27 +207,24 @@ def test_a_state_past_a_guard_is_refused_for_the_generic_kernel(native, part, tm
 def test_a_build_a_caller_waits_for_does_not_queue_behind_the_others(tmp_path, monkeypatch):
     """Builds share one compiler per core; a build that a caller waits for (a long batch) runs at once beside them,
     rather than behind builds queued before it."""
+    import contextlib
     import threading
     monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
     program, outputs = _trace.trace(lambda x: [x[0] * x[0]], [np.array([2.0])])
-    held = 0
-    while _native._BUILDS.acquire(blocking=False):  # every compiler busy with other builds
-        held += 1
-    try:
+    with contextlib.ExitStack() as busy:
+        for _ in range(_native.COMPILERS):  # every compiler busy with other builds
+            busy.enter_context(_native._compiler(None))
         waited_for = threading.Event()
         builder = threading.Thread(target=_native.build, args=("queued_00000000_0", _native.c_source(
             "queued_00000000_0", program, outputs, [1]), waited_for))
         builder.start()
         builder.join(1.0)
         assert builder.is_alive() and _native.load("queued_00000000_0") is None  # queued
-        waited_for.set()
+        _native.hurry(waited_for)
         builder.join(60.0)
         assert not builder.is_alive()
         out = np.empty(1)
         assert _native.load("queued_00000000_0").single(out, np.array([3.0])) == OK and out[0] == 9.0
-    finally:
-        for _ in range(held):
-            _native._BUILDS.release()
 
 
 def test_a_program_built_in_parts_computes_what_it_computes_in_one(tmp_path, monkeypatch):

@@ -79,7 +79,7 @@ class Written:
         """Build the machine code if it is not built yet and wait for it (at most ``timeout`` seconds); returns
         whether it is in use."""
         if not self.native:
-            self.waited_for.set()
+            _native.hurry(self.waited_for)
             self.start()
             if self._builder is not None:
                 self._builder.join(timeout)
