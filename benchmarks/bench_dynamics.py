@@ -67,14 +67,19 @@ def median_times(calls, repeats, inner, clock=time.thread_time):
     return [float(np.median(times)) for times in round_times(calls, repeats, inner, clock)]
 
 
-def ratio_row(ours, theirs, repeats, inner, clock=time.thread_time):
-    """``(ours, theirs, ratio, spread)``: median times of the two calls, the median of the per-round ratios and their
-    spread (the 25th to 75th percentile, as a fraction of the median: a busy machine shows here)."""
-    samples = round_times([ours, theirs], repeats, inner, clock)
-    ratios = samples[0] / samples[1]
+def compared(ours, theirs):
+    """``(ours, theirs, ratio, spread)`` of two calls' times over the same rounds: their medians, the median of the
+    per-round ratios and their spread (the 25th to 75th percentile, as a fraction of the median: a busy machine shows
+    here)."""
+    ratios = ours / theirs
     ratio = float(np.median(ratios))
     spread = float(np.subtract(*np.percentile(ratios, [75, 25]))) / ratio
-    return float(np.median(samples[0])), float(np.median(samples[1])), ratio, spread
+    return float(np.median(ours)), float(np.median(theirs)), ratio, spread
+
+
+def ratio_row(ours, theirs, repeats, inner, clock=time.thread_time):
+    """:func:`compared` of the two calls taking turns over ``repeats`` rounds of ``inner`` calls."""
+    return compared(*round_times([ours, theirs], repeats, inner, clock))
 
 
 class Case:
@@ -166,13 +171,8 @@ def batch_rows(case, quick):
     pq, pv, pa = states[0]
     call, binding = median_times([lambda: pin.rnea(m, d, pq, pv, pa), lambda: pin.rnea(empty, empty_data, nothing,
                                                                                       nothing, nothing)], 7, 2000)
-    rows = []
-    for name, ours in (("", samples[0]), (" data=", samples[1])):
-        ratios = ours / samples[2]
-        ratio = float(np.median(ratios))
-        spread = float(np.subtract(*np.percentile(ratios, [75, 25]))) / ratio
-        rows.append((name, float(np.median(ours)), float(np.median(samples[2])), ratio, spread, call - binding))
-    return rows
+    return [(name, *compared(ours, samples[2]), call - binding)
+            for name, ours in (("", samples[0]), (" data=", samples[1]))]
 
 
 def load_time_ms(path, repeats=5):

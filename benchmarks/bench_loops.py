@@ -21,7 +21,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_dynamics import BUSY_SPREAD, round_times  # noqa: E402
+from bench_dynamics import BUSY_SPREAD, compared, round_times  # noqa: E402
 
 import rne_dynamics as rd  # noqa: E402
 from rne_dynamics.robots import GOUGH_STEWART, GOUGH_STEWART_LOOPS  # noqa: E402
@@ -83,12 +83,9 @@ def main(argv=None):
     spreads = []
     for name, k in (("closed_loop_inverse_dynamics / inverse_dynamics data=", 1),
                     ("closed_loop_inverse_dynamics / inverse_dynamics", 2)):
-        ratios = samples[0] / samples[k]
-        ratio = float(np.median(ratios))
-        spread = float(np.subtract(*np.percentile(ratios, [75, 25]))) / ratio
+        ours, tree, ratio, spread = compared(samples[0], samples[k])
         spreads.append(spread)
-        print(f"{name:<58}{np.median(samples[0]):>10.1f}{np.median(samples[k]):>10.2f}{ratio:>7.1f}"
-              f"{100 * spread:>7.0f}%")
+        print(f"{name:<58}{ours:>10.1f}{tree:>10.2f}{ratio:>7.1f}{100 * spread:>7.0f}%")
     if max(spreads) > BUSY_SPREAD:
         print(f"warning: the machine is busy (spread of the ratios above {100 * BUSY_SPREAD:.0f}%): these ratios may "
               "be off by as much; run again on an idle machine")
