@@ -7,7 +7,7 @@ import pytest
 from ros_harness import harness_fixture, pendulum_urdf, wait_for_count
 
 from builtin_interfaces.msg import Duration
-from diagnostic_msgs.msg import DiagnosticArray
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
@@ -87,6 +87,15 @@ def test_fixed_duration_via_point_and_infeasible_requests(harness_factory):
 def test_gravity_that_the_motor_cannot_hold(harness_factory):
     h = harness_factory(robot_description=pendulum_urdf("weak", -3, 3, 1.0))
     planned = h.collect(JointTrajectory, "/inverse_dynamics/planned_trajectory")
-    h.publish(JointTrajectory, "/inverse_dynamics/plan", request(["hinge"], [0.5], [1.0]))
+    statuses = h.collect(DiagnosticStatus, "/inverse_dynamics/request_status")
+    msg = request(["hinge"], [0.5], [1.0])
+    msg.header.stamp.sec, msg.header.stamp.nanosec = 7, 5
+    h.publish(JointTrajectory, "/inverse_dynamics/plan", msg)
     assert h.wait_for_warning("cannot hold the start against gravity")
     assert not planned
+    # the refusal, found on the worker thread, is answered to the requester
+    assert h.spin_until(lambda: statuses)
+    [status] = statuses
+    assert status.level == DiagnosticStatus.ERROR and status.name == "/inverse_dynamics/plan"
+    assert "cannot hold the start against gravity" in status.message
+    assert [(kv.key, kv.value) for kv in status.values][0] == ("stamp", "7.000000005")

@@ -7,6 +7,7 @@ import numpy as np
 from ros_harness import harness_fixture, pendulum_urdf
 
 from builtin_interfaces.msg import Duration
+from diagnostic_msgs.msg import DiagnosticStatus
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 import rne_dynamics as rd
@@ -76,6 +77,7 @@ def test_retime_of_a_ur5_path_equals_the_library_and_keeps_the_limits(harness_fa
 def test_a_path_the_limits_cannot_follow_gets_a_reason_and_no_answer(harness_factory):
     h = harness_factory(robot_description=pendulum_urdf("weak", -3, 3, 1.0))  # 1 N m cannot hold 2 kg at 0.5 m
     answers = h.collect(JointTrajectory, "/inverse_dynamics/retimed_trajectory")
+    statuses = h.collect(DiagnosticStatus, "/inverse_dynamics/request_status")
     h.publish(JointTrajectory, "/inverse_dynamics/retime", request(["hinge"], [[0.5], [1.0]], [0]))
     assert h.wait_for_warning("~/retime: retime: no speed along the path at s = ")
     [reason] = h.warnings("~/retime")
@@ -83,6 +85,11 @@ def test_a_path_the_limits_cannot_follow_gets_a_reason_and_no_answer(harness_fac
     h.publish(JointTrajectory, "/inverse_dynamics/retime", request(["hinge"], [[0.5]], [0]))
     assert h.wait_for_warning("~/retime: a path needs at least two different waypoints")
     h.publish(JointTrajectory, "/inverse_dynamics/retime", request(["elbow"], [[0.5], [1.0]], [0]))
-    assert h.wait_for_warning("~/retime: missing joints hinge")
+    assert h.wait_for_warning("~/retime: none of its joints (elbow) is one of robot 'weak' (its joints: hinge)")
+    # each refusal answered on ~/request_status, the one found on the worker thread too, in order
+    assert h.spin_until(lambda: len(statuses) == 3)
+    assert [s.level for s in statuses] == [DiagnosticStatus.ERROR] * 3
+    assert [s.message for s in statuses] == ["refused: " + w.split("~/retime: ", 1)[1].removesuffix(
+        "; message ignored") for w in h.warnings("~/retime")]  # the reasons of the log
     h.spin_for(0.3)
     assert not answers

@@ -6,9 +6,11 @@ for), then ``~/gravity_torques``, ``~/gravity_command``, ``~/joint_wrenches/<joi
 time at 1 kHz; a new subscriber is noticed within :data:`LISTENERS_REFRESH`). A joint name that is not a valid ROS
 name token has its other characters replaced by ``_`` in its wrench topic. ``~/trajectory`` comes back on
 ``~/trajectory_with_efforts`` with the inverse dynamics torque of every point in ``effort`` (0 for a joint the robot
-does not have; missing velocities or accelerations read as zero); with elastic joints (``joint_stiffness``) the motor
-torques of the exact flexible feedforward instead (:meth:`~.model.DynamicsModel.trajectory_torques`). ``~/plan``
-requests are answered on ``~/planned_trajectory`` from a worker thread (:mod:`.planning`).
+does not have; missing velocities or accelerations read as zero; the robot's joints it leaves out held at their
+latest joint state); with elastic joints (``joint_stiffness``) the motor torques of the exact flexible feedforward
+instead (:meth:`~.model.DynamicsModel.trajectory_torques`). ``~/plan`` and ``~/retime`` requests are answered on
+``~/planned_trajectory`` and ``~/retimed_trajectory`` from worker threads (:mod:`.planning`, :mod:`.retiming`).
+Every request of the three is answered on ``~/request_status`` (:mod:`.trajectory_requests`), refused or not.
 
 A closed-chain robot (parameter ``loops_file``, the loop file of :mod:`rne_dynamics.model.loops`) needs only its
 actuated joints in ``/joint_states``: ``~/torques`` then carries every tree joint with its solved position and
@@ -29,6 +31,7 @@ import re
 import time
 
 import numpy as np
+from diagnostic_msgs.msg import DiagnosticStatus
 from geometry_msgs.msg import AccelStamped, PointStamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from rclpy.event_handler import SubscriptionEventCallbacks
@@ -49,6 +52,7 @@ from .external_torques import ExternalTorques
 from .markers import LoadMarkers, deleting_all
 from .planning import PlanRequests
 from .retiming import RetimeRequests
+from .trajectory_requests import RequestJoints, request_status
 
 ACCELERATION_SOURCES = ("zero", "differentiate")
 LISTENERS_REFRESH = 0.1  # s: a new subscriber of an optional output gets its first message at most this late
@@ -163,6 +167,7 @@ class InverseDynamicsNode(DynamicsNode):
         self.command_publisher = self.create_output(Float64MultiArray, "~/gravity_command")
         self.markers_publisher = self.create_output(MarkerArray, "~/load_markers")
         self.trajectory_publisher = self.create_output(JointTrajectory, "~/trajectory_with_efforts")
+        self.request_status_publisher = self.create_output(DiagnosticStatus, "~/request_status")
         self.base, self.base_topics = None, {}
         self.reset_base()
         self.wrench_inputs, self.wrench_subscriptions = None, []
@@ -376,39 +381,48 @@ class InverseDynamicsNode(DynamicsNode):
 
     def on_trajectory(self, msg):
         model = self.model
-        if model is None:
-            self.reject_input("~/trajectory", "no robot model yet")
-            return
-        if self.base is not None:
-            self.reject_input("~/trajectory", f"base is '{self.base.mode}': trajectory points carry no base motion; "
-                              "use rd.mounted_inverse_dynamics or rd.free_floating_inverse_dynamics")
-            return
-        names, points = msg.joint_names, msg.points
         try:
-            take = model.order(names)
+            if model is None:
+                raise StateError("no robot model yet")
+            if self.base is not None:
+                raise StateError(f"base is '{self.base.mode}': trajectory points carry no base motion; use "
+                                 "rd.mounted_inverse_dynamics or rd.free_floating_inverse_dynamics")
+            names, points = msg.joint_names, msg.points
+            joints = RequestJoints(self, model, names)
             q = np.empty((len(points), len(model.input_names)))  # a closed chain's: its actuated joints
             qd, qdd = np.zeros_like(q), np.zeros_like(q)
             for k, point in enumerate(points):  # one message per point: no way around a loop here
-                q[k] = model.gather(names, point.positions, f"point {k} position")
-                qd[k] = model.gather(names, point.velocities, f"point {k} velocity", optional=True)
-                qdd[k] = model.gather(names, point.accelerations, f"point {k} acceleration", optional=True)
+                q[k] = joints.positions_of(point.positions, f"point {k} position")
+                qd[k] = joints.rates_of(point.velocities, f"point {k} velocity")
+                qdd[k] = joints.rates_of(point.accelerations, f"point {k} acceleration")
         except StateError as exc:
-            self.reject_input("~/trajectory", exc)
+            self.report_request("~/trajectory", msg.header.stamp, refusal=exc)
             return
         efforts = np.zeros((len(points), len(names)))
         if points:
             nanoseconds = [p.time_from_start.sec * 1_000_000_000 + p.time_from_start.nanosec for p in points]
             try:
-                efforts[:, take], tau = model.trajectory_torques(nanoseconds, q, qd, qdd)
-            except ValueError as exc:  # a point the loops cannot reach, a singular pose; times that do not increase,
-                self.reject_input("~/trajectory", exc)  # too few points, a drive it cannot invert
-                return
+                inputs, tau = model.trajectory_torques(nanoseconds, q, qd, qdd)
+            except ValueError as exc:  # a point the loops cannot reach, a singular pose; times that do not
+                self.report_request("~/trajectory", msg.header.stamp, refusal=exc)  # increase, too few points,
+                return  # a drive it cannot invert
+            columns = model.columns(names)
+            efforts[:, columns.given] = inputs[:, columns.joints]
             self.trajectory_violations += self.check_limits(model, tau, "~/trajectory")
         for point, row in zip(points, efforts):
             point.effort = doubles(row)
         self.trajectories += 1
-        self.stats.accepted("~/trajectory")
         self.trajectory_publisher.publish(msg)
+        self.report_request("~/trajectory", msg.header.stamp, held=joints.held_positions())
+
+    def report_request(self, topic, stamp, refusal=None, held=None):
+        """Answer a request on ``topic`` (``~/trajectory``, ``~/plan``, ``~/retime``) with header stamp ``stamp`` on
+        ``~/request_status``: accepted with the joints ``held``, or refused (also in the log and diagnostics)."""
+        self.request_status_publisher.publish(request_status(self.resolve_topic_name(topic), stamp, refusal, held))
+        if refusal is not None:
+            self.reject_input(topic, refusal)
+        else:
+            self.stats.accepted(topic)
 
     # -- model, parameters, services ---------------------------------------------------------------------------
 

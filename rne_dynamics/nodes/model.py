@@ -78,6 +78,16 @@ class Loads(NamedTuple):
     center_of_mass: np.ndarray = None
 
 
+class Columns(NamedTuple):
+    """A message's joint names against the robot's input joints: ``given``, the indices into the message's arrays
+    of the input joints it names, ``joints`` their indices among the input joints, ``left_out`` the names of those
+    it does not name; ``ordered`` (``given`` in input order) when it names every one, else None."""
+    given: np.ndarray
+    joints: np.ndarray
+    left_out: tuple
+    ordered: np.ndarray
+
+
 class BaseMotion(NamedTuple):
     """A moving base's state at a joint state: pose ``[x y z qx qy qz qw]`` in the odometry frame, twist and its
     time derivative in the base frame (the derivative only for base ``odometry``)."""
@@ -100,7 +110,7 @@ class DynamicsModel:
     effort_limits: np.ndarray = field(init=False)
     locked: dict = field(init=False)  # the locked joints' positions, by name (the model has them as fixed joints)
     zeros: np.ndarray = field(init=False)
-    _orders: dict = field(init=False, default_factory=dict)
+    _orders: dict = field(init=False, default_factory=dict)  # a message's name tuple -> Columns, or a reason
     data: object = field(init=False, default=None)  # robot.data() of the joint-state callback: see prepare
     gravity_data: object = field(init=False, default=None)  # another, so gravity torques keep its results
     com_data: object = field(init=False, default=None)  # and one for a moving base's centre of mass
@@ -282,41 +292,58 @@ class DynamicsModel:
             robot = robot.with_drive(**{label: np.zeros(len(robot.joint_names)) for label in RIGID_DRIVE})
         return cls(robot, gravity_vector(values["gravity"]), dict(values))
 
-    def order(self, names):
-        """Indices into a message's per-name arrays that give the robot's input joints (``joint_names``, or a
-        closed chain's actuated joints) in order."""
+    def columns(self, names):
+        """How a message's per-name arrays (joint ``names``) meet the robot's input joints (``joint_names``, or a
+        closed chain's actuated joints): a :class:`Columns`, made once per name list. A joint named twice raises
+        :class:`StateError`."""
         key = tuple(names)
-        take = self._orders.get(key)
-        if take is None:
-            take = self._order(key)
+        found = self._orders.get(key)
+        if found is None:
+            found = self._columns(key)
             if len(self._orders) > 64:  # a publisher that keeps changing its name list: stay bounded
                 self._orders.clear()
-            self._orders[key] = take
-        if isinstance(take, str):
-            raise StateError(take)
-        return take
+            self._orders[key] = found
+        if isinstance(found, str):
+            raise StateError(found)
+        return found
 
-    def _order(self, names):
+    def _columns(self, names):
         position = {}
         for k, name in enumerate(names):
             if name in position:
                 return f"joint '{name}' is named twice"
             position[name] = k
-        missing = [name for name in self.input_names if name not in position]
-        if missing:
-            return (f"{'no joint names' if not names else 'missing joints ' + ', '.join(missing)} "
-                    f"(robot '{self.robot.name}' needs {', '.join(self.input_names)}; a joint nobody commands "
-                    "can be held fixed with parameter locked_joints, entries joint=position)")
-        return np.array([position[name] for name in self.input_names], dtype=np.intp)
+        joints = [j for j, name in enumerate(self.input_names) if name in position]
+        given = np.array([position[self.input_names[j]] for j in joints], dtype=np.intp)
+        left_out = tuple(name for name in self.input_names if name not in position)
+        return Columns(given, np.array(joints, dtype=np.intp), left_out, None if left_out else given)
 
-    def gather(self, names, values, what, optional=False):
-        """The robot's joints' entries of a per-name message array (``position``, ``effort`` ...), joint order.
+    def order(self, names):
+        """Indices into a message's per-name arrays that give the robot's input joints in order; a message that
+        leaves one out raises :class:`StateError` naming it."""
+        columns = self.columns(names)
+        if columns.left_out:
+            raise StateError(f"{'no joint names' if not names else 'missing joints ' + ', '.join(columns.left_out)} "
+                             f"(robot '{self.robot.name}' needs {', '.join(self.input_names)}; a joint nobody "
+                             "commands can be held fixed with parameter locked_joints, entries joint=position)")
+        return columns.ordered
 
-        An empty array of an ``optional`` field reads as zeros. Wrong lengths and non-finite values of the robot's
-        joints raise :class:`StateError` (other joints' values are not looked at).
+    def gather(self, names, values, what, optional=False, held=None):
+        """The robot's input joints' entries of a per-name message array (``position``, ``effort`` ...), joint order.
+
+        An empty array of an ``optional`` field reads as zeros. ``held`` (one value per input joint): the values of
+        the joints the message leaves out (else it must name every one). Wrong lengths and non-finite values of the
+        robot's joints raise :class:`StateError` (other joints' values are not looked at).
         """
-        x = message_values(values, len(names), what, self.order(names), self.input_names, optional)
-        return self.input_zeros if x is None else x
+        if held is None:
+            x = message_values(values, len(names), what, self.order(names), self.input_names, optional)
+            return self.input_zeros if x is None else x
+        columns = self.columns(names)
+        x = message_values(values, len(names), what, columns.given,
+                           [self.input_names[j] for j in columns.joints], optional)
+        out = held.copy()
+        out[columns.joints] = 0.0 if x is None else x
+        return out
 
     def joint_unit(self, k):
         """``N m`` for a revolute joint, ``N`` for a prismatic one."""
