@@ -83,6 +83,33 @@ def test_free_floating_matches_pinocchio(name):
     assert oracle.relative_error(result.joint_wrenches, wrenches) < TOLERANCE
 
 
+@pytest.mark.parametrize("name", ["xarm_description/urdf/xarm7.urdf", "go1_description/urdf/go1.urdf"])
+def test_drive_false_is_pinocchios_rigid_body_dynamics(name):
+    """``drive=False``: both moving-base calls are Pinocchio's rigid-body terms (``rnea``, no URDF damping or
+    friction); by default the joint torques include the drives' terms (10 N m s/rad damping, 1 N m friction on the
+    xArm), the mounting wrench is the same either way."""
+    robot, model = oracle.floating_pair(PATHS[name])
+    data, mapping = model.createData(), oracle.FloatingMapping(robot, model)
+    assert np.abs(robot.damping).max() > 0 and np.abs(robot.friction).max() > 0
+    q, v, a = oracle.random_floating_states(robot, 2, seed=35, scale=2.0)
+    free = rd.free_floating_inverse_dynamics(robot, q, v, a[:, 6:], drive=False)
+    mounted = rd.mounted_inverse_dynamics(robot, q[:, :7], v[:, :6], a[:, :6], q[:, 7:], v[:, 6:], a[:, 6:],
+                                          drive=False)
+    driven = rd.mounted_inverse_dynamics(robot, q[:, :7], v[:, :6], a[:, :6], q[:, 7:], v[:, 6:], a[:, 6:])
+    for n in range(2):
+        Q, V = mapping.q(q[n]), mapping.v(v[n])
+        qdd = np.concatenate([free.base_acceleration[n], a[n, 6:]])
+        rigid = mapping.ours(pin.rnea(model, data, Q, V, mapping.v(qdd)))
+        assert oracle.relative_error(rigid, np.concatenate([np.zeros(6), free.torques[n]])) < TOLERANCE
+        rigid = mapping.ours(pin.rnea(model, data, Q, V, mapping.v(a[n])))
+        assert oracle.relative_error(np.concatenate([mounted.mounting_wrench[n], mounted.torques[n]]),
+                                     rigid) < TOLERANCE
+        drive = oracle.drive_torques(robot, v[n], a[n])[6:]
+        assert np.abs(drive).max() > 0.1  # the default's difference is no rounding (0.2 N m on the Go1)
+        assert oracle.relative_error(driven.torques[n] - mounted.torques[n], drive) < TOLERANCE
+    assert np.array_equal(driven.mounting_wrench, mounted.mounting_wrench)
+
+
 M0, I0, R_JOINT, M1, L1, I1 = 50.0, 4.0, np.array([0.3, 0.2, 0.0]), 5.0, 0.6, 0.2
 CHAIN = f"""<robot name="chain">
   <link name="base"><inertial><mass value="{M0}"/><inertia ixx="3" ixy="0" ixz="0" iyy="3" iyz="0" izz="{I0}"/>

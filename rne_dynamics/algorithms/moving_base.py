@@ -59,7 +59,8 @@ def _part(robot, x, name, entries, batch):
     return x
 
 
-def free_floating_inverse_dynamics(robot, q, v, qdd_joints, *, gravity=None, external_wrenches=None, data=None):
+def free_floating_inverse_dynamics(robot, q, v, qdd_joints, *, gravity=None, external_wrenches=None, data=None,
+                                   drive=True):
     """Khalil's inverse model of a robot with a free-floating base (Sec. 7.2, eqs. 86-87, recursively 89-99): the
     joints follow ``qdd_joints``, no wrench acts on the base but gravity and ``external_wrenches``; returns the
     base's acceleration, the joint torques and the joint wrenches.
@@ -67,9 +68,12 @@ def free_floating_inverse_dynamics(robot, q, v, qdd_joints, *, gravity=None, ext
     ``q`` ``(nq,)``, ``v`` ``(nv,)``: the full state (base pose ``[x y z qx qy qz qw]`` and twist in the base frame
     first); ``qdd_joints`` ``(nv - 6,)``, the joints' accelerations in ``robot.joint_names`` order; one state or a
     batch. ``gravity`` (world frame, default ``(0, 0, -9.81)``; a space robot: ``(0, 0, 0)``), ``external_wrenches``
-    as in :func:`rne_dynamics.inverse_dynamics`. Returns a :class:`FreeFloatingResult`; ``base_acceleration`` is
-    ``d v[:6] / dt``. Uses: how a space robot's or a drone's base reacts to arm motion, arm motions that disturb the
-    base least. By :func:`rne_dynamics.hybrid_dynamics` with the base's force known (O(n)).
+    as in :func:`rne_dynamics.inverse_dynamics`. ``drive``: by default the torques are the drives' and include
+    each joint's rotor inertia and friction (the URDF's ``<dynamics damping friction>``, :meth:`Robot.with_drive`;
+    the rotor inertia also changes how the base reacts), as :func:`rne_dynamics.inverse_dynamics`; ``False``: the
+    rigid-body terms only (Pinocchio's ``aba`` and ``rnea``). Returns a :class:`FreeFloatingResult`;
+    ``base_acceleration`` is ``d v[:6] / dt``. Uses: how a space robot's or a drone's base reacts to arm motion, arm
+    motions that disturb the base least. By :func:`rne_dynamics.hybrid_dynamics` with the base's force known (O(n)).
     """
     known, zero = _free_base(robot)
     batch = np.shape(q)[:-1]  # hybrid_dynamics checks q and v
@@ -78,11 +82,12 @@ def free_floating_inverse_dynamics(robot, q, v, qdd_joints, *, gravity=None, ext
         qdd = np.zeros(batch + (robot.nv,))
         qdd[..., 6:] = qdd_joints
         result = hybrid_dynamics(robot, q, v, qdd, np.zeros_like(qdd), known_acceleration=np.arange(robot.nv) >= 6,
-                                 gravity=gravity, external_wrenches=external_wrenches, data=data)
+                                 gravity=gravity, external_wrenches=external_wrenches, data=data, drive=drive)
     else:  # one state: the base's known forces (zero) and the mask made once per robot
         qdd = np.zeros(robot.nv)
         qdd[6:] = qdd_joints
-        result = HYBRID.run(robot, data, (q, v, qdd, zero), gravity, external_wrenches, extras=(known,))
+        result = HYBRID.run(robot, data, (q, v, qdd, zero), gravity, external_wrenches, extras=(known,),
+                            drive=drive)
     return FreeFloatingResult(result.accelerations[..., :6], result.torques[..., 6:], result.joint_wrenches)
 
 
@@ -102,7 +107,7 @@ def _free_base(robot):
 
 
 def mounted_inverse_dynamics(robot, base_pose, base_twist, base_acceleration, q, qd, qdd, *, gravity=None,
-                             external_wrenches=None, data=None):
+                             external_wrenches=None, data=None, drive=True):
     """Inverse dynamics of a robot mounted on a base whose motion is given (a mobile manipulator, an arm on a ship or
     a vehicle): joint torques, joint wrenches and the mounting wrench.
 
@@ -114,7 +119,10 @@ def mounted_inverse_dynamics(robot, base_pose, base_twist, base_acceleration, q,
     acceleration ``a_c`` of the base origin, in the base frame: ``a_c - w x v`` and the angular acceleration).
     ``q``, ``qd``, ``qdd``: the joints only, ``robot.joint_names`` order (``nq - 7`` and ``nv - 6`` entries). One
     state or a batch; base and joints broadcast against each other. ``gravity``, ``external_wrenches``: as
-    :func:`rne_dynamics.inverse_dynamics`. Returns a :class:`MountedInverseDynamicsResult`.
+    :func:`rne_dynamics.inverse_dynamics`. ``drive``: by default the joint torques are the drives' and include each
+    joint's rotor inertia and friction (the URDF's ``<dynamics damping friction>``, :meth:`Robot.with_drive`), as
+    :func:`rne_dynamics.inverse_dynamics`; ``False``: the rigid-body terms only (Pinocchio's ``rnea``). The mounting
+    wrench is the same either way (no drive acts on the base). Returns a :class:`MountedInverseDynamicsResult`.
 
     Floating-base inverse dynamics (Khalil eq. 83 with the base's acceleration given; Featherstone's RNEA from a
     moving base): ``torques`` of the full state is ``[mounting_wrench; joint torques]``.
@@ -135,5 +143,5 @@ def mounted_inverse_dynamics(robot, base_pose, base_twist, base_acceleration, q,
         for x, name, e in zip(parts, names, entries))
     full = inverse_dynamics(robot, np.concatenate([base_pose, q], axis=-1), np.concatenate([base_twist, qd], axis=-1),
                             np.concatenate([base_acceleration, qdd], axis=-1), gravity=gravity,
-                            external_wrenches=external_wrenches, data=data)
+                            external_wrenches=external_wrenches, data=data, drive=drive)
     return MountedInverseDynamicsResult(full.torques[..., 6:], full.joint_wrenches, full.torques[..., :6])
