@@ -9,6 +9,20 @@ class URDFError(ModelError):
     """A URDF that is not a valid, physically possible robot; the message names the element at fault."""
 
 
+class PackageNotFoundError(URDFError):
+    """A xacro ``$(find package)`` that no package directory resolves, at ``place`` (the file); ``remedy`` says how
+    to give the directory (a caller with its own way, a node's parameter, gives its own)."""
+
+    def __init__(self, place, package, remedy=None):
+        self.place, self.package = place, package
+        self.remedy = remedy or f"package_paths={{'{package}': DIR}} (command line: --package-path {package}=DIR)"
+        super().__init__(f"{place}: xacro: package '{package}' not found ($(find {package})): give its share "
+                         f"directory with {self.remedy} or source the ROS workspace that has it")
+
+    def __reduce__(self):  # pickled by its fields (a node's builder process sends it)
+        return type(self), (self.place, self.package, self.remedy)
+
+
 class DHError(ModelError):
     """A Denavit-Hartenberg table that is incomplete or inconsistent; the message names the row and field."""
 

@@ -10,7 +10,7 @@ import os
 import sys
 import threading
 
-from ..errors import URDFError
+from ..errors import PackageNotFoundError, URDFError
 
 XACRO_NAMESPACE = "http://www.ros.org/wiki/xacro"
 _LOCK = threading.Lock()
@@ -18,6 +18,26 @@ _LOCK = threading.Lock()
 
 class _PackageNotFound(Exception):
     """Raised inside xacro's evaluation; caught around it and turned into a URDFError."""
+
+
+def argument_entry(entry):
+    """``NAME:=VALUE`` (xacro's command-line form: ``--xacro-arg``, a node's ``xacro_args``) as ``(NAME, VALUE)``;
+    ValueError naming the entry otherwise."""
+    name, sep, value = entry.partition(":=")
+    if not sep or not name:
+        raise ValueError(f"{entry!r} is not name:=value")
+    return name, value
+
+
+def package_entry(entry):
+    """``NAME=DIR`` (``--package-path``, a node's ``package_paths``) as ``(NAME, DIR)``, DIR an existing directory;
+    ValueError naming the entry otherwise."""
+    name, sep, directory = entry.partition("=")
+    if not sep or not name or not directory:
+        raise ValueError(f"{entry!r} is not NAME=DIR")
+    if not os.path.isdir(directory):
+        raise ValueError(f"{directory!r} (package '{name}') is not a directory")
+    return name, directory
 
 
 def is_xacro(root, where):
@@ -81,10 +101,7 @@ def _error(exc, where, filestack):
     innermost = next((f for f in reversed(filestack or []) if f), None)
     place = where if innermost in (None, where) else f"{where} (in {innermost})"
     if cause is not None:
-        package = cause.args[0]
-        return URDFError(f"{place}: xacro: package '{package}' not found ($(find {package})): give its share "
-                         f"directory with package_paths={{'{package}': DIR}} (command line: --package-path "
-                         f"{package}=DIR) or source the ROS workspace that has it")
+        return PackageNotFoundError(place, cause.args[0])
     opened = getattr(exc, "exc", None)
     if isinstance(opened, OSError) and opened.filename:  # xacro's message repeats the OSError's
         return URDFError(f"{place}: xacro: cannot open {opened.filename} ({opened.strerror})")

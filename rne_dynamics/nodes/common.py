@@ -36,7 +36,7 @@ from .builder import BuilderProcess
 from .diagnostics import Statistics
 from .joint_states import MergedJointStates
 from .model import DynamicsModel, read_description
-from .parameters import COMMON_PARAMETERS, DOUBLE, STRUCTURE, Spec, check_common, check_names
+from .parameters import COMMON_PARAMETERS, DOUBLE, STRUCTURE, Spec, check_common, check_names, xacro_options
 
 
 #: QoS of ``/robot_description`` as robot_state_publisher offers it: the last message kept for late joiners.
@@ -59,9 +59,11 @@ def importable_name(cls):
 
 def build(node_class, specs, values, changes, text, source, good, machine_code=False):
     """``(description, model)`` of a model request (in the builder process; picklable in and out): the description
-    from ``text`` (from ``source``), from a new ``robot_description`` parameter in the parameter set ``changes``, or
-    the last good one (``good``: its text and source; read again: the robot may change between fixed and floating
-    base); the model built from it with the parameter ``values`` and checked by ``node_class``'s static hooks.
+    from ``text`` (from ``source``), from a new ``robot_description`` parameter in the parameter set ``changes`` (or
+    the parameter refused so far: the set may be what it needed, ``package_paths``), or the last good one (``good``:
+    its text and source; read again: the robot may change between fixed and floating base; a xacro with the set's
+    ``xacro_args`` and ``package_paths``); the model built from it with the parameter ``values`` and checked by
+    ``node_class``'s static hooks.
     ``(None, None)``: no robot yet. A bad description or value raises :class:`ModelError` naming it.
     ``node_class`` may be given as its :func:`importable_name`.
 
@@ -71,11 +73,11 @@ def build(node_class, specs, values, changes, text, source, good, machine_code=F
     if isinstance(node_class, tuple):
         node_class = getattr(importlib.import_module(node_class[0]), node_class[1])
     floating = node_class.floating_base(values)
-    if text is None and changes.get("robot_description"):
-        text, source = changes["robot_description"], "parameter robot_description"
+    if text is None and (changes.get("robot_description") or good is None and values["robot_description"]):
+        text, source = values["robot_description"], "parameter robot_description"  # new, or refused until now
     if text is None and good is None:
         return None, None
-    description = read_description(*((text, source) if text is not None else good), floating)
+    description = read_description(*((text, source) if text is not None else good), floating, **xacro_options(values))
     robot = DynamicsModel.structure(description.robot, values)
     check_names(robot, values, specs)
     node_class.check_names(robot, values)

@@ -15,7 +15,7 @@ import rne_dynamics as rd
 from ..model.joints import effort_unit
 from ..algorithms.inputs import gravity_vector
 from ..algorithms.simulate import step as simulation_step
-from ..errors import ModelError, ModelWarning, StateError
+from ..errors import ModelError, ModelWarning, PackageNotFoundError, StateError
 from ..model.drive import RIGID as RIGID_DRIVE, load_drive
 from ..model.loops import read_loops
 from ..model.urdf import load_urdf
@@ -33,17 +33,23 @@ class Description:
     warnings: tuple
 
 
-def read_description(text, source, floating_base=False):
-    """Load a URDF (XML text or path); a bad one raises :class:`ModelError` naming the element at fault.
+def read_description(text, source, floating_base=False, xacro_args=None, package_paths=None):
+    """Load a URDF or xacro description (text or path; xacro expanded with ``xacro_args`` and ``package_paths``,
+    ``load_urdf``'s); a bad one raises :class:`ModelError` naming the element at fault, and a package xacro cannot
+    find names the node's parameter ``package_paths`` as the remedy.
 
     ``floating_base``: the node knows how the base moves (the inverse node's ``base`` parameter), so the robot gets a
     floating base (unless its URDF has a floating root joint already); else a floating base is refused."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ModelWarning)
-        robot = load_urdf(text)
+        try:
+            robot = load_urdf(text, xacro_args=xacro_args, package_paths=package_paths)
+        except PackageNotFoundError as exc:
+            raise PackageNotFoundError(exc.place, exc.package, f"parameter package_paths (an entry "
+                                       f"{exc.package}=DIR)") from None
         if floating_base and not robot.has_floating_base:
             caught.clear()
-            robot = load_urdf(text, floating_base=True)
+            robot = load_urdf(text, floating_base=True, xacro_args=xacro_args, package_paths=package_paths)
     if robot.dof == 0:
         raise ModelError(f"robot '{robot.name}' has no movable joint: nothing to compute")
     several = [name for name, body in zip(robot.joint_names, robot.joint_bodies) if robot.bodies[body].nv != 1]

@@ -11,6 +11,9 @@ declares those its start-up overrides name (they can then be set at run time). T
 winning for the joints it gives: the URDF, the YAML file of parameter ``drive_file``
 (:func:`rne_dynamics.load_drive`), the arrays, the values by name.
 
+``xacro_args`` (``NAME:=VALUE``) and ``package_paths`` (``NAME=DIR``) expand a ``robot_description`` that is a
+``.xacro`` path or xacro text, as the command line's ``--xacro-arg`` and ``--package-path``.
+
 ``locked_joints`` holds joints fixed (``joint=position`` entries, :meth:`Robot.with_locked_joints`): the model loses
 them, so joint states need not carry them (a gripper published elsewhere). One string array, as
 ``external_wrench_topics``: ROS 2 parameters have no map type, and two parallel arrays (names, positions) could not
@@ -24,6 +27,7 @@ from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescri
 
 from ..errors import ModelError
 from ..model.drive import load_drive
+from ..model.xacro_expand import argument_entry, package_entry
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,12 @@ COMMON_PARAMETERS = (
     Spec("robot_description", "", STRING, "URDF XML text or a URDF file path; when set it wins: messages on the "
          "relative robot_description topic are then ignored; empty: the robot from the robot_description topic",
          rebuilds_model=True),
+    Spec("xacro_args", None, STRINGS, "arguments of a xacro robot_description (a .xacro path or xacro text), entries "
+         "NAME:=VALUE as xacro's command line takes them", constraints="NAME:=VALUE, each NAME at most once",
+         rebuilds_model=True),
+    Spec("package_paths", None, STRINGS, "share directories of the packages a xacro robot_description finds "
+         "($(find NAME)) where the ament index has none, entries NAME=DIR", constraints="NAME=DIR, DIR an existing "
+         "directory, each NAME at most once", rebuilds_model=True),
     Spec("gravity", [0.0, 0.0, -9.81], DOUBLES, "gravitational acceleration in the root-link frame (m/s^2)",
          constraints="3 finite values", rebuilds_model=True),
     Spec("payload.link", "", STRING, "link that carries the payload; empty: no payload", rebuilds_model=True),
@@ -122,7 +132,9 @@ def finite_values(name, value, count=None, non_negative=False):
 
 
 #: The parameters that change which joints the model has: the others are checked against the model in service.
-STRUCTURE = {"robot_description", "loops_file", "locked_joints"}
+STRUCTURE = {"robot_description", "xacro_args", "package_paths", "loops_file", "locked_joints"}
+#: The xacro parameters (named as load_urdf's keywords) and the parser of their entries.
+XACRO_PARAMETERS = {"xacro_args": argument_entry, "package_paths": package_entry}
 
 
 def check_common(name, value):
@@ -133,10 +145,32 @@ def check_common(name, value):
         finite_values(name, value, 3 if name == "payload.com" else 6)
     elif name == "locked_joints":
         locked_positions(value)
+    elif name in XACRO_PARAMETERS:
+        xacro_entries(name, value)
     elif name in PER_JOINT_PARAMETERS:
         finite_values(name, value, non_negative=True)
         if name == "gear_ratio" and any(x == 0 for x in value):
             raise ValueError(f"gear_ratio must be > 0, got {list(value)}")
+
+
+def xacro_entries(name, entries):
+    """``{NAME: VALUE}`` of xacro parameter ``name`` (``xacro_args`` or ``package_paths``), None when empty (then
+    ``load_urdf`` expands only what needs xacro); ValueError naming a bad entry."""
+    out = {}
+    for entry in entries:
+        try:
+            key, value = XACRO_PARAMETERS[name](entry)
+        except ValueError as exc:
+            raise ValueError(f"{name}: {exc}") from None
+        if key in out:
+            raise ValueError(f"{name} names '{key}' twice")
+        out[key] = value
+    return out or None
+
+
+def xacro_options(values):
+    """``load_urdf``'s keywords ``xacro_args`` and ``package_paths`` from the parameter ``values``."""
+    return {name: xacro_entries(name, values.get(name, ())) for name in XACRO_PARAMETERS}
 
 
 def locked_positions(entries):

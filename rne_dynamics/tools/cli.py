@@ -4,6 +4,7 @@ import os
 import sys
 
 from ..errors import ModelError, StateError
+from ..model.xacro_expand import argument_entry, package_entry
 from .loads import MotionError
 from .plan import parse_configuration
 
@@ -23,20 +24,19 @@ def at_least(minimum, kind=int):
 
 def xacro_arg(text):
     """An argparse type: ``name:=value`` (xacro's own command-line form) as ``(name, value)``."""
-    name, sep, value = text.partition(":=")
-    if not sep or not name:
-        raise argparse.ArgumentTypeError(f"{text!r} is not name:=value")
-    return name, value
+    return _entry(argument_entry, text)
 
 
 def package_path(text):
     """An argparse type: ``NAME=DIR`` as ``(NAME, DIR)``, DIR an existing directory."""
-    name, sep, directory = text.partition("=")
-    if not sep or not name or not directory:
-        raise argparse.ArgumentTypeError(f"{text!r} is not NAME=DIR")
-    if not os.path.isdir(directory):
-        raise argparse.ArgumentTypeError(f"{directory!r} (package '{name}') is not a directory")
-    return name, directory
+    return _entry(package_entry, text)
+
+
+def _entry(parse, text):
+    try:
+        return parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def locked_joint(text):
