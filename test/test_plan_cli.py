@@ -27,8 +27,8 @@ def run_cli(*argv):
 
 
 def error_lines(stderr):
-    """The lines of ``stderr`` that are not the solver's progress (``plan: iteration ...``)."""
-    return [line for line in stderr.splitlines() if not line.startswith("plan: iteration")]
+    """The lines of ``stderr`` that are not the solver's progress (``plan: 16 control points: iteration ...``)."""
+    return [line for line in stderr.splitlines() if not (line.startswith("plan: ") and ": iteration " in line)]
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +60,9 @@ def test_minimum_time_2r(urdfs, tmp_path):
                                  for j in ("joint1", "joint2")]
     assert t[0] == 0 and 0.390 <= t[-1] <= 0.395 and np.diff(t).max() <= 1e-3 + 1e-12
     assert f"motion of {t[-1]:.4f} s" in stdout
+    # the progress (not a terminal: a line at each solve's first iteration) says which refinement it is in
+    firsts = [line.split("  T =")[0] for line in stderr.splitlines() if "iteration    1 " in line]
+    assert firsts[:2] == ["plan: 16 control points: iteration    1", "plan: 32 control points: iteration    1"], stderr
     np.testing.assert_allclose(q[[0, -1]], [[0, -2], [1, -1]], atol=1e-12)
     np.testing.assert_allclose(tau, rd.inverse_dynamics(robot, q, qd, qdd).torques, rtol=0, atol=1e-9)
     assert np.abs(tau).max() <= 10.0

@@ -5,6 +5,7 @@ import pytest
 
 import rne_dynamics as rd
 from oracle import load_quietly, robot_path
+from rne_dynamics.planning.limits import Limits, check_limits
 
 
 def barman_link(name):
@@ -57,6 +58,22 @@ def test_barman_2r_minimum_time(arm, fastest):
     assert sign[0] == 1 and sign[-1] == -1 and np.count_nonzero(np.diff(sign)) == 1  # one switch
     assert fastest.time_gap < 0.01
     assert fastest.check.worst <= 1e-4 and fastest.check.samples == len(t)
+
+
+def test_an_excess_within_the_tolerance_is_rounding_not_a_violation(arm):
+    """The check's report: 1.46e-13 rad/s over a 100 rad/s limit (what plan printed for the iiwa's joint 4) is at
+    the limit within the solver's tolerance (1e-9 of the limit), not a violation; 1e-6 of the limit is one."""
+    times, zero = np.array([0.0, 0.1]), np.zeros((2, 2))
+    limits = Limits.of(arm)
+    for excess, violated, words in ((1.46e-13, False, "e-13 over: rounding, within the tolerance of 1e-09 of the "
+                                     "limit; 2 samples checked)"),  # 1.42e-13: 100 + 1.46e-13 in doubles
+                                    (1e-4, True, "0.0001 over its limit (beyond the tolerance of 1e-09"),
+                                    (-0.5, False, "0.5 within its limit (2 samples checked)")):
+        qd = np.array([[0.0, 0.0], [100.0 + excess, 0.0]])
+        check = check_limits(arm, limits, times, zero, qd, zero, tolerance=1e-9)
+        assert check.violated is violated and (check.quantity, check.joint, check.time) == ("velocity", "joint1", 0.1)
+        assert words in str(check), str(check)
+        assert ("over its limit" in str(check)) is violated
 
 
 def test_minimum_effort_is_lower_and_smooth(arm, fastest):

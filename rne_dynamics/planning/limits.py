@@ -59,22 +59,36 @@ class LimitCheck:
     """The worst excess over the limits along a sampled motion: ``worst`` is the largest excess as a fraction of
     its limit (position: in rad or m), negative when every sample keeps that margin inside; ``quantity``
     (``position``, ``velocity`` or ``effort``), ``joint`` and ``time`` say where; ``excess`` is the same in SI units
-    (rad, m, rad/s, m/s, N m, N); ``samples`` is how many samples were checked."""
+    (rad, m, rad/s, m/s, N m, N); ``samples`` is how many samples were checked. ``tolerance`` (a fraction of the
+    limit, as ``worst``): an excess up to it is rounding, not a violation (:attr:`violated`)."""
     worst: float
     excess: float
     quantity: str
     joint: str
     time: float
     samples: int
+    tolerance: float = 0.0
+
+    @property
+    def violated(self):
+        """Whether a limit is exceeded beyond the tolerance."""
+        return self.worst > self.tolerance
 
     def __str__(self):
-        side = "over" if self.excess > 0 else "within"
-        return (f"worst {self.quantity} of '{self.joint}' at t = {self.time:.4f} s: {abs(self.excess):.3g} "
-                f"{side} its limit ({self.samples} samples checked)")
+        where = f"worst {self.quantity} of '{self.joint}' at t = {self.time:.4f} s"
+        checked = f"{self.samples} samples checked"
+        if self.violated:
+            return (f"{where}: {self.excess:.3g} over its limit (beyond the tolerance of {self.tolerance:.3g} of the "
+                    f"limit; {checked})")
+        if self.excess > 0:
+            return (f"{where}: at its limit ({self.excess:.3g} over: rounding, within the tolerance of "
+                    f"{self.tolerance:.3g} of the limit; {checked})")
+        return f"{where}: {-self.excess:.3g} within its limit ({checked})"
 
 
-def check_limits(robot, limits, times, q, qd, tau):
-    """The :class:`LimitCheck` of samples ``q`` ``(N, nq)``, ``qd`` and ``tau`` ``(N, nv)`` at ``times``."""
+def check_limits(robot, limits, times, q, qd, tau, tolerance=0.0):
+    """The :class:`LimitCheck` of samples ``q`` ``(N, nq)``, ``qd`` and ``tau`` ``(N, nv)`` at ``times``, an excess
+    up to ``tolerance`` (a fraction of the limit) counting as rounding."""
     excesses = {"position": np.maximum(limits.position[:, 0] - q, q - limits.position[:, 1]),
                 "velocity": np.abs(qd) - limits.velocity,
                 "effort": np.abs(tau) - limits.effort}
@@ -85,7 +99,7 @@ def check_limits(robot, limits, times, q, qd, tau):
         sample, joint = np.unravel_index(np.argmax(relative), relative.shape)
         if worst is None or relative[sample, joint] > worst.worst:
             worst = LimitCheck(float(relative[sample, joint]), float(excess[sample, joint]), quantity,
-                               _name(robot, joint), float(times[sample]), len(times))
+                               _name(robot, joint), float(times[sample]), len(times), tolerance)
     return worst
 
 

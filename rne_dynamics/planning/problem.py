@@ -44,12 +44,16 @@ GRADIENTS = ("analytic", "finite-difference")
 
 @dataclass(frozen=True)
 class Iterate:
-    """One solver iteration: its number, the duration ``T`` (s), the objective and the largest constraint
-    violation at the collocation nodes (a fraction of the limit)."""
+    """One solver iteration: its number (from 1 in each :meth:`TrajectoryProblem.solve`), the duration ``T`` (s), the objective and the largest
+    constraint violation at the collocation nodes (a fraction of the limit); which solve it belongs to: the spline's
+    ``control_points`` (:func:`plan` refines 16, 32, 64) and the ``check_round`` (0, then 1, 2 ... after nodes were
+    added where the check between nodes found an excess)."""
     iteration: int
     duration: float
     objective: float
     violation: float
+    control_points: int = 0
+    check_round: int = 0
 
 
 @dataclass
@@ -395,28 +399,28 @@ class TrajectoryProblem:
             raise StateError(f"gradients must be one of {', '.join(GRADIENTS)}, got {gradients!r}")
         started = time.perf_counter()
         x = self.initial_guess(start)
-        history = []
+        history, check_round = [], 0
 
         def record(intermediate_result):
             xk = getattr(intermediate_result, "x", intermediate_result)
             item = Iterate(len(history) + 1, self.unpack(xk)[1], self.objective(xk) * self.scale[1],
-                           self.violation(xk))
+                           self.violation(xk), self.basis.count, check_round)
             history.append(item)
             if progress is not None:
                 progress(item)
 
         analytic = gradients == "analytic"
-        for round_ in range(refinements + 1):
+        for check_round in range(refinements + 1):
             solution = self._minimize(x, method, analytic, max_iterations, record)
             x = solution.x
-            result = self.result(x, check_period, history, solution.message)
-            if result.check.worst <= tolerance:
+            result = self.result(x, check_period, history, solution.message, tolerance)
+            if not result.check.violated:
                 break
-            if round_ < refinements:
+            if check_round < refinements:
                 self.add_nodes(self._excess_nodes(result, tolerance, check_period))
         result.solve_time = time.perf_counter() - started
         result.evaluations = self.evaluations
-        if result.check.worst > tolerance:
+        if result.check.violated:
             raise PlanningError(f"no motion found within the limits{self._held_against_gravity()}: {result.check} "
                                 f"after {len(history)} iterations (solver: {solution.message})", result)
         if not solution.success and not _converged_enough(history):
@@ -450,13 +454,14 @@ class TrajectoryProblem:
         return minimize(self.objective, x, jac=jac(self.objective_gradient), bounds=self.bounds(),
                         constraints=constraints, method=method, options=options, callback=record)
 
-    def result(self, x, check_period=1e-3, history=(), message=""):
-        """The :class:`PlannedTrajectory` of design vector ``x``, checked every ``check_period`` seconds."""
+    def result(self, x, check_period=1e-3, history=(), message="", tolerance=0.0):
+        """The :class:`PlannedTrajectory` of design vector ``x``, checked every ``check_period`` seconds (an excess
+        up to ``tolerance``, a fraction of the limit, is rounding)."""
         planned = PlannedTrajectory(self.robot, self.trajectory(x), self.limits, self.gravity,
                                     history=list(history), message=str(message))
         times = planned.grid(check_period)
         q, qd, _, tau = planned.sample(times)
-        planned.check = check_limits(self.robot, self.limits, times, q, qd, tau)
+        planned.check = check_limits(self.robot, self.limits, times, q, qd, tau, tolerance)
         planned.effort = float(np.trapezoid(np.sum(tau ** 2, axis=1), times))
         return planned
 

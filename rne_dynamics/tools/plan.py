@@ -95,20 +95,27 @@ def write_csv(path, robot, times, values):
 
 
 class Progress:
-    """The solver's progress on ``stream`` (a plan takes minutes): on a terminal one line rewritten at every
-    iteration; elsewhere (a log, a pipe) a line at the first iteration and then at most every :data:`PERIOD` s."""
+    """The solver's progress on ``stream`` (a plan takes minutes), each line saying which solve it is in (the
+    refinement's control points; the check round after nodes were added) since the iterations count from 1 in each:
+    on a terminal one line rewritten at every iteration, a new line for each solve; elsewhere (a log, a pipe) a line
+    at the first iteration of each solve and then at most every :data:`PERIOD` s."""
     PERIOD = 5.0
 
     def __init__(self, stream):
-        self.stream, self.terminal, self.last = stream, stream.isatty(), None
+        self.stream, self.terminal, self.last, self.solve = stream, stream.isatty(), None, None
 
     def __call__(self, item):
-        line = (f"plan: iteration {item.iteration:4d}  T = {item.duration:.5f} s  objective {item.objective:.6g}  "
-                f"violation {item.violation:.1e}")
+        solve = (item.control_points, item.check_round)
+        check = f", check round {item.check_round}" if item.check_round else ""
+        line = (f"plan: {item.control_points} control points{check}: iteration {item.iteration:4d}  "
+                f"T = {item.duration:.5f} s  objective {item.objective:.6g}  violation {item.violation:.1e}")
         now = time.monotonic()
+        new_solve, self.solve = solve != self.solve, solve
         if self.terminal:
+            if new_solve and self.last is not None:
+                self.stream.write("\n")  # the last solve's final line stays
             self.stream.write(f"\r{line}   ")
-        elif self.last is None or now - self.last >= self.PERIOD:
+        elif new_solve or now - self.last >= self.PERIOD:
             self.stream.write(line + "\n")
         else:
             return
