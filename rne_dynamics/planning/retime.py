@@ -181,7 +181,7 @@ def retime(robot, path, *, stages=1000, velocity_limits=None, effort_limits=None
                                                                  limits.acceleration]), 0.0)
         if ratio.max() <= 1.0:
             return retimed
-        bounds = np.where(ratio > 1.0, bounds / ratio * (1.0 - CHECK_MARGIN), bounds)
+        bounds = np.where(ratio > 1.0, bounds / np.maximum(ratio, 1.0) * (1.0 - CHECK_MARGIN), bounds)  # 0: unmoved
     raise PlanningError(f"retime: between the grid points a limit is still exceeded by {100 * (ratio.max() - 1):.3g}%"
                         f" after {CHECK_PASSES} passes; more stages may help")
 
