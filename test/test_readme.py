@@ -3,6 +3,8 @@ that runs as written, and links that resolve. The long library example lives in 
 and its results are what the rest of the API says."""
 import os
 import re
+import stat
+import subprocess
 
 import numpy as np
 
@@ -65,3 +67,40 @@ def test_every_guide_is_linked_and_every_link_resolves():
     for path in ["README.md"] + [f"docs/{guide}" for guide in guides]:
         for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", read(path)):
             assert os.path.exists(os.path.join(ROOT, os.path.dirname(path), target)), (path, target)
+
+
+#: A stand-in for ``python3`` and the venv it makes: it logs each command on stdout, and its pip writes setuptools'
+#: "Editable installation" warning box to stderr for an editable install quieter than -qq (what pip 26.3 does with
+#: -q; -qq hides it).
+FAKE_PYTHON = """#!/usr/bin/env bash
+if [[ "$1 $2" == "-m venv" ]]; then
+    mkdir -p "$3/bin" && cp "$0" "$3/bin/python" && printf '#!/usr/bin/env bash\\necho "ran: rne-dynamics $*"\\n' \\
+        > "$3/bin/rne-dynamics" && chmod +x "$3/bin/rne-dynamics"
+fi
+echo "ran: python $*"
+if [[ " $* " == *" -e "* && " $* " != *" -qq "* ]]; then
+    echo "BuildBackendWarning: Editable installation. ********" >&2
+fi
+"""
+
+
+def test_setup_venv_says_what_it_does_and_shows_no_warning_box(tmp_path):
+    """README's first command: a line per phase before its command (pip itself is quiet), no setuptools warning
+    box; python3 and the venv stubbed (FAKE_PYTHON), the script run as written on a copy of the checkout."""
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "setup_venv.sh").write_text(read("scripts/setup_venv.sh"))
+    (tmp_path / "bin").mkdir()
+    fake = tmp_path / "bin" / "python3"
+    fake.write_text(FAKE_PYTHON)
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    done = subprocess.run(["bash", str(tmp_path / "scripts" / "setup_venv.sh"), "--runtime"], capture_output=True,
+                          text=True, env=dict(os.environ, PATH=f"{tmp_path / 'bin'}:{os.environ['PATH']}"))
+    assert done.returncode == 0, done.stderr
+    assert "Editable installation" not in done.stderr and "*****" not in done.stderr, done.stderr
+    lines = done.stdout.splitlines()
+    ran = [k for k, line in enumerate(lines) if line.startswith("ran: ")]
+    assert len(ran) == 5, lines  # venv, pip, requirements, the package, compile
+    for k in ran:  # each command comes right after the line that says what it does
+        assert lines[k - 1].startswith("setup_venv.sh [") and "]: " in lines[k - 1], lines
+    assert "requirements.txt" in lines[ran[2] - 1] and "editable" in lines[ran[3] - 1]
+    assert lines[-1].endswith("done: .venv is ready")
