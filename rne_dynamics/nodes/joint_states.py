@@ -65,10 +65,14 @@ class MergedJointStates:
         if not self.complete:
             self.complete = bool(np.isfinite(self.heard).all())
             if not self.complete:
-                missing = [self.names[k] for k in np.flatnonzero(~np.isfinite(self.heard))]
-                raise StateError(f"missing joints {', '.join(missing)}: not yet heard on /joint_states (the model "
-                                 f"needs {', '.join(self.names)}); {LOCK_REMEDY}")
+                missing = ", ".join(self.unheard(self.names))
+                raise StateError(f"missing joints {missing}: not yet heard on /joint_states (the model needs "
+                                 f"{', '.join(self.names)}); {LOCK_REMEDY}")
         return True
+
+    def unheard(self, names):
+        """Those of ``names`` (joints of the model) that no message has carried yet."""
+        return [name for name in names if not np.isfinite(self.heard[self.index[name]])]
 
     def _map(self, names):
         found = self._maps.get(names)

@@ -34,7 +34,7 @@ class RequestJoints:
         self.held, self.positions, self.rates = columns.left_out, None, None  # None: every joint given
         if self.held:
             states = node.joint_states
-            unheard = [name for name in self.held if states.heard[states.index[name]] == -float("inf")]
+            unheard = states.unheard(self.held)
             if unheard:
                 raise StateError(f"it leaves out joints {', '.join(unheard)}, not yet heard on /joint_states (nothing "
                                  f"to hold them at): name them in the request, or {LOCK_REMEDY}")

@@ -44,10 +44,10 @@ GRADIENTS = ("analytic", "finite-difference")
 
 @dataclass(frozen=True)
 class Iterate:
-    """One solver iteration: its number (from 1 in each :meth:`TrajectoryProblem.solve`), the duration ``T`` (s), the objective and the largest
-    constraint violation at the collocation nodes (a fraction of the limit); which solve it belongs to: the spline's
-    ``control_points`` (:func:`plan` refines 16, 32, 64) and the ``check_round`` (0, then 1, 2 ... after nodes were
-    added where the check between nodes found an excess)."""
+    """One solver iteration: its number (from 1 in each :meth:`TrajectoryProblem.solve`), the duration ``T`` (s),
+    the objective and the largest constraint violation at the collocation nodes (a fraction of the limit); which
+    solve it belongs to: the spline's ``control_points`` (:func:`plan` refines 16, 32, 64) and the ``check_round``
+    (0, then 1, 2 ... after nodes were added where the check between nodes found an excess)."""
     iteration: int
     duration: float
     objective: float
