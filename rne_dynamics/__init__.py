@@ -36,7 +36,8 @@ from .algorithms.specialised import specialised_data
 from .algorithms.simulate import Trajectory, simulate, step
 from .algorithms.torque_acceleration import torque_acceleration
 from .algorithms.torque_rate import torque_rate
-from .errors import DHError, ModelError, ModelWarning, SingularMassMatrixError, StateError, URDFError
+from .errors import (DHError, IdentificationError, ModelError, ModelWarning, SingularMassMatrixError, StateError,
+                     URDFError)
 from .model.body import JointInfo
 from .model.data import Data
 from .model.dh import load_dh
@@ -52,7 +53,8 @@ __all__ = [
     # the model
     "Robot", "Data", "JointInfo", "load_urdf", "expand_xacro", "load_dh", "bundled_robot_path",
     # errors
-    "DHError", "ModelError", "ModelWarning", "SingularMassMatrixError", "StateError", "URDFError",
+    "DHError", "IdentificationError", "ModelError", "ModelWarning", "SingularMassMatrixError", "StateError",
+    "URDFError",
     # dynamics
     "InverseDynamicsResult", "inverse_dynamics", "specialised_data", "gravity_torques", "bias_torques", "mass_matrix",
     "coriolis_matrix",

@@ -40,8 +40,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..errors import ModelError, StateError
-from .identification import (_check_fixed_joints, inertia_matrix, pseudo_inertia)
+from ..errors import IdentificationError, ModelError, StateError
+from .identification import _check_fixed_joints, from_pseudo_inertia, inertia_matrix, pseudo_inertia
 from .regressor import base_parameters, inertial_parameters, joint_torque_regressor, parameter_names
 from .rnea import inverse_dynamics
 
@@ -68,7 +68,9 @@ class RobotIdentification:
     joint: the identified and the given model's torque RMSE on the fitted samples; ``holdout_rmse`` and
     ``holdout_rmse_given`` on the held-out ones (None without). ``fitted`` and ``held_out``: per recording
     ``(index, measured, identified, given)`` torque arrays for figures (``index`` into the recording's samples).
-    ``samples`` and ``holdout_samples``: counts; ``regularisation``: lambda."""
+    ``samples`` and ``holdout_samples``: counts; ``regularisation``: lambda. ``repaired``: the links whose URDF
+    inertials were not physically consistent, replaced by the nearest consistent ones as the fit's prior
+    (:func:`_prior`)."""
     robot: object
     parameters: np.ndarray
     parameter_names: tuple
@@ -88,6 +90,7 @@ class RobotIdentification:
     samples: int
     holdout_samples: int
     regularisation: float
+    repaired: tuple = ()
 
     def as_dict(self):
         """The ``identified.yaml`` layout: ``links: {<joint moving the body>: {mass, com, inertia (ixx ixy ixz iyy
@@ -96,7 +99,7 @@ class RobotIdentification:
         joints = self.robot.joint_names
         out = {"links": {}, "friction": None, "base_parameters": [], "condition_number": float(self.condition_number),
                "samples": self.samples, "holdout_samples": self.holdout_samples,
-               "regularisation": float(self.regularisation)}
+               "regularisation": float(self.regularisation), "repaired_urdf_links": list(self.repaired)}
         for body in self.robot.bodies:
             mass, com, inertia = body_quantities(body)
             out["links"][body.joint] = {"mass": float(mass), "com": com.tolist(), "inertia": inertia.tolist()}
@@ -118,6 +121,12 @@ def body_quantities(body):
     com = body.h / body.mass
     I_c = body.I - body.mass * (com @ com * np.eye(3) - np.outer(com, com))
     return body.mass, com, I_c[[0, 0, 0, 1, 1, 2], [0, 1, 2, 1, 2, 2]]
+
+
+def body_name(robot, index):
+    """``link 'L' (joint 'J')``: the link that body ``index`` starts at and the joint that moves it."""
+    joint = robot.bodies[index].joint
+    return f"link '{robot.joints[joint].child}' (joint '{joint}')"
 
 
 def with_inertial_parameters(robot, parameters):
@@ -252,20 +261,44 @@ def _map(client, function, recordings, **kwargs):
                                     **shared(client, **kwargs)))
 
 
+#: A URDF body that is not physically consistent is given, about its COM, second moments of at least this share of
+#: its largest (a plate of some thickness, not a sheet): the nearest consistent body with room for the barrier.
+REPAIR_MARGIN = 1e-2
+
+
 def _prior(robot):
-    """The URDF's pseudo-inertias, eigenvalues raised to ``1e-6`` of the largest body's (a point mass, a massless
-    body: the regulariser needs a positive definite anchor)."""
+    """``(J0, repaired)``: the URDF's pseudo-inertias made positive definite, and the indices of the bodies that were
+    not physically consistent. Such a body (CAD inertials breaking the triangle inequality: a second moment about
+    the COM ``Sigma_c = tr(I_c)/2 1 - I_c`` below 0, Wensing, Kim & Slotine 2017) keeps its mass and COM and has the
+    eigenvalues of ``Sigma_c`` raised to :data:`REPAIR_MARGIN` of its largest (the nearest such ``Sigma_c`` in the
+    Frobenius norm); then every eigenvalue of every ``J`` is raised to ``1e-6`` of the largest body's (a point
+    mass, a massless body: the regulariser needs a positive definite anchor)."""
     J0 = np.einsum("bk,kij->bij", inertial_parameters(robot).reshape(-1, 10), BASIS)
+    repaired = []
+    for i, J in enumerate(J0):
+        m = J[3, 3]
+        if m <= 0 or np.linalg.eigvalsh(J).min() > 0:
+            continue
+        c = J[:3, 3] / m
+        w, V = np.linalg.eigh(J[:3, :3] - m * np.outer(c, c))
+        if w.max() > 0:
+            J[:3, :3] = (V * np.maximum(w, REPAIR_MARGIN * w.max())) @ V.T + m * np.outer(c, c)
+            repaired.append(i)
     w, V = np.linalg.eigh(J0)
     floor = 1e-6 * max(w.max(), 1e-12)
-    return np.einsum("bij,bj,bkj->bik", V, np.maximum(w, floor), V)
+    return np.einsum("bij,bj,bkj->bik", V, np.maximum(w, floor), V), tuple(repaired)
+
+
+def _matrices(v, G0, M):
+    """``G_i = G0_i + sum_k v_k M_ik``."""
+    return G0 + np.einsum("k,bkij->bij", v, M)
 
 
 def _log_det_barrier(v, G0, M, C, linear, Q=None, centre=None, value_only=False):
     """``f(v) = sum_i -log det G_i + tr(C_i G_i) + linear . v [+ (v - centre)^T Q (v - centre)]`` with
     ``G_i = G0_i + sum_k v_k M_ik``, its gradient and Hessian (``d2 = sum_i tr(G_i^-1 M_ik G_i^-1 M_il) [+ 2 Q]``),
     or None where a ``G_i`` is not positive definite; ``value_only``: ``(f,)``."""
-    G = G0 + np.einsum("k,bkij->bij", v, M)
+    G = _matrices(v, G0, M)
     if not np.all(np.isfinite(G)):
         return None
     try:
@@ -288,18 +321,45 @@ def _log_det_barrier(v, G0, M, C, linear, Q=None, centre=None, value_only=False)
     return value, gradient, hessian
 
 
+class SolverFailure(ArithmeticError):
+    """The consistent fit failed on ``body`` (an index into the robot's bodies): ``what`` says why.
+    :func:`identify_robot` turns it into one :class:`~rne_dynamics.errors.IdentificationError` line naming the link."""
+
+    def __init__(self, body, what):
+        super().__init__(body, what)
+        self.body, self.what = body, what
+
+
+def _weakest_body(G):
+    """The index of the ``G_i`` furthest from positive definite: the first that is not finite, else the one of least
+    smallest-to-largest eigenvalue ratio."""
+    finite = np.isfinite(G).all(axis=(1, 2))
+    if not finite.all():
+        return int(np.flatnonzero(~finite)[0])
+    w = np.linalg.eigvalsh(G)
+    return int(np.argmin(w[:, 0] / np.maximum(np.abs(w[:, -1]), 1e-300)))
+
+
 def _newton(v, G0, M, C, linear, Q=None, centre=None, free=None, stop=None, tolerance=1e-20, iterations=200):
     """Minimise :func:`_log_det_barrier` from the feasible ``v`` by damped Newton steps (backtracking keeps every
     ``G_i`` positive definite; the function is self-concordant, Nesterov & Nemirovskii) over the ``free`` entries
     (default all), until the Newton decrement is below ``tolerance``; ``stop(v)``: done early."""
     current = _log_det_barrier(v, G0, M, C, linear, Q, centre)
+    if current is None:
+        raise SolverFailure(_weakest_body(_matrices(v, G0, M)),
+                            "its start is not physically consistent (pseudo-inertia not positive definite)")
     free = np.ones(len(v), bool) if free is None else free
     for _ in range(iterations):
         value, gradient, hessian = current
         gradient, hessian = np.where(free, gradient, 0.0), hessian[np.ix_(free, free)]
         scale = 1.0 / np.sqrt(np.maximum(np.diag(hessian), 1e-300))
         step = np.zeros(len(v))
-        step[free] = -scale * np.linalg.solve(hessian * np.outer(scale, scale), gradient[free] * scale)
+        try:
+            step[free] = -scale * np.linalg.solve(hessian * np.outer(scale, scale), gradient[free] * scale)
+        except np.linalg.LinAlgError:
+            raise SolverFailure(_weakest_body(_matrices(v, G0, M)),
+                                "its Newton system is singular (the data leave its parameters undetermined)") \
+                from None
         decrement = -gradient @ step
         if not decrement > tolerance or (stop is not None and stop(v)):
             break
@@ -316,7 +376,7 @@ def _newton(v, G0, M, C, linear, Q=None, centre=None, free=None, stop=None, tole
     return v
 
 
-def _nearest_consistent(base, b, pi0, prior):
+def _nearest_consistent(base, b, start, prior):
     """The physically consistent ``pi`` with ``K pi = b`` (the base parameters ``b``) that minimises
     ``sum_i D(J_i || J_i0)``, or None when no consistent ``pi`` has those base parameters. ``pi = T_b b + T_z z``
     with ``z`` the dependent parameters: phase 1 finds a ``z`` with every ``J_i - t J_i0`` positive definite for
@@ -333,10 +393,10 @@ def _nearest_consistent(base, b, pi0, prior):
     fixed[base.indices] = b[:r]
     G0 = np.einsum("bk,kij->bij", fixed.reshape(nb, 10), BASIS)
     M = np.einsum("bkz,kij->bzij", T_z.reshape(nb, 10, -1), BASIS)      # d J_i / d z
-    z = pi0[dependent]
+    z = start[dependent]
     # phase 1: v = (z, t), G_i = J_i(z) - t J_i0; t starts below every J_i's smallest relative eigenvalue
     whiten = np.linalg.inv(np.linalg.cholesky(prior))                  # J_i0 = L L^T: eig(L^-1 J_i L^-T)
-    J = G0 + np.einsum("z,bzij->bij", z, M)
+    J = _matrices(z, G0, M)
     relative = np.linalg.eigvalsh(whiten @ J @ whiten.transpose(0, 2, 1)).min()
     v = np.concatenate([z, [relative - 1.0]])
     M1 = np.concatenate([M, -prior[:, None]], axis=1)
@@ -356,12 +416,12 @@ def _nearest_consistent(base, b, pi0, prior):
     return fixed + T_z @ z
 
 
-def _regularised_fit(base, R, b, frozen, pi0, prior, regularisation):
+def _regularised_fit(base, R, b, frozen, start, prior, regularisation):
     """``(pi, b)`` minimising ``|R (b' - b)|^2 + lambda sum_i D(J_i || J_i0)`` (``R`` scaled by the caller) over
     consistent ``pi`` and the friction (``frozen`` entries of ``b`` kept as they are): the base parameters that no
     consistent robot has moved to the nearest that one has. Newton steps in ``u = (b', z)`` along a path of data
     weights from where the regulariser dominates up to ``1 / lambda`` (the objective divided by lambda), as an
-    interior-point method follows its barrier."""
+    interior-point method follows its barrier; from the consistent ``start``."""
     r, m = len(base.indices), len(b)
     n_pi = base.combination.shape[1]
     nb = n_pi // 10
@@ -374,7 +434,7 @@ def _regularised_fit(base, R, b, frozen, pi0, prior, regularisation):
     Q = np.zeros((len(T[0]),) * 2)
     Q[:m, :m] = R.T @ R
     centre = np.concatenate([b, np.zeros(len(dependent))])
-    u = np.concatenate([base.combination @ pi0, b[r:], pi0[dependent]])
+    u = np.concatenate([base.combination @ start, b[r:], start[dependent]])
     free = np.concatenate([~frozen, np.ones(len(dependent), bool)])
     C = np.linalg.inv(prior)
     G0 = np.zeros_like(prior)
@@ -475,16 +535,21 @@ def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_vel
     r = len(base.indices)
     nonnegative = np.arange(p - r) < 2 * nv if friction else np.zeros(0, bool)  # viscous, Coulomb >= 0
     b_final, frozen = _constrained_friction(R, b_hat, r, nonnegative)
-    prior = _prior(robot)
-    parameters = _nearest_consistent(base, b_final, pi0, prior)
-    while parameters is None:
-        parameters, b_fit = _regularised_fit(base, R / np.sqrt(n * nv), b_final, frozen, pi0, prior, regularisation)
-        negative = np.concatenate([np.zeros(r, bool), nonnegative & (b_fit[r:] < 0)])
-        if negative.any():  # the consistent bodies moved a viscous or Coulomb coefficient below 0: held at 0
-            b_final, frozen = _constrained_friction(R, b_hat, r, nonnegative, frozen | negative)
-            parameters = None
-        else:
-            b_final = b_fit
+    prior, repaired = _prior(robot)
+    start = np.concatenate([from_pseudo_inertia(J) for J in prior])   # the URDF's parameters, made consistent
+    try:
+        parameters = _nearest_consistent(base, b_final, start, prior)
+        while parameters is None:
+            parameters, b_fit = _regularised_fit(base, R / np.sqrt(n * nv), b_final, frozen, start, prior,
+                                                 regularisation)
+            negative = np.concatenate([np.zeros(r, bool), nonnegative & (b_fit[r:] < 0)])
+            if negative.any():  # the consistent bodies moved a viscous or Coulomb coefficient below 0: held at 0
+                b_final, frozen = _constrained_friction(R, b_hat, r, nonnegative, frozen | negative)
+                parameters = None
+            else:
+                b_final = b_fit
+    except SolverFailure as failure:
+        raise IdentificationError(f"identify_robot: {body_name(robot, failure.body)}: {failure.what}") from None
     identified = with_inertial_parameters(robot, parameters)
     friction_estimate = None
     if friction:
@@ -506,4 +571,5 @@ def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_vel
                                base.combination @ parameters, b_hat[:r], std[:r], friction_estimate,
                                velocity if friction else robot.coulomb_velocity.copy(), float(condition),
                                rms(fitted_out, 0), rms(fitted_out, 1), rms(held_out, 0), rms(held_out, 1),
-                               fitted_out, held_out, int(n), int(sum(e.held for e in shares)), float(regularisation))
+                               fitted_out, held_out, int(n), int(sum(e.held for e in shares)), float(regularisation),
+                               tuple(robot.joints[robot.bodies[i].joint].child for i in repaired))

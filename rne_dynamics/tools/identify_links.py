@@ -130,6 +130,9 @@ def summary_lines(robot, result):
     """Condition number, masses, friction and the per-joint RMSE of the URDF's model and the identified one."""
     lines = [f"{result.samples} samples fitted ({result.holdout_samples} held out); {len(result.base.names)} base "
              f"parameters; condition number {result.condition_number:.4g} (weighted, unit columns)"]
+    for link in result.repaired:
+        lines.append(f"{link}: the URDF's inertial is not physically consistent (triangle inequality); the fit starts "
+                     "from the nearest consistent one")
     lines.append(f"{'body (joint)':<26}{'mass':>10}{'URDF':>10}  kg")
     for body, given in zip(result.robot.bodies, robot.bodies):
         lines.append(f"  {body.joint[:24]:<24}{body.mass:10.4f}{given.mass:10.4f}")
