@@ -93,7 +93,7 @@ def test_two_recordings_csv_and_bare_db3_to_urdf_and_drive_file(tmp_path, setup)
 
 def test_exact_recording_gives_the_true_torques_back(tmp_path, setup):
     """Every derivative in the CSV: the identified URDF and drive file reproduce the simulated torques."""
-    robot, true, _ = setup
+    robot, true, friction = setup
     q, qd, qdd = motion(robot, 300)
     tau = rd.inverse_dynamics(true, q, qd, qdd).torques
     path = write_csv(tmp_path / "m.csv", robot, uneven(300, seed=3), q, tau, qd, qdd)
@@ -102,6 +102,8 @@ def test_exact_recording_gives_the_true_torques_back(tmp_path, setup):
     assert code == 0, err
     driven = rd.load_drive(rd.load_urdf(str(tmp_path / "out" / "identified.urdf")), tmp_path / "out" / "drive.yaml")
     np.testing.assert_allclose(rd.inverse_dynamics(driven, q, qd, qdd).torques, tau, atol=1e-6)
+    written = yaml.safe_load((tmp_path / "out" / "drive.yaml").read_text())
+    np.testing.assert_allclose([written[j]["friction_offset"] for j in robot.joint_names], friction[2], atol=1e-6)
 
 
 def test_low_rate_positions_only(tmp_path, setup):

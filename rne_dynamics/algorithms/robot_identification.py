@@ -11,6 +11,8 @@ friction of :mod:`~rne_dynamics.model.drive` (``s`` its Coulomb shape, ``tanh(qd
 the armature the model's. Stacked over the samples, ``A b = y`` with ``b = [beta; f]`` is solved by weighted least
 squares, each joint's rows weighted by the inverse of its residual's standard deviation from a first unweighted fit
 (Gautier & Poignet 2001): the estimate ``b_hat``, ``cov(b_hat) = s^2 (A_w^T A_w)^-1`` and the condition number.
+A friction column the motion cannot tell from its joint's others is left out first (:func:`_separable_drive_terms`:
+the base parameters of the drive terms).
 
 ``b_hat`` fixes ``K pi`` only; the rest of ``pi`` (the null space of ``K``) is chosen by the regulariser
 
@@ -70,7 +72,8 @@ class RobotIdentification:
     ``(index, measured, identified, given)`` torque arrays for figures (``index`` into the recording's samples).
     ``samples`` and ``holdout_samples``: counts; ``regularisation``: lambda. ``repaired``: the links whose URDF
     inertials were not physically consistent, replaced by the nearest consistent ones as the fit's prior
-    (:func:`_prior`)."""
+    (:func:`_prior`). ``not_separable``: the friction terms (``joint.term``) the motion cannot tell from that joint's
+    others (:func:`_separable_drive_terms`): 0, std NaN, their share in the kept terms."""
     robot: object
     parameters: np.ndarray
     parameter_names: tuple
@@ -91,6 +94,7 @@ class RobotIdentification:
     holdout_samples: int
     regularisation: float
     repaired: tuple = ()
+    not_separable: tuple = ()
 
     def as_dict(self):
         """The ``identified.yaml`` layout: ``links: {<joint moving the body>: {mass, com, inertia (ixx ixy ixz iyy
@@ -99,7 +103,8 @@ class RobotIdentification:
         joints = self.robot.joint_names
         out = {"links": {}, "friction": None, "base_parameters": [], "condition_number": float(self.condition_number),
                "samples": self.samples, "holdout_samples": self.holdout_samples,
-               "regularisation": float(self.regularisation), "repaired_urdf_links": list(self.repaired)}
+               "regularisation": float(self.regularisation), "repaired_urdf_links": list(self.repaired),
+               "not_separable": list(self.not_separable)}
         for body in self.robot.bodies:
             mass, com, inertia = body_quantities(body)
             out["links"][body.joint] = {"mass": float(mass), "com": com.tolist(), "inertia": inertia.tolist()}
@@ -448,6 +453,27 @@ def _regularised_fit(base, R, b, frozen, start, prior, regularisation):
             return T @ u, u[:m]
 
 
+def _separable_drive_terms(grams, r, nv, max_condition):
+    """The columns kept ``(p,)``: every base parameter, and of each joint's friction columns (its own row only:
+    offset, viscous, Coulomb, in that order) those not within ``1 / max_condition`` (relative) of the span of the
+    ones kept before them: the base parameters of the drive terms. A joint that never changes direction has a
+    constant ``sign(qd)``: its Coulomb friction is lumped into its offset (``f_o + s f_c``); one at a constant speed
+    has its viscous friction lumped there too."""
+    keep = np.ones(len(grams[0]), bool)
+    for j in range(nv):
+        kept = []
+        for column in r + np.array([2 * nv + j, j, nv + j]):
+            H = grams[j]
+            own = H[column, column]
+            left = own - H[column, kept] @ np.linalg.lstsq(H[np.ix_(kept, kept)], H[kept, column], rcond=None)[0] \
+                if kept else own
+            if own > 0 and left > own / max_condition ** 2:
+                kept.append(column)
+            else:
+                keep[column] = False
+    return keep
+
+
 def _constrained_friction(R, b_hat, r, nonnegative, fixed=None):
     """``(b, fixed)``: ``b`` minimising ``|R (b - b_hat)|`` with the ``fixed`` entries (default none) at 0 and the
     ``nonnegative`` friction entries >= 0 (an entry the fit makes negative is fixed at 0 and the others refitted,
@@ -507,6 +533,10 @@ def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_vel
     if np.any(moved == 0):
         raise ModelError(f"identify_robot: the recordings never move {names[int(np.argmin(moved))]}: "
                          "nothing to identify it from")
+    r = len(base.indices)
+    keep = _separable_drive_terms(grams, r, nv, max_condition) if friction else np.ones(p, bool)
+    grams, cross, moved = grams[:, keep][:, :, keep], cross[:, keep], moved[keep]
+    kept_names = [name for name, k in zip(names, keep) if k]
     scale = 1.0 / np.sqrt(moved)
     b = scale * np.linalg.lstsq(grams.sum(axis=0) * np.outer(scale, scale), cross.sum(axis=0) * scale,
                                 rcond=None)[0]  # unweighted, for each joint's residual
@@ -520,7 +550,7 @@ def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_vel
     eigenvalues, vectors = np.linalg.eigh(G * np.outer(scale, scale))
     condition = np.sqrt(eigenvalues[-1] / max(eigenvalues[0], 1e-300))
     if condition > max_condition:
-        weak = [names[int(np.argmax(np.abs(v)))] for v, e in zip(vectors.T, eigenvalues)
+        weak = [kept_names[int(np.argmax(np.abs(v)))] for v, e in zip(vectors.T, eigenvalues)
                 if e * max_condition ** 2 < eigenvalues[-1]]
         raise ModelError(f"identify_robot: too little excitation: condition number {condition:.3g} (> "
                          f"{max_condition:.3g}); not identifiable: {', '.join(dict.fromkeys(weak))}; record a "
@@ -528,12 +558,11 @@ def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_vel
     R = np.linalg.cholesky(G * np.outer(scale, scale)).T / scale        # G = R^T R: A_w = Q R
     Qty = scipy.linalg.solve_triangular(R, c, trans="T")
     b_hat = scipy.linalg.solve_triangular(R, Qty)
-    dof_left = max(n * nv - p, 1)
+    dof_left = max(n * nv - len(kept_names), 1)
     s2 = max(weights @ squares - Qty @ Qty, 0.0) / dof_left
     R_inverse = np.linalg.inv(R)
     std = np.sqrt(s2 * np.sum(R_inverse ** 2, axis=1))
-    r = len(base.indices)
-    nonnegative = np.arange(p - r) < 2 * nv if friction else np.zeros(0, bool)  # viscous, Coulomb >= 0
+    nonnegative = (np.arange(p - r) < 2 * nv)[keep[r:]]  # viscous, Coulomb >= 0
     b_final, frozen = _constrained_friction(R, b_hat, r, nonnegative)
     prior, repaired = _prior(robot)
     start = np.concatenate([from_pseudo_inertia(J) for J in prior])   # the URDF's parameters, made consistent
@@ -552,14 +581,16 @@ def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_vel
         raise IdentificationError(f"identify_robot: {body_name(robot, failure.body)}: {failure.what}") from None
     identified = with_inertial_parameters(robot, parameters)
     friction_estimate = None
+    drive_values, drive_std = np.zeros(p - r), np.full(p - r, np.nan)   # a term not separable: 0, no std
+    drive_values[keep[r:]], drive_std[keep[r:]] = b_final[r:], std[r:]
     if friction:
-        values = b_final[r:].reshape(3, nv)
+        values = drive_values.reshape(3, nv)
         identified = identified.with_drive(coulomb_velocity=velocity, **dict(zip(DRIVE_LABELS, values)))
-        stds = std[r:].reshape(3, nv)
+        stds = drive_std.reshape(3, nv)
         friction_estimate = {joint: {**{t: float(values[k, j]) for k, t in enumerate(FRICTION_TERMS)},
                                      **{f"{t}_std": float(stds[k, j]) for k, t in enumerate(FRICTION_TERMS)}}
                              for j, joint in enumerate(robot.joint_names)}
-    solution = np.concatenate([base.combination @ parameters, b_final[r:]])
+    solution = np.concatenate([base.combination @ parameters, drive_values])
     parts = _map(client, recording_torques, recordings, robot=robot, model=model, base=base, solution=solution,
                  holdout=holdout, friction=friction, gravity=gravity)
     fitted_out, held_out = (tuple(part[i] for part in parts if part[i] is not None) for i in (0, 1))
@@ -572,4 +603,5 @@ def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_vel
                                velocity if friction else robot.coulomb_velocity.copy(), float(condition),
                                rms(fitted_out, 0), rms(fitted_out, 1), rms(held_out, 0), rms(held_out, 1),
                                fitted_out, held_out, int(n), int(sum(e.held for e in shares)), float(regularisation),
-                               tuple(robot.joints[robot.bodies[i].joint].child for i in repaired))
+                               tuple(robot.joints[robot.bodies[i].joint].child for i in repaired),
+                               tuple(name for name, k in zip(names, keep) if not k))

@@ -141,6 +141,9 @@ def summary_lines(robot, result):
         for joint, f in result.friction.items():
             lines.append(f"  {joint[:24]:<24}" + "".join(f"{f[t]:>9.4f} +-{f[t + '_std']:<7.4f}"
                                                           for t in ("viscous", "coulomb", "offset")))
+    if result.not_separable:
+        lines.append(f"not separable in this motion (0, lumped into the joint's offset): "
+                     f"{', '.join(result.not_separable)}")
     header = f"{'torque RMSE':<26}{'URDF':>10}{'identified':>12}"
     if result.holdout_rmse is not None:
         header += f"{'held-out URDF':>15}{'identified':>12}"
