@@ -163,6 +163,35 @@ def test_excite_links_writes_a_whole_robot_excitation(tmp_path):
     assert code == 2 and "give one of them" in err
 
 
+def test_excite_shows_its_progress(tmp_path, monkeypatch):
+    """``excite`` prints the iteration, evaluations and best condition number as the search goes, then the steps
+    onto the effort limits (on a new robot it printed nothing for a minute): with a clock of 0.4 s per report a line
+    every 3 reports (1.2 s apart, never 2 s); the condition numbers printed never rise and are the search's best so
+    far."""
+    import re
+    from rne_dynamics.tools import identify
+    ticks = iter(np.arange(10_000) * 0.4)
+    monkeypatch.setattr(identify, "monotonic", lambda: next(ticks))
+    seen = []
+    robot = rd.load_urdf(rd.bundled_robot_path())
+    rd.exciting_trajectory(robot, period=2, harmonics=3, iterations=2, progress=seen.append)
+    search = [state for state in seen if state.stage == "search"]
+    assert [state.evaluations for state in search] == list(range(1, len(search) + 1))
+    assert search[-1].iteration == 1 and len(search) > 2 * 24  # two iterations by gradients of 24 coefficients
+    shrinking = seen[len(search):]
+    assert [state.step for state in shrinking] == list(range(1, 31)) or not shrinking
+    code, out, err = run_cli("excite", rd.bundled_robot_path(), "--links", "--period", 2, "--iterations", 2,
+                             "--harmonics", 3, "--sample-period", 0.01, "-o", tmp_path / "e")
+    assert code == 0, err
+    lines = re.findall(r"iteration (\d)/2, (\d+) evaluations \(24 coefficients\), condition number (\S+)", err)
+    evaluations = [int(e) for _, e, _ in lines]
+    assert len(lines) >= len(search) // 3 - 1 and all(b - a == 3 for a, b in zip(evaluations, evaluations[1:]))
+    conditions = [float(c) for *_, c in lines]
+    assert conditions == sorted(conditions, reverse=True)
+    assert conditions[-1] == pytest.approx(search[evaluations[-1] - 1].condition, rel=1e-3)
+    assert len(re.findall(r"effort limits: step \d+/30", err)) == len(shrinking) // 3
+
+
 def test_excitation_keeps_within_every_limit_acceleration_included(tmp_path):
     """Acceleration limits tighter than the velocity limits allow: the trajectory reaches them (up to the 0.9
     margin it keeps on its 1 ms grid) and, on a 0.1 ms grid, keeps within the position, velocity, acceleration and
