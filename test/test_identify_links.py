@@ -6,6 +6,7 @@ simulated torques, identified.yaml, parameters.yaml for the nodes, the figures; 
 line."""
 import glob
 import os
+import re
 
 import numpy as np
 import pytest
@@ -106,6 +107,41 @@ def test_exact_recording_gives_the_true_torques_back(tmp_path, setup):
     np.testing.assert_allclose([written[j]["friction_offset"] for j in robot.joint_names], friction[2], atol=1e-6)
 
 
+def test_rotor_inertias_written_to_the_transmissions_of_drive_yaml(tmp_path, setup):
+    """A UR5 URDF with ros2_control transmissions (reductions 100 to 50) driving a true robot with rotor inertias:
+    ``identify --links --friction`` writes each motor's rotor inertia into drive.yaml's ``transmissions`` (the
+    last four to 1e-6; the first two joints' are not separable from their links', and so stay the joints' own
+    armature, 0 there), and the identified URDF with that file reproduces the torques."""
+    robot, true, _ = setup
+    reductions = [100.0, 100.0, 80.0, 60.0, 50.0, 50.0]
+    rotor = np.array([3e-5, 3e-5, 2e-5, 1e-5, 1e-5, 8e-6])
+    elements = "".join(
+        f'<transmission name="t{j}"><plugin>transmission_interface/SimpleTransmission</plugin>'
+        f'<actuator name="motor{j}"/><joint name="{joint}"><mechanical_reduction>{n}</mechanical_reduction></joint>'
+        "</transmission>" for j, (joint, n) in enumerate(zip(robot.joint_names, reductions)))
+    with open(UR5) as stream:
+        urdf = tmp_path / "ur5.urdf"   # its own transmissions (reduction 1) replaced by these
+        urdf.write_text(re.sub(r"<transmission.*?</transmission>", "", stream.read(), flags=re.S).replace(
+            "</robot>", elements + "</robot>"))
+    geared = true.with_drive(transmissions={f"t{j}": {"joints": [joint], "matrix": [[n]], "rotor_inertia": [i]}
+                                            for j, (joint, n, i) in enumerate(zip(robot.joint_names, reductions,
+                                                                                  rotor))})
+    q, qd, qdd = motion(robot, 400, seed=11)
+    tau = rd.inverse_dynamics(geared, q, qd, qdd).torques
+    path = write_csv(tmp_path / "m.csv", robot, uneven(400, seed=5), q, tau, qd, qdd)
+    code, out, err = run_cli("identify", urdf, path, "--links", "--friction", "--coulomb-velocity", COULOMB_VELOCITY,
+                             "-o", tmp_path / "out")
+    assert code == 0, err
+    assert "not separable in this motion (0, lumped into the terms kept): shoulder_pan_joint.armature, " \
+           "shoulder_lift_joint.armature" in out
+    written = yaml.safe_load((tmp_path / "out" / "drive.yaml").read_text())
+    got = np.array([written["transmissions"][f"t{j}"]["rotor_inertia"][0] for j in range(6)])
+    np.testing.assert_allclose(got[2:], rotor[2:], rtol=1e-6)
+    assert got[0] == 0 and got[1] == 0
+    driven = rd.load_drive(rd.load_urdf(str(tmp_path / "out" / "identified.urdf")), tmp_path / "out" / "drive.yaml")
+    np.testing.assert_allclose(rd.inverse_dynamics(driven, q, qd, qdd).torques, tau, atol=1e-6)
+
+
 def test_low_rate_positions_only(tmp_path, setup):
     """125 Hz and 30 Hz, positions and efforts only: the filter is chosen from the rate and said."""
     robot, true, _ = setup
@@ -168,7 +204,6 @@ def test_excite_shows_its_progress(tmp_path, monkeypatch):
     onto the effort limits (on a new robot it printed nothing for a minute): with a clock of 0.4 s per report a line
     every 3 reports (1.2 s apart, never 2 s); the condition numbers printed never rise and are the search's best so
     far."""
-    import re
     from rne_dynamics.tools import identify
     ticks = iter(np.arange(10_000) * 0.4)
     monkeypatch.setattr(identify, "monotonic", lambda: next(ticks))

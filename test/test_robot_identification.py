@@ -271,3 +271,30 @@ def test_real_panda_recording_on_both_urdfs(urdf):
     assert result.repaired == (("fer_link4",) if urdf == "fer" else ())
     assert consistent(result.parameters)
     assert np.all(result.holdout_rmse < result.holdout_rmse_given), (result.holdout_rmse, result.holdout_rmse_given)
+
+
+def test_rotor_inertias_and_offsets_recovered_through_the_transmissions():
+    """A UR5 whose joints are driven through gears (drive.yaml's transmissions: reductions 100 to 50) with rotor
+    inertias and torque offsets the model does not know: identified with ``armature=True`` from a noise-free
+    recording, each joint's reflected rotor inertia ``n^2 I_m`` and offset to 1e-6. The first two joints' are not
+    separable (Khalil's grouping: the first joint's link turns only about that joint's axis, and so does the second
+    joint's, its axis perpendicular to the first: their inertia about the axis multiplies ``qdd_j`` alone, as the
+    rotor's): they are lumped there, and the identified robot's torques equal the true ones."""
+    robot = arm("ur5")
+    reductions = np.array([100.0, 100.0, 80.0, 60.0, 50.0, 50.0])
+    geared = robot.with_drive(transmissions={f"t{j}": {"joints": [joint], "matrix": [[n]]} for j, (joint, n) in
+                                             enumerate(zip(robot.joint_names, reductions))})
+    rotor = np.array([3e-5, 3e-5, 2e-5, 1e-5, 1e-5, 8e-6])
+    offsets = np.array([0.9, -0.4, 0.25, 0.1, -0.2, 0.3])
+    true, _ = true_robot(robot, seed=8)
+    true = true.with_drive(transmissions=geared.transmissions).with_drive(
+        friction_offset=offsets, transmissions={f"t{j}": {"rotor_inertia": [i]} for j, i in enumerate(rotor)})
+    np.testing.assert_allclose(true.armature, reductions ** 2 * rotor)
+    q, qd, qdd = motion(robot, 600, seed=9)
+    tau = rd.inverse_dynamics(true, q, qd, qdd).torques
+    result = rd.identify_robot(geared, (q, qd, qdd, tau), coulomb_velocity=COULOMB_VELOCITY, armature=True)
+    assert result.not_separable == ("shoulder_pan_joint.armature", "shoulder_lift_joint.armature")
+    got = np.array([f["armature"] for f in result.friction.values()])
+    np.testing.assert_allclose(got[2:], (reductions ** 2 * rotor)[2:], rtol=1e-6)
+    np.testing.assert_allclose([f["offset"] for f in result.friction.values()], offsets, atol=1e-6)
+    np.testing.assert_allclose(rd.inverse_dynamics(result.robot, q, qd, qdd).torques, tau, atol=1e-6)

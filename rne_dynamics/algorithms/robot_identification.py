@@ -3,12 +3,13 @@ of positions, velocities, accelerations and measured joint torques.
 
 The model (Khalil 2010, sec. 5; Gautier's inverse dynamic identification model) is linear in the unknowns:
 
-    tau = Y_b(q, qd, qdd) beta + diag(qd) f_v + diag(s(qd)) f_c + f_o + armature qdd
+    tau = Y_b(q, qd, qdd) beta + diag(qd) f_v + diag(s(qd)) f_c + f_o + diag(qdd) armature
 
 ``beta = K pi`` the base parameters (:func:`~rne_dynamics.algorithms.regressor.base_parameters`: the combinations of
 the bodies' parameters ``pi`` that the torques see), ``f_v``, ``f_c``, ``f_o`` the viscous, Coulomb and constant
 friction of :mod:`~rne_dynamics.model.drive` (``s`` its Coulomb shape, ``tanh(qd / coulomb_velocity)`` or ``sign``),
-the armature the model's. Stacked over the samples, ``A b = y`` with ``b = [beta; f]`` is solved by weighted least
+the armature (rotor inertia reflected to the joint) the model's or, with ``armature=True``, estimated too (beyond
+the transmissions' motors the model has, which stay known). Stacked over the samples, ``A b = y`` with ``b = [beta; f]`` is solved by weighted least
 squares, each joint's rows weighted by the inverse of its residual's standard deviation from a first unweighted fit
 (Gautier & Poignet 2001): the estimate ``b_hat``, ``cov(b_hat) = s^2 (A_w^T A_w)^-1`` and the condition number.
 A friction column the motion cannot tell from its joint's others is left out first (:func:`_separable_drive_terms`:
@@ -49,6 +50,8 @@ from .rnea import inverse_dynamics
 
 FRICTION_TERMS = ("viscous", "coulomb", "offset")   # per joint: the drive's damping, friction, friction_offset
 DRIVE_LABELS = ("damping", "friction", "friction_offset")
+#: Each drive term's name in the result: the friction terms, and ``armature`` (the joint's rotor inertia).
+TERM_NAMES = dict(zip(DRIVE_LABELS, FRICTION_TERMS)) | {"armature": "armature"}
 #: Largest condition number of the weighted regressor, columns scaled to unit norm, that is identified from.
 MAX_CONDITION = 1e6
 #: The pseudo-inertia basis: ``J(pi) = sum_k pi_k E_k``.
@@ -65,7 +68,8 @@ class RobotIdentification:
     ``base``: the :class:`~rne_dynamics.algorithms.regressor.BaseParameters` of the given robot;
     ``base_values`` (of the identified parameters), ``base_least_squares`` and ``base_std`` the weighted
     least-squares estimate and its standard deviations. ``friction``: ``{joint: {viscous, coulomb, offset,
-    viscous_std, coulomb_std, offset_std}}`` or None; ``coulomb_velocity`` (rad/s, 0: sign) per joint.
+    viscous_std, coulomb_std, offset_std}}`` (with ``armature``: also ``armature``, ``armature_std``, the joint's
+    own rotor inertia) or None; ``coulomb_velocity`` (rad/s, 0: sign) per joint.
     ``condition_number``: of the weighted regressor with unit-norm columns. ``rmse`` and ``rmse_given`` per
     joint: the identified and the given model's torque RMSE on the fitted samples; ``holdout_rmse`` and
     ``holdout_rmse_given`` on the held-out ones (None without). ``fitted`` and ``held_out``: per recording
@@ -143,17 +147,18 @@ def with_inertial_parameters(robot, parameters):
     return replace(robot, bodies=bodies)
 
 
-def drive_regressor(robot, q, qd, qdd, *, gravity=None):
-    """``(known, columns)``: the drive torques of ``robot`` with its friction taken out (the armature's), and the
-    friction columns ``(…, nv, 3 nv)`` (viscous, Coulomb, offset blocks, each diagonal) of :data:`DRIVE_LABELS` in the
-    drive's own law (:func:`~rne_dynamics.model.drive.drive_friction`): read off inverse dynamics of the robot
-    without inertia, one term set to 1 at a time."""
+def drive_regressor(robot, q, qd, qdd, *, gravity=None, labels=DRIVE_LABELS):
+    """``(known, columns)``: the drive torques of ``robot`` with the joints' own terms of ``labels`` taken out (what
+    remains: the other terms, the transmissions' motors), and their columns ``(…, nv, len(labels) nv)`` (one
+    diagonal block per label: viscous, Coulomb, offset, armature) in the drive's own law
+    (:func:`~rne_dynamics.model.drive.drive_torque`): read off inverse dynamics of the robot without inertia, one
+    term set to 1 at a time."""
     nv = robot.nv
     ghost = with_inertial_parameters(robot, np.zeros(10 * len(robot.bodies)))
-    bare = ghost.with_drive(**{label: np.zeros(nv) for label in DRIVE_LABELS})
+    bare = ghost.with_drive(**{label: np.zeros(nv) for label in labels})
     known = inverse_dynamics(bare, q, qd, qdd, gravity=gravity).torques
     blocks = []
-    for label in DRIVE_LABELS:
+    for label in labels:
         unit = inverse_dynamics(bare.with_drive(**{label: np.ones(nv)}), q, qd, qdd, gravity=gravity).torques - known
         blocks.append(np.einsum("...j,jk->...jk", unit, np.eye(nv)))
     return known, np.concatenate(blocks, axis=-1)
@@ -199,14 +204,15 @@ def _cut(n, holdout):
     return n - int(round(holdout * n))
 
 
-def _design(robot, model, base, q, qd, qdd, friction, gravity):
-    """``(A, known)``: the columns ``[Y_b, F]`` ``(N, nv, p)`` that multiply the unknowns, and the torques that do
-    not depend on them (the armature's; without ``friction``, every drive term of the robot)."""
+def _design(robot, model, base, q, qd, qdd, terms, gravity):
+    """``(A, known)``: the columns ``[Y_b, F]`` ``(N, nv, p)`` that multiply the unknowns (``F``: the drive
+    ``terms`` estimated, :func:`drive_regressor`), and the torques that do not depend on them (the other drive
+    terms of the robot)."""
     Y = base.regressor(joint_torque_regressor(robot, q, qd, qdd, gravity=gravity))
-    if not friction:
+    if not terms:
         ghost = with_inertial_parameters(robot, np.zeros(10 * len(robot.bodies)))
         return Y, inverse_dynamics(ghost, q, qd, qdd, gravity=gravity).torques
-    known, F = drive_regressor(model, q, qd, qdd, gravity=gravity)
+    known, F = drive_regressor(model, q, qd, qdd, gravity=gravity, labels=terms)
     return np.concatenate([Y, F], axis=2), known
 
 
@@ -215,14 +221,14 @@ def _blocks(start, stop):
     return [slice(k, min(k + CHUNK, stop)) for k in range(start, stop, CHUNK)]
 
 
-def recording_equations(recording, k, *, robot, model, base, holdout=0.0, friction=True, gravity=None):
+def recording_equations(recording, k, *, robot, model, base, holdout=0.0, terms=DRIVE_LABELS, gravity=None):
     """:class:`NormalEquations` of recording ``k`` (:func:`identify_robot`'s, in blocks of :data:`CHUNK` samples):
     the part of the fit that runs where the recording is, one task per recording on a Dask cluster."""
     q, qd, qdd, tau = _arrays(recording, k, robot.nv)
     cut = _cut(len(q), holdout)
     grams = cross = squares = 0.0
     for part in _blocks(0, cut):
-        A, known = _design(robot, model, base, q[part], qd[part], qdd[part], friction, gravity)
+        A, known = _design(robot, model, base, q[part], qd[part], qdd[part], terms, gravity)
         A = np.ascontiguousarray(A.transpose(1, 0, 2))                   # (nv, N, p): per joint BLAS products
         y = (tau[part] - known).T[:, :, None]
         grams = grams + A.transpose(0, 2, 1) @ A
@@ -231,7 +237,8 @@ def recording_equations(recording, k, *, robot, model, base, holdout=0.0, fricti
     return NormalEquations(grams, cross, squares, cut, len(q) - cut)
 
 
-def recording_torques(recording, k, *, robot, model, base, solution, holdout=0.0, friction=True, gravity=None):
+def recording_torques(recording, k, *, robot, model, base, solution, holdout=0.0, terms=DRIVE_LABELS,
+                      gravity=None):
     """Recording ``k``'s fitted and held-out parts as ``(k, index, measured, identified, given)`` torques (None for
     an empty part). The identified model's are ``A b + known`` with ``b`` the ``solution`` (base parameters and
     friction): the identified robot's torques, by the given robot's regressor, whose code is written already
@@ -242,7 +249,7 @@ def recording_torques(recording, k, *, robot, model, base, solution, holdout=0.0
     for start, stop in ((0, cut), (cut, len(q))):
         identified, given = [], []
         for part in _blocks(start, stop):
-            A, known = _design(robot, model, base, q[part], qd[part], qdd[part], friction, gravity)
+            A, known = _design(robot, model, base, q[part], qd[part], qdd[part], terms, gravity)
             identified.append(A @ solution + known)
             given.append(inverse_dynamics(robot, q[part], qd[part], qdd[part], gravity=gravity).torques)
         parts.append((k, np.arange(start, stop), tau[start:stop], np.concatenate(identified),
@@ -453,20 +460,21 @@ def _regularised_fit(base, R, b, frozen, start, prior, regularisation):
             return T @ u, u[:m]
 
 
-def _separable_drive_terms(grams, r, nv, max_condition):
-    """The columns kept ``(p,)``: every base parameter, and of each joint's friction columns (its own row only:
-    offset, viscous, Coulomb, in that order) those not within ``1 / max_condition`` (relative) of the span of the
-    ones kept before them: the base parameters of the drive terms. A joint that never changes direction has a
-    constant ``sign(qd)``: its Coulomb friction is lumped into its offset (``f_o + s f_c``); one at a constant speed
-    has its viscous friction lumped there too."""
-    keep = np.ones(len(grams[0]), bool)
+def _separable_drive_terms(grams, r, nv, max_condition, terms):
+    """The columns kept ``(p,)``: every base parameter, and of each joint's drive columns (offset, viscous, Coulomb,
+    armature: the order they are kept in, of those in ``terms``) those not within ``1 / max_condition`` (relative)
+    of the span of the base parameters' and of the drive columns kept before them: the base parameters of the drive
+    terms. A joint that never changes direction has a constant ``sign(qd)``: its Coulomb friction is lumped into its
+    offset (``f_o + s f_c``); one at a constant speed has its viscous friction lumped there too; the first joint's
+    rotor inertia (about a vertical axis) is lumped into its body's inertia about that axis."""
+    G = grams.sum(axis=0)
+    keep = np.ones(len(G), bool)
+    order = [terms.index(t) for t in ("friction_offset", "damping", "friction", "armature") if t in terms]
+    kept = list(range(r))
     for j in range(nv):
-        kept = []
-        for column in r + np.array([2 * nv + j, j, nv + j]):
-            H = grams[j]
-            own = H[column, column]
-            left = own - H[column, kept] @ np.linalg.lstsq(H[np.ix_(kept, kept)], H[kept, column], rcond=None)[0] \
-                if kept else own
+        for column in r + nv * np.array(order) + j:
+            own = G[column, column]
+            left = own - G[column, kept] @ np.linalg.lstsq(G[np.ix_(kept, kept)], G[kept, column], rcond=None)[0]
             if own > 0 and left > own / max_condition ** 2:
                 kept.append(column)
             else:
@@ -492,9 +500,10 @@ def _constrained_friction(R, b_hat, r, nonnegative, fixed=None):
 
 
 def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_velocity=0.0, regularisation=1e-3,
-                   gravity=None, max_condition=MAX_CONDITION, client=None):
+                   gravity=None, max_condition=MAX_CONDITION, client=None, armature=False):
     """Identify every moving body's inertial parameters (physically consistent) and, with ``friction``, each
-    joint's viscous, Coulomb and constant friction, from ``recordings`` (module docstring).
+    joint's viscous, Coulomb and constant friction, with ``armature`` its rotor inertia (the joint's own, beyond the
+    transmissions' motors the robot has), from ``recordings`` (module docstring).
 
     ``recordings``: one ``(q, qd, qdd, tau)`` tuple of ``(N, nv)`` arrays, or a sequence of such tuples or of
     objects with ``q``, ``qd``, ``qdd``, ``effort`` (a ``loads`` motion), joined. ``holdout``: the fraction of each
@@ -518,11 +527,12 @@ def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_vel
     nv = robot.nv
     velocity = np.broadcast_to(np.asarray(coulomb_velocity, dtype=float), (nv,)).copy()
     model = robot.with_drive(coulomb_velocity=velocity) if friction else robot
+    terms = (DRIVE_LABELS if friction else ()) + (("armature",) if armature else ())
     base = base_parameters(robot, gravity=gravity)
     pi0 = inertial_parameters(robot)
-    names = base.names + (tuple(f"{j}.{t}" for t in FRICTION_TERMS for j in robot.joint_names) if friction else ())
+    names = base.names + tuple(f"{j}.{TERM_NAMES[t]}" for t in terms for j in robot.joint_names)
     shares = _map(client, recording_equations, recordings, robot=robot, model=model, base=base, holdout=holdout,
-                  friction=friction, gravity=gravity)
+                  terms=terms, gravity=gravity)
     # per joint A_j^T A_j, A_j^T y_j: both fits' normal equations from one pass over the samples (the columns are
     # scaled to unit norm before any factorisation, so cond(A)^2 stays far from 1/eps)
     grams, cross, squares = (sum(getattr(e, key) for e in shares) for key in ("grams", "cross", "squares"))
@@ -534,7 +544,7 @@ def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_vel
         raise ModelError(f"identify_robot: the recordings never move {names[int(np.argmin(moved))]}: "
                          "nothing to identify it from")
     r = len(base.indices)
-    keep = _separable_drive_terms(grams, r, nv, max_condition) if friction else np.ones(p, bool)
+    keep = _separable_drive_terms(grams, r, nv, max_condition, terms)
     grams, cross, moved = grams[:, keep][:, :, keep], cross[:, keep], moved[keep]
     kept_names = [name for name, k in zip(names, keep) if k]
     scale = 1.0 / np.sqrt(moved)
@@ -562,7 +572,7 @@ def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_vel
     s2 = max(weights @ squares - Qty @ Qty, 0.0) / dof_left
     R_inverse = np.linalg.inv(R)
     std = np.sqrt(s2 * np.sum(R_inverse ** 2, axis=1))
-    nonnegative = (np.arange(p - r) < 2 * nv)[keep[r:]]  # viscous, Coulomb >= 0
+    nonnegative = np.repeat(np.array([t != "friction_offset" for t in terms], bool), nv)[keep[r:]]  # offset: any sign
     b_final, frozen = _constrained_friction(R, b_hat, r, nonnegative)
     prior, repaired = _prior(robot)
     start = np.concatenate([from_pseudo_inertia(J) for J in prior])   # the URDF's parameters, made consistent
@@ -583,16 +593,16 @@ def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_vel
     friction_estimate = None
     drive_values, drive_std = np.zeros(p - r), np.full(p - r, np.nan)   # a term not separable: 0, no std
     drive_values[keep[r:]], drive_std[keep[r:]] = b_final[r:], std[r:]
-    if friction:
-        values = drive_values.reshape(3, nv)
-        identified = identified.with_drive(coulomb_velocity=velocity, **dict(zip(DRIVE_LABELS, values)))
-        stds = drive_std.reshape(3, nv)
-        friction_estimate = {joint: {**{t: float(values[k, j]) for k, t in enumerate(FRICTION_TERMS)},
-                                     **{f"{t}_std": float(stds[k, j]) for k, t in enumerate(FRICTION_TERMS)}}
+    if terms:
+        values, stds = drive_values.reshape(len(terms), nv), drive_std.reshape(len(terms), nv)
+        identified = identified.with_drive(**({"coulomb_velocity": velocity} if friction else {}),
+                                           **dict(zip(terms, values)))
+        friction_estimate = {joint: {**{TERM_NAMES[t]: float(values[k, j]) for k, t in enumerate(terms)},
+                                     **{f"{TERM_NAMES[t]}_std": float(stds[k, j]) for k, t in enumerate(terms)}}
                              for j, joint in enumerate(robot.joint_names)}
     solution = np.concatenate([base.combination @ parameters, drive_values])
     parts = _map(client, recording_torques, recordings, robot=robot, model=model, base=base, solution=solution,
-                 holdout=holdout, friction=friction, gravity=gravity)
+                 holdout=holdout, terms=terms, gravity=gravity)
     fitted_out, held_out = (tuple(part[i] for part in parts if part[i] is not None) for i in (0, 1))
 
     def rms(parts, model):
