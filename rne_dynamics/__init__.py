@@ -18,6 +18,7 @@ from .algorithms.gravity import gravity_torques
 from .algorithms.hybrid import HybridDynamicsResult, hybrid_dynamics
 from .algorithms.identification import (FourierTrajectory, FrictionEstimate, Identification, PayloadEstimate,
                                          exciting_trajectory, identify, payload_regressor)
+from .algorithms.payload_estimation import OnlinePayload, PayloadEstimator
 from .algorithms.robot_identification import RobotIdentification, identify_robot
 from .algorithms.loops import (ClosedLoopForwardDynamicsResult, ClosedLoopInverseDynamicsResult, ClosedLoopTrajectory,
                               ConstrainedDynamicsResult, LoopConstraints, actuation_jacobian, close_loops,
@@ -79,7 +80,7 @@ __all__ = [
     # identification
     "identify", "identify_robot", "RobotIdentification",
     "Identification", "PayloadEstimate", "FrictionEstimate", "payload_regressor", "exciting_trajectory",
-    "FourierTrajectory",
+    "FourierTrajectory", "PayloadEstimator", "OnlinePayload",
     # kinematics and the configuration space
     "forward_kinematics", "frame_placement", "frame_jacobian", "frame_velocity", "frame_acceleration",
     "CenterOfMass", "center_of_mass", "centroidal_momentum", "centroidal_momentum_matrix",
