@@ -94,6 +94,20 @@ def test_forgetting_follows_a_payload_put_down(robot):
     assert forgetting.estimate().effective == pytest.approx(2.0 * RATE, rel=0.01)
 
 
+def test_the_estimate_is_the_whole_payload_beside_one_the_model_carries(robot):
+    """The model already carries 0.5 kg there (a payload.* parameter): the estimate is the whole 2 kg payload, its
+    COM and inertia, noise-free to 1e-8, as from the bare robot (``payload_parameters``: first moments ``m c``)."""
+    from rne_dynamics.algorithms.payload_estimation import payload_parameters
+    carried = (0.5, np.array([0.0, 0.03, 0.01]), np.array([0.001, 0.0, 0.0, 0.002, 0.0, 0.002]))
+    q, qd, qdd = exciting(robot, 4.0)
+    tau = rd.inverse_dynamics(robot.with_payload(LINK, MASS, COM, INERTIA), q, qd, qdd).torques
+    estimator = PayloadEstimator(robot.with_payload(LINK, *carried), LINK, carried=carried)
+    feed(estimator, q, qd, qdd, tau, batch=100)
+    e = estimator.estimate()
+    np.testing.assert_allclose([e.mass, *e.com, *e.inertia], [MASS, *COM, *INERTIA], atol=1e-8)
+    np.testing.assert_allclose(payload_parameters(*carried)[1:4], 0.5 * carried[1])
+
+
 def test_an_impossible_estimate_is_refused(robot):
     """The model carries more than the robot: the torques say a negative mass."""
     q, qd, qdd = exciting(robot, 4.0)

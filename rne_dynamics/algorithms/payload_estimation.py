@@ -70,6 +70,15 @@ class OnlinePayload:
                                   self.inertia if self.inertia is not None else np.zeros(6))
 
 
+def payload_parameters(mass, com, inertia):
+    """``phi`` ``[m, m c, I_o]`` (inertia about the link origin, ``I_xx I_xy I_yy I_xz I_yz I_zz``) of a payload
+    given as :meth:`Robot.with_payload` takes it: ``I_o = I_c + m (|c|^2 1 - c c^T)``."""
+    ixx, ixy, ixz, iyy, iyz, izz = inertia
+    c = np.asarray(com, dtype=float)
+    I_o = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]]) + mass * (c @ c * np.eye(3) - np.outer(c, c))
+    return np.concatenate([[mass], mass * c, I_o[[0, 0, 1, 0, 1, 2], [0, 1, 1, 2, 2, 2]]])
+
+
 def nearest_consistent_inertia(inertia):
     """The inertia about the COM ``(ixx, ixy, ixz, iyy, iyz, izz)`` nearest ``inertia`` whose second moments
     ``Sigma_c = tr(I_c)/2 1 - I_c`` are at least 1% of their largest (positive definite principal moments that
@@ -83,16 +92,19 @@ def nearest_consistent_inertia(inertia):
 
 
 class PayloadEstimator:
-    """Estimates the payload on ``link`` of ``robot`` (the robot without it: every other term known, its drive
-    terms included) from the samples given to :meth:`update` (module docstring). ``forgetting``: ``lambda`` per
-    sample (1: none; ``exp(-dt / T)`` forgets with time constant ``T``)."""
+    """Estimates the payload on ``link`` of ``robot`` from the samples given to :meth:`update` (module docstring):
+    what the torques show beyond ``robot`` (every term of it known, its drive terms included), added to
+    ``carried`` ``(mass, com, inertia)``, the payload ``robot`` already carries on ``link`` (as
+    :meth:`Robot.with_payload` took it; default none): the estimate is the whole payload. ``forgetting``:
+    ``lambda`` per sample (1: none; ``exp(-dt / T)`` forgets with time constant ``T``)."""
 
-    def __init__(self, robot, link, *, forgetting=1.0, gravity=None):
+    def __init__(self, robot, link, *, carried=None, forgetting=1.0, gravity=None):
         _check_fixed_joints(robot, "PayloadEstimator")
         if not 0.0 < forgetting <= 1.0:
             raise StateError(f"PayloadEstimator: forgetting must be in (0, 1], got {forgetting}")
         payload_regressor(robot, link, np.zeros(robot.nv), np.zeros(robot.nv), np.zeros(robot.nv))  # checks link
         self.robot, self.link, self.forgetting, self.gravity = robot, link, float(forgetting), gravity
+        self.carried = np.zeros(10) if carried is None else payload_parameters(*carried)
         self.information = np.zeros((10, 10))
         self.gradient = np.zeros(10)
         self.squares = 0.0
@@ -129,8 +141,9 @@ class PayloadEstimator:
         condition = float(np.sqrt(w.max() / w.min())) if w.min() > 0 and seen.all() else float("inf")
         # phi = D V_e diag(1 / w_e) V_e^T D g over the excited directions (D = diag(scale))
         inverse = scale[:, None] * (V[:, excited] / w[excited]) @ V[:, excited].T * scale[None, :]
-        phi = inverse @ self.gradient
-        residual = max(self.squares - phi @ self.gradient, 0.0)
+        extra = inverse @ self.gradient
+        residual = max(self.squares - extra @ self.gradient, 0.0)
+        phi = self.carried + extra
         s2 = residual / max(self.rows - excited.sum(), 1.0)
         covariance = s2 * inverse
         weak = V[:, ~excited]   # unexcited directions (scaled coordinates): a parameter with a share in one is not seen
