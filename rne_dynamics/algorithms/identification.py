@@ -86,6 +86,14 @@ def from_pseudo_inertia(J):
     return np.concatenate([[J[3, 3]], J[:3, 3], inertia_entries(np.trace(Sigma) * np.eye(3) - Sigma)])
 
 
+def raised_second_moments(Sigma, margin=0.01):
+    """The second moments about the COM ``Sigma`` (``tr(I_c)/2 1 - I_c``, 3x3) with their eigenvalues raised to
+    ``margin`` of the largest: the nearest in the Frobenius norm with that margin; positive definite exactly when the
+    body is physically consistent (Wensing, Kim & Slotine 2017: a plate of some thickness, not a sheet)."""
+    w, V = np.linalg.eigh(Sigma)
+    return (V * np.maximum(w, margin * max(w.max(), 1e-300))) @ V.T
+
+
 def log_cholesky_to_parameters(theta):
     """``phi`` of ``J = U U^T``, ``U = e^alpha [[e^d1, s12, s13, t1], [0, e^d2, s23, t2], [0, 0, e^d3, t3],
     [0, 0, 0, 1]]`` (Rucker & Wensing 2022, eq. 11): every ``theta`` gives a consistent payload."""

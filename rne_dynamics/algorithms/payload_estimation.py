@@ -24,7 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ModelError, StateError
-from .identification import (_check_fixed_joints, _payload_estimate, payload_regressor, pseudo_inertia)
+from .identification import (PayloadEstimate, _check_fixed_joints, _payload_estimate, payload_regressor,
+                             pseudo_inertia, raised_second_moments)
 from .rnea import inverse_dynamics
 
 #: Largest condition number (of the information matrix with unit-diagonal scaling, square-rooted: that of the
@@ -38,21 +39,15 @@ NEEDS = {"mass": (0,), "com": (0, 1, 2, 3), "inertia": tuple(range(10))}
 
 
 @dataclass(frozen=True)
-class OnlinePayload:
-    """:meth:`PayloadEstimator.estimate`'s result: ``mass`` (kg), ``com`` (m, link frame), ``inertia`` ``(ixx,
-    ixy, ixz, iyy, iyz, izz)`` about the COM in link axes, as :meth:`Robot.with_payload` takes them, each None where
-    not ``observable`` (``{mass, com, inertia}: bool``), with standard deviations (``*_std``); ``condition_number``
-    of the excitation (``inf`` when a parameter was never excited); ``samples`` the updates taken, ``effective``
-    their forgetting-weighted count; ``reason``: why it cannot be applied (not observable, not physically
-    consistent; None when it can), ``applicable`` whether it can; ``inertia_moved``: how many standard deviations
-    the least-squares inertia was moved to the nearest consistent one (0: it was consistent)."""
-    link: str
-    mass: float
-    com: np.ndarray
-    inertia: np.ndarray
-    mass_std: float
-    com_std: np.ndarray
-    inertia_std: np.ndarray
+class OnlinePayload(PayloadEstimate):
+    """:meth:`PayloadEstimator.estimate`'s result: a :class:`~rne_dynamics.algorithms.identification.PayloadEstimate`
+    (``mass``, ``com``, ``inertia`` about the COM in link axes, as :meth:`Robot.with_payload` takes them, and their
+    standard deviations ``*_std``; ``com`` and ``inertia`` None where not ``observable``; ``constrained``: the
+    least-squares inertia was not consistent and the nearest that is replaced it, ``inertia_moved`` standard
+    deviations away) with ``observable`` (``{mass, com, inertia}: bool``), ``condition_number`` of the excitation
+    (``inf`` when a parameter was never excited), ``samples`` the updates taken and ``effective`` their
+    forgetting-weighted count, ``reason`` why it cannot be applied (not observable, no positive mass; None when it
+    can) and ``applicable``."""
     observable: dict
     condition_number: float
     samples: int
@@ -80,13 +75,11 @@ def payload_parameters(mass, com, inertia):
 
 
 def nearest_consistent_inertia(inertia):
-    """The inertia about the COM ``(ixx, ixy, ixz, iyy, iyz, izz)`` nearest ``inertia`` whose second moments
-    ``Sigma_c = tr(I_c)/2 1 - I_c`` are at least 1% of their largest (positive definite principal moments that
-    satisfy the triangle inequality; Wensing, Kim & Slotine 2017)."""
+    """The inertia about the COM ``(ixx, ixy, ixz, iyy, iyz, izz)`` nearest ``inertia`` that a body has: its second
+    moments raised to 1% of their largest (:func:`~rne_dynamics.algorithms.identification.raised_second_moments`)."""
     ixx, ixy, ixz, iyy, iyz, izz = inertia
     I_c = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-    w, V = np.linalg.eigh(0.5 * np.trace(I_c) * np.eye(3) - I_c)
-    Sigma = (V * np.maximum(w, 0.01 * max(w.max(), 1e-300))) @ V.T
+    Sigma = raised_second_moments(0.5 * np.trace(I_c) * np.eye(3) - I_c)
     I_c = np.trace(Sigma) * np.eye(3) - Sigma
     return I_c[[0, 0, 0, 1, 1, 2], [0, 1, 2, 1, 2, 2]]
 
@@ -169,5 +162,6 @@ class PayloadEstimator:
                 if np.linalg.eigvalsh(pseudo_inertia(phi)).min() <= 0:
                     inertia = nearest_consistent_inertia(full.inertia)
                     inertia_moved = float(np.max(np.abs(inertia - full.inertia) / np.maximum(inertia_std, 1e-300)))
-        return OnlinePayload(self.link, mass, com, inertia, mass_std, com_std, inertia_std, observable, condition,
-                             self.samples, float(self.rows / self.robot.nv), reason is None, reason, inertia_moved)
+        return OnlinePayload(self.link, mass, com, inertia, mass_std, com_std, inertia_std, inertia_moved > 0,
+                             observable, condition, self.samples, float(self.rows / self.robot.nv), reason is None,
+                             reason, inertia_moved)

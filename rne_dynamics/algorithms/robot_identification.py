@@ -44,7 +44,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..errors import IdentificationError, ModelError, StateError
-from .identification import _check_fixed_joints, from_pseudo_inertia, inertia_matrix, pseudo_inertia
+from .identification import (_check_fixed_joints, from_pseudo_inertia, inertia_matrix, pseudo_inertia,
+                             raised_second_moments)
 from .regressor import base_parameters, inertial_parameters, joint_torque_regressor, parameter_names
 from .rnea import inverse_dynamics
 
@@ -292,9 +293,9 @@ def _prior(robot):
         if m <= 0 or np.linalg.eigvalsh(J).min() > 0:
             continue
         c = J[:3, 3] / m
-        w, V = np.linalg.eigh(J[:3, :3] - m * np.outer(c, c))
-        if w.max() > 0:
-            J[:3, :3] = (V * np.maximum(w, REPAIR_MARGIN * w.max())) @ V.T + m * np.outer(c, c)
+        Sigma = J[:3, :3] - m * np.outer(c, c)
+        if np.linalg.eigvalsh(Sigma).max() > 0:
+            J[:3, :3] = raised_second_moments(Sigma, REPAIR_MARGIN) + m * np.outer(c, c)
             repaired.append(i)
     w, V = np.linalg.eigh(J0)
     floor = 1e-6 * max(w.max(), 1e-12)
