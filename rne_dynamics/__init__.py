@@ -18,6 +18,7 @@ from .algorithms.gravity import gravity_torques
 from .algorithms.hybrid import HybridDynamicsResult, hybrid_dynamics
 from .algorithms.identification import (FourierTrajectory, FrictionEstimate, Identification, PayloadEstimate,
                                          exciting_trajectory, identify, payload_regressor)
+from .algorithms.payload_estimation import OnlinePayload, PayloadEstimator
 from .algorithms.robot_identification import RobotIdentification, identify_robot
 from .algorithms.loops import (ClosedLoopForwardDynamicsResult, ClosedLoopInverseDynamicsResult, ClosedLoopTrajectory,
                               ConstrainedDynamicsResult, LoopConstraints, actuation_jacobian, close_loops,
@@ -36,7 +37,8 @@ from .algorithms.specialised import specialised_data
 from .algorithms.simulate import Trajectory, simulate, step
 from .algorithms.torque_acceleration import torque_acceleration
 from .algorithms.torque_rate import torque_rate
-from .errors import DHError, ModelError, ModelWarning, SingularMassMatrixError, StateError, URDFError
+from .errors import (DHError, IdentificationError, ModelError, ModelWarning, SingularMassMatrixError, StateError,
+                     URDFError)
 from .model.body import JointInfo
 from .model.data import Data
 from .model.dh import load_dh
@@ -52,7 +54,8 @@ __all__ = [
     # the model
     "Robot", "Data", "JointInfo", "load_urdf", "expand_xacro", "load_dh", "bundled_robot_path",
     # errors
-    "DHError", "ModelError", "ModelWarning", "SingularMassMatrixError", "StateError", "URDFError",
+    "DHError", "IdentificationError", "ModelError", "ModelWarning", "SingularMassMatrixError", "StateError",
+    "URDFError",
     # dynamics
     "InverseDynamicsResult", "inverse_dynamics", "specialised_data", "gravity_torques", "bias_torques", "mass_matrix",
     "coriolis_matrix",
@@ -77,7 +80,7 @@ __all__ = [
     # identification
     "identify", "identify_robot", "RobotIdentification",
     "Identification", "PayloadEstimate", "FrictionEstimate", "payload_regressor", "exciting_trajectory",
-    "FourierTrajectory",
+    "FourierTrajectory", "PayloadEstimator", "OnlinePayload",
     # kinematics and the configuration space
     "forward_kinematics", "frame_placement", "frame_jacobian", "frame_velocity", "frame_acceleration",
     "CenterOfMass", "center_of_mass", "centroidal_momentum", "centroidal_momentum_matrix",

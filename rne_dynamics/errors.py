@@ -27,6 +27,10 @@ class DHError(ModelError):
     """A Denavit-Hartenberg table that is incomplete or inconsistent; the message names the row and field."""
 
 
+class IdentificationError(ModelError):
+    """Recordings from which no physically consistent model could be fitted; the message names the link at fault."""
+
+
 class StateError(ValueError):
     """Arguments of a dynamics call (joint state, wrenches, gravity) of the wrong shape or not finite."""
 

@@ -95,10 +95,12 @@ def test_identify_fleet_on_a_cluster_equals_one_process(setup, fleet, cluster, t
     robot, _, _ = setup
     directory, paths, _ = fleet
     motions = [read_motion(robot, path, window=None) for path in paths]
-    alone = rd.identify_robot(robot, motions, coulomb_velocity=COULOMB_VELOCITY, holdout=0.2)
+    # as the command fits: friction and rotor inertias
+    alone = rd.identify_robot(robot, motions, coulomb_velocity=COULOMB_VELOCITY, holdout=0.2, armature=True)
     client, address = cluster
     # the library with a client: the recordings' tasks on the 2 worker processes
-    distributed = rd.identify_robot(robot, motions, coulomb_velocity=COULOMB_VELOCITY, holdout=0.2, client=client)
+    distributed = rd.identify_robot(robot, motions, coulomb_velocity=COULOMB_VELOCITY, holdout=0.2, armature=True,
+                                    client=client)
     for key in ("parameters", "base_values", "base_least_squares", "base_std", "rmse", "holdout_rmse"):
         np.testing.assert_allclose(getattr(distributed, key), getattr(alone, key), rtol=1e-12, atol=0)
     assert distributed.condition_number == pytest.approx(alone.condition_number, rel=1e-12)

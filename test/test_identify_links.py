@@ -6,6 +6,7 @@ simulated torques, identified.yaml, parameters.yaml for the nodes, the figures; 
 line."""
 import glob
 import os
+import re
 
 import numpy as np
 import pytest
@@ -93,13 +94,50 @@ def test_two_recordings_csv_and_bare_db3_to_urdf_and_drive_file(tmp_path, setup)
 
 def test_exact_recording_gives_the_true_torques_back(tmp_path, setup):
     """Every derivative in the CSV: the identified URDF and drive file reproduce the simulated torques."""
-    robot, true, _ = setup
+    robot, true, friction = setup
     q, qd, qdd = motion(robot, 300)
     tau = rd.inverse_dynamics(true, q, qd, qdd).torques
     path = write_csv(tmp_path / "m.csv", robot, uneven(300, seed=3), q, tau, qd, qdd)
     code, out, err = run_cli("identify", UR5, path, "--links", "--friction", "--coulomb-velocity", COULOMB_VELOCITY,
                              "-o", tmp_path / "out")
     assert code == 0, err
+    driven = rd.load_drive(rd.load_urdf(str(tmp_path / "out" / "identified.urdf")), tmp_path / "out" / "drive.yaml")
+    np.testing.assert_allclose(rd.inverse_dynamics(driven, q, qd, qdd).torques, tau, atol=1e-6)
+    written = yaml.safe_load((tmp_path / "out" / "drive.yaml").read_text())
+    np.testing.assert_allclose([written[j]["friction_offset"] for j in robot.joint_names], friction[2], atol=1e-6)
+
+
+def test_rotor_inertias_written_to_the_transmissions_of_drive_yaml(tmp_path, setup):
+    """A UR5 URDF with ros2_control transmissions (reductions 100 to 50) driving a true robot with rotor inertias:
+    ``identify --links --friction`` writes each motor's rotor inertia into drive.yaml's ``transmissions`` (the
+    last four to 1e-6; the first two joints' are not separable from their links', and so stay the joints' own
+    armature, 0 there), and the identified URDF with that file reproduces the torques."""
+    robot, true, _ = setup
+    reductions = [100.0, 100.0, 80.0, 60.0, 50.0, 50.0]
+    rotor = np.array([3e-5, 3e-5, 2e-5, 1e-5, 1e-5, 8e-6])
+    elements = "".join(
+        f'<transmission name="t{j}"><plugin>transmission_interface/SimpleTransmission</plugin>'
+        f'<actuator name="motor{j}"/><joint name="{joint}"><mechanical_reduction>{n}</mechanical_reduction></joint>'
+        "</transmission>" for j, (joint, n) in enumerate(zip(robot.joint_names, reductions)))
+    with open(UR5) as stream:
+        urdf = tmp_path / "ur5.urdf"   # its own transmissions (reduction 1) replaced by these
+        urdf.write_text(re.sub(r"<transmission.*?</transmission>", "", stream.read(), flags=re.S).replace(
+            "</robot>", elements + "</robot>"))
+    geared = true.with_drive(transmissions={f"t{j}": {"joints": [joint], "matrix": [[n]], "rotor_inertia": [i]}
+                                            for j, (joint, n, i) in enumerate(zip(robot.joint_names, reductions,
+                                                                                  rotor))})
+    q, qd, qdd = motion(robot, 400, seed=11)
+    tau = rd.inverse_dynamics(geared, q, qd, qdd).torques
+    path = write_csv(tmp_path / "m.csv", robot, uneven(400, seed=5), q, tau, qd, qdd)
+    code, out, err = run_cli("identify", urdf, path, "--links", "--friction", "--coulomb-velocity", COULOMB_VELOCITY,
+                             "-o", tmp_path / "out")
+    assert code == 0, err
+    assert "not separable in this motion (0, lumped into the terms kept): shoulder_pan_joint.armature, " \
+           "shoulder_lift_joint.armature" in out
+    written = yaml.safe_load((tmp_path / "out" / "drive.yaml").read_text())
+    got = np.array([written["transmissions"][f"t{j}"]["rotor_inertia"][0] for j in range(6)])
+    np.testing.assert_allclose(got[2:], rotor[2:], rtol=1e-6)
+    assert got[0] == 0 and got[1] == 0
     driven = rd.load_drive(rd.load_urdf(str(tmp_path / "out" / "identified.urdf")), tmp_path / "out" / "drive.yaml")
     np.testing.assert_allclose(rd.inverse_dynamics(driven, q, qd, qdd).torques, tau, atol=1e-6)
 
@@ -159,6 +197,34 @@ def test_excite_links_writes_a_whole_robot_excitation(tmp_path):
     assert sorted(os.listdir(tmp_path / "e")) == ["excitation.csv", "excitation.yaml"]
     code, _, err = run_cli("excite", rd.bundled_robot_path(), "--links", "--payload", "tool_flange")
     assert code == 2 and "give one of them" in err
+
+
+def test_excite_shows_its_progress(tmp_path, monkeypatch):
+    """``excite`` prints the iteration, evaluations and best condition number as the search goes, then the steps
+    onto the effort limits (on a new robot it printed nothing for a minute): with a clock of 0.4 s per report a line
+    every 3 reports (1.2 s apart, never 2 s); the condition numbers printed never rise and are the search's best so
+    far."""
+    from rne_dynamics.tools import identify
+    ticks = iter(np.arange(10_000) * 0.4)
+    monkeypatch.setattr(identify, "monotonic", lambda: next(ticks))
+    seen = []
+    robot = rd.load_urdf(rd.bundled_robot_path())
+    rd.exciting_trajectory(robot, period=2, harmonics=3, iterations=2, progress=seen.append)
+    search = [state for state in seen if state.stage == "search"]
+    assert [state.evaluations for state in search] == list(range(1, len(search) + 1))
+    assert search[-1].iteration == 1 and len(search) > 2 * 24  # two iterations by gradients of 24 coefficients
+    shrinking = seen[len(search):]
+    assert [state.step for state in shrinking] == list(range(1, 31)) or not shrinking
+    code, out, err = run_cli("excite", rd.bundled_robot_path(), "--links", "--period", 2, "--iterations", 2,
+                             "--harmonics", 3, "--sample-period", 0.01, "-o", tmp_path / "e")
+    assert code == 0, err
+    lines = re.findall(r"iteration (\d)/2, (\d+) evaluations \(24 coefficients\), condition number (\S+)", err)
+    evaluations = [int(e) for _, e, _ in lines]
+    assert len(lines) >= len(search) // 3 - 1 and all(b - a == 3 for a, b in zip(evaluations, evaluations[1:]))
+    conditions = [float(c) for *_, c in lines]
+    assert conditions == sorted(conditions, reverse=True)
+    assert conditions[-1] == pytest.approx(search[evaluations[-1] - 1].condition, rel=1e-3)
+    assert len(re.findall(r"effort limits: step \d+/30", err)) == len(shrinking) // 3
 
 
 def test_excitation_keeps_within_every_limit_acceleration_included(tmp_path):

@@ -24,7 +24,7 @@ first harmonic's coefficients set by ``sum_l a_l = 0`` and ``sum_l l b_l = 0``),
 condition number of the stacked regressor of what is identified, scaled into the joint position, velocity and
 effort limits.
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -84,6 +84,14 @@ def pseudo_inertia(phi):
 def from_pseudo_inertia(J):
     Sigma = J[:3, :3]
     return np.concatenate([[J[3, 3]], J[:3, 3], inertia_entries(np.trace(Sigma) * np.eye(3) - Sigma)])
+
+
+def raised_second_moments(Sigma, margin=0.01):
+    """The second moments about the COM ``Sigma`` (``tr(I_c)/2 1 - I_c``, 3x3) with their eigenvalues raised to
+    ``margin`` of the largest: the nearest in the Frobenius norm with that margin; positive definite exactly when the
+    body is physically consistent (Wensing, Kim & Slotine 2017: a plate of some thickness, not a sheet)."""
+    w, V = np.linalg.eigh(Sigma)
+    return (V * np.maximum(w, margin * max(w.max(), 1e-300))) @ V.T
 
 
 def log_cholesky_to_parameters(theta):
@@ -345,15 +353,30 @@ def limit_usage(robot, trajectory, times, *, gravity=None, margin=0.9, accelerat
     return float(np.max(usage))
 
 
+@dataclass(frozen=True)
+class SearchProgress:
+    """Where :func:`exciting_trajectory` is: ``stage`` ``"search"`` (``iteration`` L-BFGS iterations done,
+    ``evaluations`` of the cost made: a finite-difference gradient costs one per coefficient; ``condition`` the least
+    condition number found) or ``"effort limits"`` (``step`` of the 30 bisection steps, ``amplitude`` the share of
+    the searched motion's amplitude known to keep within them)."""
+    stage: str = "search"
+    iteration: int = 0
+    evaluations: int = 0
+    condition: float = np.inf
+    step: int = 0
+    amplitude: float = 1.0
+
+
 def exciting_trajectory(robot, *, period=10.0, harmonics=5, payload=None, friction=True, q0=None, samples=60,
-                        seed=0, gravity=None, margin=0.9, iterations=20, acceleration_limits=None):
+                        seed=0, gravity=None, margin=0.9, iterations=20, acceleration_limits=None, progress=None):
     """A :class:`FourierTrajectory` that minimises the condition number of :func:`excitation_regressor` over
     ``samples`` points of a period (Swevers 1997), within ``margin`` of every position, velocity, acceleration
     (``acceleration_limits``: one value or one per joint; default none, the URDF has none) and effort limit on a
     1 ms grid (and finer where the period is short). ``q0``: the centre of the motion (default the middle of each
     joint's range, 0 where unbounded). The search starts from seeded random coefficients (``seed``) and runs
     ``iterations`` L-BFGS steps; each candidate is scaled onto the position, velocity and acceleration limits, and
-    the result shrunk onto the effort limits (all limits checked again on the grid)."""
+    the result shrunk onto the effort limits (all limits checked again on the grid). ``progress``, if given, is
+    called with a :class:`SearchProgress` after every evaluation of the cost and every step of the shrinking."""
     import scipy.optimize
 
     _check_fixed_joints(robot, "exciting_trajectory")
@@ -386,24 +409,40 @@ def exciting_trajectory(robot, *, period=10.0, harmonics=5, payload=None, fricti
 
     regressor = excitation_regressor(robot, payload=payload, friction=friction, gravity=gravity)
 
+    search = SearchProgress()
+
+    def report(**changes):
+        nonlocal search
+        search = replace(search, **changes)
+        if progress is not None:
+            progress(search)
+
     def condition(free):
         singular = np.linalg.svd(regressor(*fitted(free).sample(times)), compute_uv=False)
-        return np.log(singular[0] / max(singular[-1], 1e-300))
+        cost = singular[0] / max(singular[-1], 1e-300)
+        report(evaluations=search.evaluations + 1, condition=min(search.condition, cost))
+        return np.log(cost)
+
+    def iterated(_):
+        nonlocal search
+        search = replace(search, iteration=search.iteration + 1)
 
     rng = np.random.default_rng(seed)
     start = rng.normal(size=2 * nv * (harmonics - 1))
-    best = scipy.optimize.minimize(condition, start, method="L-BFGS-B", options={"maxiter": iterations}).x
+    best = scipy.optimize.minimize(condition, start, method="L-BFGS-B", options={"maxiter": iterations},
+                                   callback=iterated).x
     trajectory = fitted(best)
     grid = np.arange(0.0, period, min(1e-3, period / 1000))
     low, high = 0.0, 1.0
     bounds = {"gravity": gravity, "margin": margin, "acceleration_limits": acceleration_limits}
     if limit_usage(robot, trajectory, grid, **bounds) > 1.0:
-        for _ in range(30):  # effort limits: the largest amplitude that keeps within them, by bisection
+        for step in range(30):  # effort limits: the largest amplitude that keeps within them, by bisection
             middle = 0.5 * (low + high)
             if limit_usage(robot, trajectory.scaled(middle), grid, **bounds) <= 1.0:
                 low = middle
             else:
                 high = middle
+            report(stage="effort limits", step=step + 1, amplitude=low)
         if low == 0.0:
             raise ModelError(f"exciting_trajectory: robot '{robot.name}' needs more than {margin:g} of an effort "
                              "limit to hold still at q0")

@@ -3,14 +3,17 @@ of positions, velocities, accelerations and measured joint torques.
 
 The model (Khalil 2010, sec. 5; Gautier's inverse dynamic identification model) is linear in the unknowns:
 
-    tau = Y_b(q, qd, qdd) beta + diag(qd) f_v + diag(s(qd)) f_c + f_o + armature qdd
+    tau = Y_b(q, qd, qdd) beta + diag(qd) f_v + diag(s(qd)) f_c + f_o + diag(qdd) armature
 
 ``beta = K pi`` the base parameters (:func:`~rne_dynamics.algorithms.regressor.base_parameters`: the combinations of
 the bodies' parameters ``pi`` that the torques see), ``f_v``, ``f_c``, ``f_o`` the viscous, Coulomb and constant
 friction of :mod:`~rne_dynamics.model.drive` (``s`` its Coulomb shape, ``tanh(qd / coulomb_velocity)`` or ``sign``),
-the armature the model's. Stacked over the samples, ``A b = y`` with ``b = [beta; f]`` is solved by weighted least
+the armature (rotor inertia reflected to the joint) the model's or, with ``armature=True``, estimated too (beyond
+the transmissions' motors the model has, which stay known). Stacked over the samples, ``A b = y`` with ``b = [beta; f]`` is solved by weighted least
 squares, each joint's rows weighted by the inverse of its residual's standard deviation from a first unweighted fit
 (Gautier & Poignet 2001): the estimate ``b_hat``, ``cov(b_hat) = s^2 (A_w^T A_w)^-1`` and the condition number.
+A friction column the motion cannot tell from its joint's others is left out first (:func:`_separable_drive_terms`:
+the base parameters of the drive terms).
 
 ``b_hat`` fixes ``K pi`` only; the rest of ``pi`` (the null space of ``K``) is chosen by the regulariser
 
@@ -40,13 +43,16 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..errors import ModelError, StateError
-from .identification import (_check_fixed_joints, inertia_matrix, pseudo_inertia)
+from ..errors import IdentificationError, ModelError, StateError
+from .identification import (_check_fixed_joints, from_pseudo_inertia, inertia_matrix, pseudo_inertia,
+                             raised_second_moments)
 from .regressor import base_parameters, inertial_parameters, joint_torque_regressor, parameter_names
 from .rnea import inverse_dynamics
 
 FRICTION_TERMS = ("viscous", "coulomb", "offset")   # per joint: the drive's damping, friction, friction_offset
 DRIVE_LABELS = ("damping", "friction", "friction_offset")
+#: Each drive term's name in the result: the friction terms, and ``armature`` (the joint's rotor inertia).
+TERM_NAMES = dict(zip(DRIVE_LABELS, FRICTION_TERMS)) | {"armature": "armature"}
 #: Largest condition number of the weighted regressor, columns scaled to unit norm, that is identified from.
 MAX_CONDITION = 1e6
 #: The pseudo-inertia basis: ``J(pi) = sum_k pi_k E_k``.
@@ -63,12 +69,16 @@ class RobotIdentification:
     ``base``: the :class:`~rne_dynamics.algorithms.regressor.BaseParameters` of the given robot;
     ``base_values`` (of the identified parameters), ``base_least_squares`` and ``base_std`` the weighted
     least-squares estimate and its standard deviations. ``friction``: ``{joint: {viscous, coulomb, offset,
-    viscous_std, coulomb_std, offset_std}}`` or None; ``coulomb_velocity`` (rad/s, 0: sign) per joint.
+    viscous_std, coulomb_std, offset_std}}`` (with ``armature``: also ``armature``, ``armature_std``, the joint's
+    own rotor inertia) or None; ``coulomb_velocity`` (rad/s, 0: sign) per joint.
     ``condition_number``: of the weighted regressor with unit-norm columns. ``rmse`` and ``rmse_given`` per
     joint: the identified and the given model's torque RMSE on the fitted samples; ``holdout_rmse`` and
     ``holdout_rmse_given`` on the held-out ones (None without). ``fitted`` and ``held_out``: per recording
     ``(index, measured, identified, given)`` torque arrays for figures (``index`` into the recording's samples).
-    ``samples`` and ``holdout_samples``: counts; ``regularisation``: lambda."""
+    ``samples`` and ``holdout_samples``: counts; ``regularisation``: lambda. ``repaired``: the links whose URDF
+    inertials were not physically consistent, replaced by the nearest consistent ones as the fit's prior
+    (:func:`_prior`). ``not_separable``: the friction terms (``joint.term``) the motion cannot tell from that joint's
+    others (:func:`_separable_drive_terms`): 0, std NaN, their share in the kept terms."""
     robot: object
     parameters: np.ndarray
     parameter_names: tuple
@@ -88,6 +98,8 @@ class RobotIdentification:
     samples: int
     holdout_samples: int
     regularisation: float
+    repaired: tuple = ()
+    not_separable: tuple = ()
 
     def as_dict(self):
         """The ``identified.yaml`` layout: ``links: {<joint moving the body>: {mass, com, inertia (ixx ixy ixz iyy
@@ -96,7 +108,8 @@ class RobotIdentification:
         joints = self.robot.joint_names
         out = {"links": {}, "friction": None, "base_parameters": [], "condition_number": float(self.condition_number),
                "samples": self.samples, "holdout_samples": self.holdout_samples,
-               "regularisation": float(self.regularisation)}
+               "regularisation": float(self.regularisation), "repaired_urdf_links": list(self.repaired),
+               "not_separable": list(self.not_separable)}
         for body in self.robot.bodies:
             mass, com, inertia = body_quantities(body)
             out["links"][body.joint] = {"mass": float(mass), "com": com.tolist(), "inertia": inertia.tolist()}
@@ -120,6 +133,12 @@ def body_quantities(body):
     return body.mass, com, I_c[[0, 0, 0, 1, 1, 2], [0, 1, 2, 1, 2, 2]]
 
 
+def body_name(robot, index):
+    """``link 'L' (joint 'J')``: the link that body ``index`` starts at and the joint that moves it."""
+    joint = robot.bodies[index].joint
+    return f"link '{robot.joints[joint].child}' (joint '{joint}')"
+
+
 def with_inertial_parameters(robot, parameters):
     """``robot`` with its bodies' parameters replaced by ``parameters`` ``(10 nb,)``
     (:func:`~rne_dynamics.algorithms.regressor.inertial_parameters` layout)."""
@@ -129,17 +148,18 @@ def with_inertial_parameters(robot, parameters):
     return replace(robot, bodies=bodies)
 
 
-def drive_regressor(robot, q, qd, qdd, *, gravity=None):
-    """``(known, columns)``: the drive torques of ``robot`` with its friction taken out (the armature's), and the
-    friction columns ``(…, nv, 3 nv)`` (viscous, Coulomb, offset blocks, each diagonal) of :data:`DRIVE_LABELS` in the
-    drive's own law (:func:`~rne_dynamics.model.drive.drive_friction`): read off inverse dynamics of the robot
-    without inertia, one term set to 1 at a time."""
+def drive_regressor(robot, q, qd, qdd, *, gravity=None, labels=DRIVE_LABELS):
+    """``(known, columns)``: the drive torques of ``robot`` with the joints' own terms of ``labels`` taken out (what
+    remains: the other terms, the transmissions' motors), and their columns ``(…, nv, len(labels) nv)`` (one
+    diagonal block per label: viscous, Coulomb, offset, armature) in the drive's own law
+    (:func:`~rne_dynamics.model.drive.drive_torque`): read off inverse dynamics of the robot without inertia, one
+    term set to 1 at a time."""
     nv = robot.nv
     ghost = with_inertial_parameters(robot, np.zeros(10 * len(robot.bodies)))
-    bare = ghost.with_drive(**{label: np.zeros(nv) for label in DRIVE_LABELS})
+    bare = ghost.with_drive(**{label: np.zeros(nv) for label in labels})
     known = inverse_dynamics(bare, q, qd, qdd, gravity=gravity).torques
     blocks = []
-    for label in DRIVE_LABELS:
+    for label in labels:
         unit = inverse_dynamics(bare.with_drive(**{label: np.ones(nv)}), q, qd, qdd, gravity=gravity).torques - known
         blocks.append(np.einsum("...j,jk->...jk", unit, np.eye(nv)))
     return known, np.concatenate(blocks, axis=-1)
@@ -185,14 +205,15 @@ def _cut(n, holdout):
     return n - int(round(holdout * n))
 
 
-def _design(robot, model, base, q, qd, qdd, friction, gravity):
-    """``(A, known)``: the columns ``[Y_b, F]`` ``(N, nv, p)`` that multiply the unknowns, and the torques that do
-    not depend on them (the armature's; without ``friction``, every drive term of the robot)."""
+def _design(robot, model, base, q, qd, qdd, terms, gravity):
+    """``(A, known)``: the columns ``[Y_b, F]`` ``(N, nv, p)`` that multiply the unknowns (``F``: the drive
+    ``terms`` estimated, :func:`drive_regressor`), and the torques that do not depend on them (the other drive
+    terms of the robot)."""
     Y = base.regressor(joint_torque_regressor(robot, q, qd, qdd, gravity=gravity))
-    if not friction:
+    if not terms:
         ghost = with_inertial_parameters(robot, np.zeros(10 * len(robot.bodies)))
         return Y, inverse_dynamics(ghost, q, qd, qdd, gravity=gravity).torques
-    known, F = drive_regressor(model, q, qd, qdd, gravity=gravity)
+    known, F = drive_regressor(model, q, qd, qdd, gravity=gravity, labels=terms)
     return np.concatenate([Y, F], axis=2), known
 
 
@@ -201,14 +222,14 @@ def _blocks(start, stop):
     return [slice(k, min(k + CHUNK, stop)) for k in range(start, stop, CHUNK)]
 
 
-def recording_equations(recording, k, *, robot, model, base, holdout=0.0, friction=True, gravity=None):
+def recording_equations(recording, k, *, robot, model, base, holdout=0.0, terms=DRIVE_LABELS, gravity=None):
     """:class:`NormalEquations` of recording ``k`` (:func:`identify_robot`'s, in blocks of :data:`CHUNK` samples):
     the part of the fit that runs where the recording is, one task per recording on a Dask cluster."""
     q, qd, qdd, tau = _arrays(recording, k, robot.nv)
     cut = _cut(len(q), holdout)
     grams = cross = squares = 0.0
     for part in _blocks(0, cut):
-        A, known = _design(robot, model, base, q[part], qd[part], qdd[part], friction, gravity)
+        A, known = _design(robot, model, base, q[part], qd[part], qdd[part], terms, gravity)
         A = np.ascontiguousarray(A.transpose(1, 0, 2))                   # (nv, N, p): per joint BLAS products
         y = (tau[part] - known).T[:, :, None]
         grams = grams + A.transpose(0, 2, 1) @ A
@@ -217,7 +238,8 @@ def recording_equations(recording, k, *, robot, model, base, holdout=0.0, fricti
     return NormalEquations(grams, cross, squares, cut, len(q) - cut)
 
 
-def recording_torques(recording, k, *, robot, model, base, solution, holdout=0.0, friction=True, gravity=None):
+def recording_torques(recording, k, *, robot, model, base, solution, holdout=0.0, terms=DRIVE_LABELS,
+                      gravity=None):
     """Recording ``k``'s fitted and held-out parts as ``(k, index, measured, identified, given)`` torques (None for
     an empty part). The identified model's are ``A b + known`` with ``b`` the ``solution`` (base parameters and
     friction): the identified robot's torques, by the given robot's regressor, whose code is written already
@@ -228,7 +250,7 @@ def recording_torques(recording, k, *, robot, model, base, solution, holdout=0.0
     for start, stop in ((0, cut), (cut, len(q))):
         identified, given = [], []
         for part in _blocks(start, stop):
-            A, known = _design(robot, model, base, q[part], qd[part], qdd[part], friction, gravity)
+            A, known = _design(robot, model, base, q[part], qd[part], qdd[part], terms, gravity)
             identified.append(A @ solution + known)
             given.append(inverse_dynamics(robot, q[part], qd[part], qdd[part], gravity=gravity).torques)
         parts.append((k, np.arange(start, stop), tau[start:stop], np.concatenate(identified),
@@ -252,20 +274,44 @@ def _map(client, function, recordings, **kwargs):
                                     **shared(client, **kwargs)))
 
 
+#: A URDF body that is not physically consistent is given, about its COM, second moments of at least this share of
+#: its largest (a plate of some thickness, not a sheet): the nearest consistent body with room for the barrier.
+REPAIR_MARGIN = 1e-2
+
+
 def _prior(robot):
-    """The URDF's pseudo-inertias, eigenvalues raised to ``1e-6`` of the largest body's (a point mass, a massless
-    body: the regulariser needs a positive definite anchor)."""
+    """``(J0, repaired)``: the URDF's pseudo-inertias made positive definite, and the indices of the bodies that were
+    not physically consistent. Such a body (CAD inertials breaking the triangle inequality: a second moment about
+    the COM ``Sigma_c = tr(I_c)/2 1 - I_c`` below 0, Wensing, Kim & Slotine 2017) keeps its mass and COM and has the
+    eigenvalues of ``Sigma_c`` raised to :data:`REPAIR_MARGIN` of its largest (the nearest such ``Sigma_c`` in the
+    Frobenius norm); then every eigenvalue of every ``J`` is raised to ``1e-6`` of the largest body's (a point
+    mass, a massless body: the regulariser needs a positive definite anchor)."""
     J0 = np.einsum("bk,kij->bij", inertial_parameters(robot).reshape(-1, 10), BASIS)
+    repaired = []
+    for i, J in enumerate(J0):
+        m = J[3, 3]
+        if m <= 0 or np.linalg.eigvalsh(J).min() > 0:
+            continue
+        c = J[:3, 3] / m
+        Sigma = J[:3, :3] - m * np.outer(c, c)
+        if np.linalg.eigvalsh(Sigma).max() > 0:
+            J[:3, :3] = raised_second_moments(Sigma, REPAIR_MARGIN) + m * np.outer(c, c)
+            repaired.append(i)
     w, V = np.linalg.eigh(J0)
     floor = 1e-6 * max(w.max(), 1e-12)
-    return np.einsum("bij,bj,bkj->bik", V, np.maximum(w, floor), V)
+    return np.einsum("bij,bj,bkj->bik", V, np.maximum(w, floor), V), tuple(repaired)
+
+
+def _matrices(v, G0, M):
+    """``G_i = G0_i + sum_k v_k M_ik``."""
+    return G0 + np.einsum("k,bkij->bij", v, M)
 
 
 def _log_det_barrier(v, G0, M, C, linear, Q=None, centre=None, value_only=False):
     """``f(v) = sum_i -log det G_i + tr(C_i G_i) + linear . v [+ (v - centre)^T Q (v - centre)]`` with
     ``G_i = G0_i + sum_k v_k M_ik``, its gradient and Hessian (``d2 = sum_i tr(G_i^-1 M_ik G_i^-1 M_il) [+ 2 Q]``),
     or None where a ``G_i`` is not positive definite; ``value_only``: ``(f,)``."""
-    G = G0 + np.einsum("k,bkij->bij", v, M)
+    G = _matrices(v, G0, M)
     if not np.all(np.isfinite(G)):
         return None
     try:
@@ -288,18 +334,45 @@ def _log_det_barrier(v, G0, M, C, linear, Q=None, centre=None, value_only=False)
     return value, gradient, hessian
 
 
+class SolverFailure(ArithmeticError):
+    """The consistent fit failed on ``body`` (an index into the robot's bodies): ``what`` says why.
+    :func:`identify_robot` turns it into one :class:`~rne_dynamics.errors.IdentificationError` line naming the link."""
+
+    def __init__(self, body, what):
+        super().__init__(body, what)
+        self.body, self.what = body, what
+
+
+def _weakest_body(G):
+    """The index of the ``G_i`` furthest from positive definite: the first that is not finite, else the one of least
+    smallest-to-largest eigenvalue ratio."""
+    finite = np.isfinite(G).all(axis=(1, 2))
+    if not finite.all():
+        return int(np.flatnonzero(~finite)[0])
+    w = np.linalg.eigvalsh(G)
+    return int(np.argmin(w[:, 0] / np.maximum(np.abs(w[:, -1]), 1e-300)))
+
+
 def _newton(v, G0, M, C, linear, Q=None, centre=None, free=None, stop=None, tolerance=1e-20, iterations=200):
     """Minimise :func:`_log_det_barrier` from the feasible ``v`` by damped Newton steps (backtracking keeps every
     ``G_i`` positive definite; the function is self-concordant, Nesterov & Nemirovskii) over the ``free`` entries
     (default all), until the Newton decrement is below ``tolerance``; ``stop(v)``: done early."""
     current = _log_det_barrier(v, G0, M, C, linear, Q, centre)
+    if current is None:
+        raise SolverFailure(_weakest_body(_matrices(v, G0, M)),
+                            "its start is not physically consistent (pseudo-inertia not positive definite)")
     free = np.ones(len(v), bool) if free is None else free
     for _ in range(iterations):
         value, gradient, hessian = current
         gradient, hessian = np.where(free, gradient, 0.0), hessian[np.ix_(free, free)]
         scale = 1.0 / np.sqrt(np.maximum(np.diag(hessian), 1e-300))
         step = np.zeros(len(v))
-        step[free] = -scale * np.linalg.solve(hessian * np.outer(scale, scale), gradient[free] * scale)
+        try:
+            step[free] = -scale * np.linalg.solve(hessian * np.outer(scale, scale), gradient[free] * scale)
+        except np.linalg.LinAlgError:
+            raise SolverFailure(_weakest_body(_matrices(v, G0, M)),
+                                "its Newton system is singular (the data leave its parameters undetermined)") \
+                from None
         decrement = -gradient @ step
         if not decrement > tolerance or (stop is not None and stop(v)):
             break
@@ -316,7 +389,7 @@ def _newton(v, G0, M, C, linear, Q=None, centre=None, free=None, stop=None, tole
     return v
 
 
-def _nearest_consistent(base, b, pi0, prior):
+def _nearest_consistent(base, b, start, prior):
     """The physically consistent ``pi`` with ``K pi = b`` (the base parameters ``b``) that minimises
     ``sum_i D(J_i || J_i0)``, or None when no consistent ``pi`` has those base parameters. ``pi = T_b b + T_z z``
     with ``z`` the dependent parameters: phase 1 finds a ``z`` with every ``J_i - t J_i0`` positive definite for
@@ -333,10 +406,10 @@ def _nearest_consistent(base, b, pi0, prior):
     fixed[base.indices] = b[:r]
     G0 = np.einsum("bk,kij->bij", fixed.reshape(nb, 10), BASIS)
     M = np.einsum("bkz,kij->bzij", T_z.reshape(nb, 10, -1), BASIS)      # d J_i / d z
-    z = pi0[dependent]
+    z = start[dependent]
     # phase 1: v = (z, t), G_i = J_i(z) - t J_i0; t starts below every J_i's smallest relative eigenvalue
     whiten = np.linalg.inv(np.linalg.cholesky(prior))                  # J_i0 = L L^T: eig(L^-1 J_i L^-T)
-    J = G0 + np.einsum("z,bzij->bij", z, M)
+    J = _matrices(z, G0, M)
     relative = np.linalg.eigvalsh(whiten @ J @ whiten.transpose(0, 2, 1)).min()
     v = np.concatenate([z, [relative - 1.0]])
     M1 = np.concatenate([M, -prior[:, None]], axis=1)
@@ -356,12 +429,12 @@ def _nearest_consistent(base, b, pi0, prior):
     return fixed + T_z @ z
 
 
-def _regularised_fit(base, R, b, frozen, pi0, prior, regularisation):
+def _regularised_fit(base, R, b, frozen, start, prior, regularisation):
     """``(pi, b)`` minimising ``|R (b' - b)|^2 + lambda sum_i D(J_i || J_i0)`` (``R`` scaled by the caller) over
     consistent ``pi`` and the friction (``frozen`` entries of ``b`` kept as they are): the base parameters that no
     consistent robot has moved to the nearest that one has. Newton steps in ``u = (b', z)`` along a path of data
     weights from where the regulariser dominates up to ``1 / lambda`` (the objective divided by lambda), as an
-    interior-point method follows its barrier."""
+    interior-point method follows its barrier; from the consistent ``start``."""
     r, m = len(base.indices), len(b)
     n_pi = base.combination.shape[1]
     nb = n_pi // 10
@@ -374,7 +447,7 @@ def _regularised_fit(base, R, b, frozen, pi0, prior, regularisation):
     Q = np.zeros((len(T[0]),) * 2)
     Q[:m, :m] = R.T @ R
     centre = np.concatenate([b, np.zeros(len(dependent))])
-    u = np.concatenate([base.combination @ pi0, b[r:], pi0[dependent]])
+    u = np.concatenate([base.combination @ start, b[r:], start[dependent]])
     free = np.concatenate([~frozen, np.ones(len(dependent), bool)])
     C = np.linalg.inv(prior)
     G0 = np.zeros_like(prior)
@@ -386,6 +459,28 @@ def _regularised_fit(base, R, b, frozen, pi0, prior, regularisation):
         u = _newton(u, G0, M, C, np.zeros(len(u)), weight * Q, centre, free, tolerance=1e-20 if last else 1e-6)
         if last:
             return T @ u, u[:m]
+
+
+def _separable_drive_terms(grams, r, nv, max_condition, terms):
+    """The columns kept ``(p,)``: every base parameter, and of each joint's drive columns (offset, viscous, Coulomb,
+    armature: the order they are kept in, of those in ``terms``) those not within ``1 / max_condition`` (relative)
+    of the span of the base parameters' and of the drive columns kept before them: the base parameters of the drive
+    terms. A joint that never changes direction has a constant ``sign(qd)``: its Coulomb friction is lumped into its
+    offset (``f_o + s f_c``); one at a constant speed has its viscous friction lumped there too; the first joint's
+    rotor inertia (about a vertical axis) is lumped into its body's inertia about that axis."""
+    G = grams.sum(axis=0)
+    keep = np.ones(len(G), bool)
+    order = [terms.index(t) for t in ("friction_offset", "damping", "friction", "armature") if t in terms]
+    kept = list(range(r))
+    for j in range(nv):
+        for column in r + nv * np.array(order) + j:
+            own = G[column, column]
+            left = own - G[column, kept] @ np.linalg.lstsq(G[np.ix_(kept, kept)], G[kept, column], rcond=None)[0]
+            if own > 0 and left > own / max_condition ** 2:
+                kept.append(column)
+            else:
+                keep[column] = False
+    return keep
 
 
 def _constrained_friction(R, b_hat, r, nonnegative, fixed=None):
@@ -406,9 +501,10 @@ def _constrained_friction(R, b_hat, r, nonnegative, fixed=None):
 
 
 def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_velocity=0.0, regularisation=1e-3,
-                   gravity=None, max_condition=MAX_CONDITION, client=None):
+                   gravity=None, max_condition=MAX_CONDITION, client=None, armature=False):
     """Identify every moving body's inertial parameters (physically consistent) and, with ``friction``, each
-    joint's viscous, Coulomb and constant friction, from ``recordings`` (module docstring).
+    joint's viscous, Coulomb and constant friction, with ``armature`` its rotor inertia (the joint's own, beyond the
+    transmissions' motors the robot has), from ``recordings`` (module docstring).
 
     ``recordings``: one ``(q, qd, qdd, tau)`` tuple of ``(N, nv)`` arrays, or a sequence of such tuples or of
     objects with ``q``, ``qd``, ``qdd``, ``effort`` (a ``loads`` motion), joined. ``holdout``: the fraction of each
@@ -432,11 +528,12 @@ def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_vel
     nv = robot.nv
     velocity = np.broadcast_to(np.asarray(coulomb_velocity, dtype=float), (nv,)).copy()
     model = robot.with_drive(coulomb_velocity=velocity) if friction else robot
+    terms = (DRIVE_LABELS if friction else ()) + (("armature",) if armature else ())
     base = base_parameters(robot, gravity=gravity)
     pi0 = inertial_parameters(robot)
-    names = base.names + (tuple(f"{j}.{t}" for t in FRICTION_TERMS for j in robot.joint_names) if friction else ())
+    names = base.names + tuple(f"{j}.{TERM_NAMES[t]}" for t in terms for j in robot.joint_names)
     shares = _map(client, recording_equations, recordings, robot=robot, model=model, base=base, holdout=holdout,
-                  friction=friction, gravity=gravity)
+                  terms=terms, gravity=gravity)
     # per joint A_j^T A_j, A_j^T y_j: both fits' normal equations from one pass over the samples (the columns are
     # scaled to unit norm before any factorisation, so cond(A)^2 stays far from 1/eps)
     grams, cross, squares = (sum(getattr(e, key) for e in shares) for key in ("grams", "cross", "squares"))
@@ -447,6 +544,10 @@ def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_vel
     if np.any(moved == 0):
         raise ModelError(f"identify_robot: the recordings never move {names[int(np.argmin(moved))]}: "
                          "nothing to identify it from")
+    r = len(base.indices)
+    keep = _separable_drive_terms(grams, r, nv, max_condition, terms)
+    grams, cross, moved = grams[:, keep][:, :, keep], cross[:, keep], moved[keep]
+    kept_names = [name for name, k in zip(names, keep) if k]
     scale = 1.0 / np.sqrt(moved)
     b = scale * np.linalg.lstsq(grams.sum(axis=0) * np.outer(scale, scale), cross.sum(axis=0) * scale,
                                 rcond=None)[0]  # unweighted, for each joint's residual
@@ -460,7 +561,7 @@ def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_vel
     eigenvalues, vectors = np.linalg.eigh(G * np.outer(scale, scale))
     condition = np.sqrt(eigenvalues[-1] / max(eigenvalues[0], 1e-300))
     if condition > max_condition:
-        weak = [names[int(np.argmax(np.abs(v)))] for v, e in zip(vectors.T, eigenvalues)
+        weak = [kept_names[int(np.argmax(np.abs(v)))] for v, e in zip(vectors.T, eigenvalues)
                 if e * max_condition ** 2 < eigenvalues[-1]]
         raise ModelError(f"identify_robot: too little excitation: condition number {condition:.3g} (> "
                          f"{max_condition:.3g}); not identifiable: {', '.join(dict.fromkeys(weak))}; record a "
@@ -468,35 +569,41 @@ def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_vel
     R = np.linalg.cholesky(G * np.outer(scale, scale)).T / scale        # G = R^T R: A_w = Q R
     Qty = scipy.linalg.solve_triangular(R, c, trans="T")
     b_hat = scipy.linalg.solve_triangular(R, Qty)
-    dof_left = max(n * nv - p, 1)
+    dof_left = max(n * nv - len(kept_names), 1)
     s2 = max(weights @ squares - Qty @ Qty, 0.0) / dof_left
     R_inverse = np.linalg.inv(R)
     std = np.sqrt(s2 * np.sum(R_inverse ** 2, axis=1))
-    r = len(base.indices)
-    nonnegative = np.arange(p - r) < 2 * nv if friction else np.zeros(0, bool)  # viscous, Coulomb >= 0
+    nonnegative = np.repeat(np.array([t != "friction_offset" for t in terms], bool), nv)[keep[r:]]  # offset: any sign
     b_final, frozen = _constrained_friction(R, b_hat, r, nonnegative)
-    prior = _prior(robot)
-    parameters = _nearest_consistent(base, b_final, pi0, prior)
-    while parameters is None:
-        parameters, b_fit = _regularised_fit(base, R / np.sqrt(n * nv), b_final, frozen, pi0, prior, regularisation)
-        negative = np.concatenate([np.zeros(r, bool), nonnegative & (b_fit[r:] < 0)])
-        if negative.any():  # the consistent bodies moved a viscous or Coulomb coefficient below 0: held at 0
-            b_final, frozen = _constrained_friction(R, b_hat, r, nonnegative, frozen | negative)
-            parameters = None
-        else:
-            b_final = b_fit
+    prior, repaired = _prior(robot)
+    start = np.concatenate([from_pseudo_inertia(J) for J in prior])   # the URDF's parameters, made consistent
+    try:
+        parameters = _nearest_consistent(base, b_final, start, prior)
+        while parameters is None:
+            parameters, b_fit = _regularised_fit(base, R / np.sqrt(n * nv), b_final, frozen, start, prior,
+                                                 regularisation)
+            negative = np.concatenate([np.zeros(r, bool), nonnegative & (b_fit[r:] < 0)])
+            if negative.any():  # the consistent bodies moved a viscous or Coulomb coefficient below 0: held at 0
+                b_final, frozen = _constrained_friction(R, b_hat, r, nonnegative, frozen | negative)
+                parameters = None
+            else:
+                b_final = b_fit
+    except SolverFailure as failure:
+        raise IdentificationError(f"identify_robot: {body_name(robot, failure.body)}: {failure.what}") from None
     identified = with_inertial_parameters(robot, parameters)
     friction_estimate = None
-    if friction:
-        values = b_final[r:].reshape(3, nv)
-        identified = identified.with_drive(coulomb_velocity=velocity, **dict(zip(DRIVE_LABELS, values)))
-        stds = std[r:].reshape(3, nv)
-        friction_estimate = {joint: {**{t: float(values[k, j]) for k, t in enumerate(FRICTION_TERMS)},
-                                     **{f"{t}_std": float(stds[k, j]) for k, t in enumerate(FRICTION_TERMS)}}
+    drive_values, drive_std = np.zeros(p - r), np.full(p - r, np.nan)   # a term not separable: 0, no std
+    drive_values[keep[r:]], drive_std[keep[r:]] = b_final[r:], std[r:]
+    if terms:
+        values, stds = drive_values.reshape(len(terms), nv), drive_std.reshape(len(terms), nv)
+        identified = identified.with_drive(**({"coulomb_velocity": velocity} if friction else {}),
+                                           **dict(zip(terms, values)))
+        friction_estimate = {joint: {**{TERM_NAMES[t]: float(values[k, j]) for k, t in enumerate(terms)},
+                                     **{f"{TERM_NAMES[t]}_std": float(stds[k, j]) for k, t in enumerate(terms)}}
                              for j, joint in enumerate(robot.joint_names)}
-    solution = np.concatenate([base.combination @ parameters, b_final[r:]])
+    solution = np.concatenate([base.combination @ parameters, drive_values])
     parts = _map(client, recording_torques, recordings, robot=robot, model=model, base=base, solution=solution,
-                 holdout=holdout, friction=friction, gravity=gravity)
+                 holdout=holdout, terms=terms, gravity=gravity)
     fitted_out, held_out = (tuple(part[i] for part in parts if part[i] is not None) for i in (0, 1))
 
     def rms(parts, model):
@@ -506,4 +613,6 @@ def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_vel
                                base.combination @ parameters, b_hat[:r], std[:r], friction_estimate,
                                velocity if friction else robot.coulomb_velocity.copy(), float(condition),
                                rms(fitted_out, 0), rms(fitted_out, 1), rms(held_out, 0), rms(held_out, 1),
-                               fitted_out, held_out, int(n), int(sum(e.held for e in shares)), float(regularisation))
+                               fitted_out, held_out, int(n), int(sum(e.held for e in shares)), float(regularisation),
+                               tuple(robot.joints[robot.bodies[i].joint].child for i in repaired),
+                               tuple(name for name, k in zip(names, keep) if not k))

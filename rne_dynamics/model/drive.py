@@ -23,13 +23,14 @@ come from :meth:`Robot.with_drive <rne_dynamics.model.robot.Robot.with_drive>`, 
 (:func:`load_drive`) and from the nodes' parameters.
 """
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import yaml
 
 from .._jit import arithmetic_kernel, helper
-from ..errors import ModelError, yaml_problem
+from ..errors import ModelError, ModelWarning, yaml_problem
 
 #: The drive parameters, in the order of :meth:`Robot.with_drive`; the rigid joint's three first.
 RIGID = ("armature", "damping", "friction", "friction_offset", "coulomb_velocity")
@@ -173,7 +174,10 @@ def elastic_coordinates(robot):
 def load_drive(robot, path):
     """``robot`` with the drive parameters of the YAML file ``path``: a mapping ``{joint: {parameter: value}}``,
     parameters among :data:`PARAMETERS` (the others of a joint keep their values), e.g.
-    ``panda_joint2: {stiffness: 5000.0, motor_inertia: 2.0e-4, gear_ratio: 100.0}``."""
+    ``panda_joint2: {stiffness: 5000.0, motor_inertia: 2.0e-4, gear_ratio: 100.0}``; and an optional
+    ``transmissions: {name: {joints, motors, matrix, rotor_inertia, damping, friction, coulomb_velocity}}``
+    (:func:`merged_transmissions`: motor velocities ``= matrix @ qd[joints]``, the terms motor side, one per
+    motor; a name of the URDF's ``<transmission>`` needs only the terms)."""
     try:
         with open(path) as stream:
             document = yaml.safe_load(stream)
@@ -183,7 +187,7 @@ def load_drive(robot, path):
         raise ModelError(f"drive file {path}: not valid YAML ({yaml_problem(exc)})") from None
     if not isinstance(document, dict):
         raise ModelError(f"drive file {path}: expected a mapping joint -> {{parameter: value}}")
-    given = {}
+    given, transmissions = {}, document.pop("transmissions", None)
     for joint, entries in document.items():
         if not isinstance(entries, dict):
             raise ModelError(f"drive file {path}: joint '{joint}' must map to {{parameter: value}}, got {entries!r}")
@@ -194,4 +198,213 @@ def load_drive(robot, path):
             if not isinstance(value, (int, float)) or isinstance(value, bool):
                 raise ModelError(f"drive file {path}: joint '{joint}': {label} must be a number, got {value!r}")
             given.setdefault(label, {})[joint] = float(value)
-    return robot.with_drive(**given)
+    if transmissions is not None and not isinstance(transmissions, dict):
+        raise ModelError(f"drive file {path}: transmissions must map a name to {{joints, matrix, rotor_inertia, "
+                         f"...}}, got {transmissions!r}")
+    try:
+        return robot.with_drive(**given, transmissions=transmissions)
+    except ModelError as exc:
+        raise ModelError(f"drive file {path}: {exc}") from None
+
+
+#: A ros2_control transmission plugin (``<plugin>`` or the older ``<type>``) -> its kind.
+TRANSMISSION_KINDS = {"SimpleTransmission": "simple", "DifferentialTransmission": "differential",
+                      "FourBarLinkageTransmission": "four_bar"}
+#: The motor-side terms of a transmission, one value per motor.
+MOTOR_TERMS = ("rotor_inertia", "damping", "friction", "coulomb_velocity")
+#: The per-joint drive terms a transmission's motors add to.
+REFLECTED = ("armature", "damping", "friction")
+
+
+@dataclass(frozen=True, eq=False)
+class JointTransmission:
+    """Motors driving joints through gears: motor velocities ``thetad = matrix @ qd[joints]`` (``matrix`` ``G``,
+    ``(motors, joints)``), and per motor its rotor inertia ``I_m`` (kg m^2), viscous ``damping`` (N m s/rad),
+    Coulomb ``friction`` (N m) and ``coulomb_velocity`` (rad/s, 0: ``sign``), all motor side. By virtual work the
+    joints feel ``G^T tau_m``: the rotors' inertia ``G^T diag(I_m) G`` (not diagonal for a coupled wrist) and the
+    friction ``G^T f_m(G qd)``. ros2_control's conventions (transmission_interface): simple ``G = [n]``;
+    differential ``G = [[a1 j1, a1 j2], [a2 j1, -a2 j2]]``; four-bar ``G = [[a1 j1, 0], [a2, a2 j2]]`` (``a``, ``j``
+    the actuators' and joints' mechanical reductions). Its four-bar effort map is not ``G^T`` (it does not conserve
+    power); the torques here are."""
+    name: str
+    joints: tuple
+    motors: tuple
+    matrix: np.ndarray
+    rotor_inertia: np.ndarray
+    damping: np.ndarray
+    friction: np.ndarray
+    coulomb_velocity: np.ndarray
+
+    def described(self):
+        """The ``drive.yaml`` entry: ``{joints, motors, matrix, rotor_inertia, damping, friction,
+        coulomb_velocity}``."""
+        return {"joints": list(self.joints), "motors": list(self.motors), "matrix": self.matrix.tolist(),
+                **{term: getattr(self, term).tolist() for term in MOTOR_TERMS}}
+
+
+def transmission_matrix(kind, actuator_reduction, joint_reduction):
+    """``G`` of a ros2_control transmission of ``kind`` from its actuators' and joints' mechanical reductions."""
+    a, j = actuator_reduction, joint_reduction
+    if kind == "simple":
+        return np.array([[a[0] * j[0]]])
+    if kind == "differential":
+        return np.array([[a[0] * j[0], a[0] * j[1]], [a[1] * j[0], -a[1] * j[1]]])
+    return np.array([[a[0] * j[0], 0.0], [a[1], a[1] * j[1]]])
+
+
+def read_transmissions(root, robot, where):
+    """The ``<transmission>`` elements of a URDF ``root`` (top level or inside ``<ros2_control>``; ros2_control's
+    ``<plugin>`` or the older ``<type>``; ``mechanical_reduction`` or ``mechanicalReduction`` in the ``<joint>`` and
+    ``<actuator>`` elements, default 1; ``role`` ``joint1``/``actuator1``... orders them) as
+    :class:`JointTransmission` s without motor terms (a URDF has none: ``drive.yaml``'s ``transmissions`` gives
+    them). Other plugins (a gripper's reducer) and transmissions of fixed or mimic joints are not read; one that
+    names no joint of the robot or has a reduction that is not a number is left out with a :class:`ModelWarning`
+    naming it: a transmission never stops a URDF from loading."""
+    out = []
+    for element in root.iter("transmission"):
+        name = element.get("name") or f"transmission{len(out) + 1}"
+        plugin = (element.findtext("plugin") or element.findtext("type") or "").strip()
+        kind = TRANSMISSION_KINDS.get(plugin.rsplit("/", 1)[-1])
+        if kind is None:
+            continue
+        try:
+            transmission = _read_transmission(element, name, kind, robot)
+            out += [transmission] if transmission else []
+        except ValueError as why:
+            warnings.warn(f"{where}: transmission '{name}' left out: {why}", ModelWarning, stacklevel=4)
+    return tuple(out)
+
+
+def _read_transmission(element, name, kind, robot):
+    size = 1 if kind == "simple" else 2
+    found = {}
+    for tag in ("joint", "actuator"):
+        elements = element.findall(tag)
+        if len(elements) != size:
+            raise ValueError(f"a {kind} transmission has {size} <{tag}> element(s), got {len(elements)}")
+        elements.sort(key=lambda e: (e.get("role") or e.findtext("role") or "").strip())
+        reductions = []
+        for e in elements:
+            text = (e.findtext("mechanical_reduction") or e.findtext("mechanicalReduction") or "1").strip()
+            try:
+                value = float(text)
+            except ValueError:
+                value = math.nan
+            if not (math.isfinite(value) and value != 0):
+                raise ValueError(f"<{tag} name='{e.get('name')}'>: mechanical reduction {text!r} is not a finite "
+                                 "non-zero number")
+            reductions.append(value)
+        found[tag] = ([e.get("name") for e in elements], reductions)
+    for joint in found["joint"][0]:
+        if joint not in robot.joints:
+            raise ValueError(f"robot '{robot.name}' has no joint '{joint}'")
+    if not set(found["joint"][0]) <= set(robot.joint_names):
+        return None   # a fixed or mimic joint's: it has no motion of its own to drive
+    return transmission_of(name, found["joint"][0], found["actuator"][0],
+                           transmission_matrix(kind, found["actuator"][1], found["joint"][1]))
+
+
+def transmission_of(name, joints, motors, matrix, **terms):
+    """A :class:`JointTransmission`, the motor terms not given 0."""
+    matrix = np.atleast_2d(np.asarray(matrix, dtype=float))
+    motors = tuple(m or f"{name}_motor{k + 1}" for k, m in enumerate(motors or [None] * len(matrix)))
+    values = {term: np.broadcast_to(np.asarray(terms.get(term, 0.0), dtype=float), (len(motors),)).copy()
+              for term in MOTOR_TERMS}
+    return JointTransmission(name, tuple(joints), motors, matrix, **values)
+
+
+def reflected_terms(robot, transmissions):
+    """``{armature, damping, friction, coulomb_velocity}`` per joint of ``robot.joint_names``: what the motors of
+    ``transmissions`` add at the joints, ``G^T diag(I_m) G`` and ``G^T diag(b_m) G`` (their diagonals) and a
+    motor's Coulomb friction ``n f_c s(n qd / v_m) = |n| f_c s(qd / (v_m / |n|))`` (``coulomb_velocity`` NaN where
+    no motor adds Coulomb friction). A locked joint's column drops out (it does not move). A motor that turns
+    several joints and has rotor inertia or friction couples them (off-diagonal terms): refused, the algorithms
+    take per-joint drive terms only."""
+    nv = len(robot.joint_names)
+    out = {"armature": np.zeros(nv), "damping": np.zeros(nv), "friction": np.zeros(nv),
+           "coulomb_velocity": np.full(nv, np.nan)}
+    for t in transmissions:
+        columns = [(k, robot.joint_names.index(j)) for k, j in enumerate(t.joints) if j in robot.joint_names]
+        for m, motor in enumerate(t.motors):
+            moved = [(j, t.matrix[m, k]) for k, j in columns if t.matrix[m, k] != 0]
+            terms = t.rotor_inertia[m], t.damping[m], t.friction[m]
+            if not any(terms):
+                continue
+            if len(moved) > 1:
+                raise ModelError(f"transmission '{t.name}': motor '{motor}' turns joints "
+                                 f"{', '.join(robot.joint_names[j] for j, _ in moved)} at once and has rotor inertia "
+                                 "or friction: a coupled transmission's off-diagonal terms are not supported yet")
+            for j, n in moved:
+                out["armature"][j] += n * n * t.rotor_inertia[m]
+                out["damping"][j] += n * n * t.damping[m]
+                if t.friction[m]:
+                    velocity = t.coulomb_velocity[m] / abs(n)
+                    if np.isfinite(out["coulomb_velocity"][j]) and out["coulomb_velocity"][j] != velocity:
+                        raise ModelError(f"transmission '{t.name}': motor '{motor}' gives joint "
+                                         f"'{robot.joint_names[j]}' a Coulomb velocity of {velocity:g} rad/s, another "
+                                         f"motor {out['coulomb_velocity'][j]:g}")
+                    out["friction"][j] += abs(n) * t.friction[m]
+                    out["coulomb_velocity"][j] = velocity
+    return out
+
+
+def reflected_coulomb_velocity(robot, values, reflected):
+    """The joints' ``coulomb_velocity`` with the motors' (``reflected``, :func:`reflected_terms`) where they add
+    Coulomb friction; a joint whose own Coulomb friction (``values`` less the motors') has another velocity is
+    refused: one joint has one Coulomb law."""
+    velocity = values["coulomb_velocity"].copy()
+    motors = np.isfinite(reflected["coulomb_velocity"])
+    own = values["friction"] - reflected["friction"]
+    clash = np.flatnonzero(motors & (own > 0) & (velocity != reflected["coulomb_velocity"]))
+    if clash.size:
+        j = clash[0]
+        raise ModelError(f"joint '{robot.joint_names[j]}': its own Coulomb friction has coulomb_velocity "
+                         f"{velocity[j]:g} rad/s, its motor's {reflected['coulomb_velocity'][j]:g} (motor side / "
+                         "|reduction|): give them one")
+    velocity[motors] = reflected["coulomb_velocity"][motors]
+    return velocity
+
+
+def merged_transmissions(robot, given):
+    """``robot.transmissions`` with ``given`` (:class:`JointTransmission` s, or ``{name: {joints, motors, matrix,
+    rotor_inertia, damping, friction, coulomb_velocity}}``): an entry replaces the transmission of its name, an
+    entry for a transmission the robot has (from its URDF) changes only the fields it gives."""
+    current = {t.name: t for t in robot.transmissions}
+    if not hasattr(given, "items"):
+        return tuple({**current, **{t.name: t for t in given}}.values())
+    out = dict(current)
+    for name, entry in given.items():
+        owner = f"transmissions: '{name}'"
+        if not isinstance(entry, dict):
+            raise ModelError(f"{owner} must map to {{joints, matrix, rotor_inertia, ...}}, got {entry!r}")
+        unknown = set(entry) - {"joints", "motors", "matrix", *MOTOR_TERMS}
+        if unknown:
+            raise ModelError(f"{owner}: unknown field '{sorted(unknown)[0]}' (known: joints, motors, matrix, "
+                             f"{', '.join(MOTOR_TERMS)})")
+        base = current.get(name)
+        joints = entry.get("joints", base.joints if base else None)
+        matrix = entry.get("matrix", base.matrix if base else None)
+        if joints is None or matrix is None:
+            raise ModelError(f"{owner}: not a transmission of the URDF: give its joints and matrix")
+        try:
+            matrix = np.atleast_2d(np.asarray(matrix, dtype=float))
+            terms = {term: np.asarray(entry[term], dtype=float) if term in entry else
+                     (getattr(base, term) if base and len(base.motors) == len(matrix) else 0.0)
+                     for term in MOTOR_TERMS}
+        except (TypeError, ValueError):
+            raise ModelError(f"{owner}: matrix and motor terms must be numbers") from None
+        if matrix.ndim != 2 or matrix.shape[1] != len(joints) or not np.all(np.isfinite(matrix)):
+            raise ModelError(f"{owner}: matrix must be finite, one row per motor and one column per joint "
+                             f"({len(joints)}), got shape {matrix.shape}")
+        for joint in joints:
+            if joint not in robot.joint_names and joint not in robot.locked_joints:
+                raise ModelError(f"{owner}: robot '{robot.name}' has no movable joint '{joint}'")
+        for term, value in terms.items():
+            value = np.broadcast_to(value, (len(matrix),)) if np.ndim(value) == 0 else value
+            if value.shape != (len(matrix),) or not np.all(np.isfinite(value)) or np.any(value < 0):
+                raise ModelError(f"{owner}: {term} must be {len(matrix)} finite values >= 0 (one per motor), "
+                                 f"got {np.asarray(value).tolist()}")
+            terms[term] = value
+        motors = entry.get("motors", base.motors if base and len(base.motors) == len(matrix) else None)
+        out[name] = transmission_of(name, joints, motors, matrix, **terms)
+    return tuple(out.values())

@@ -157,6 +157,7 @@ class Robot:
     locked_joints: dict = field(default_factory=dict)  # joint -> its position (a tuple), for joints held fixed
     friction_offset: np.ndarray = None   # None: zeros
     coulomb_velocity: np.ndarray = None  # None: zeros (Coulomb friction is friction sign(qd))
+    transmissions: tuple = ()  # drive.JointTransmission: motors through gears, their terms in the per-joint arrays
     fdata: np.ndarray = field(init=False, repr=False)
     idata: np.ndarray = field(init=False, repr=False)
 
@@ -364,18 +365,32 @@ class Robot:
         return replace(self, bodies=tuple(bodies))
 
     def with_drive(self, armature=None, damping=None, friction=None, *, friction_offset=None, coulomb_velocity=None,
-                   stiffness=None, spring_damping=None, rest_offset=None, motor_inertia=None, gear_ratio=None):
+                   stiffness=None, spring_damping=None, rest_offset=None, motor_inertia=None, gear_ratio=None,
+                   transmissions=None):
         """A new robot with other drive parameters per joint (:mod:`rne_dynamics.model.drive`): ``armature`` (rotor
         inertia, kg m^2 or kg), ``damping`` (viscous, N m s/rad), ``friction`` (Coulomb, N m), ``friction_offset``
         (constant, N m, either sign) and ``coulomb_velocity`` (rad/s; > 0: smooth Coulomb law) of the rigid joint;
         ``stiffness`` ``K`` (N m/rad; > 0: the joint is elastic), ``spring_damping`` ``D`` (N m s/rad),
         ``rest_offset`` ``q0`` (rad), ``motor_inertia`` (kg m^2, motor side) and ``gear_ratio`` of its elastic
         transmission. Each is an array in ``joint_names`` order or a mapping ``{joint: value}`` that changes only
-        the joints it names; ``None`` keeps the current values."""
+        the joints it names; ``None`` keeps the current values. ``transmissions``: motors driving joints through
+        gears (:class:`~rne_dynamics.model.drive.JointTransmission` s, or ``{name: {joints, motors, matrix,
+        rotor_inertia, damping, friction, coulomb_velocity}}`` as ``drive.yaml`` has them, an entry for a
+        transmission of the URDF changing only what it gives); their rotor inertia and friction reflected to the
+        joints (:func:`~rne_dynamics.model.drive.reflected_terms`) are added to the joints' own ``armature``,
+        ``damping`` and ``friction``, which the arrays given here are."""
         values = {}
+        chosen = self.transmissions if transmissions is None else drive.merged_transmissions(self, transmissions)
+        before, after = drive.reflected_terms(self, self.transmissions), drive.reflected_terms(self, chosen)
         for label, given in zip(drive.RIGID, (armature, damping, friction, friction_offset, coulomb_velocity)):
             current = getattr(self, label)
-            values[label] = current if given is None else self._per_joint(label, given, current)
+            if label in drive.REFLECTED:
+                own = current - before[label]
+                values[label] = (own if given is None else self._per_joint(label, given, own)) + after[label]
+            else:
+                values[label] = current if given is None else self._per_joint(label, given, current)
+        values["coulomb_velocity"] = drive.reflected_coulomb_velocity(self, values, after)
+        values["transmissions"] = chosen
         elastic = {label: given for label, given in (("stiffness", stiffness), ("spring_damping", spring_damping),
                                                      ("rest_offset", rest_offset), ("motor_inertia", motor_inertia),
                                                      ("gear_ratio", gear_ratio)) if given is not None}

@@ -14,6 +14,7 @@ import numpy as np
 from ..errors import URDFError
 from .body import JointInfo
 from .joints import TYPES, joint_type
+from .drive import read_transmissions
 from .loops import read_loops, urdf_loop_joints
 from .spatial import rpy_to_matrix
 from .tree import LinkSpec, build_robot
@@ -256,6 +257,8 @@ class _Reader:
                 self.fail(f"joint '{joint.name}'", "is defined twice")
             joints.append(joint)
             origins[joint.name] = origin
-        return build_robot(root.get("name") or "robot", list(links.values()), joints, origins, error=URDFError,
-                           source=self.where, floating_base=floating_base, check_inertia=check_inertia)
+        robot = build_robot(root.get("name") or "robot", list(links.values()), joints, origins, error=URDFError,
+                            source=self.where, floating_base=floating_base, check_inertia=check_inertia)
+        transmissions = read_transmissions(root, robot, self.where)
+        return robot.with_drive(transmissions=transmissions) if transmissions else robot
 

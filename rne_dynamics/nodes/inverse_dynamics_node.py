@@ -43,12 +43,13 @@ from visualization_msgs.msg import Marker, MarkerArray
 import rne_dynamics as rd
 
 from ..errors import ModelError, StateError
-from . import base_state, external_torques, retiming, wrench_inputs
+from . import base_state, external_torques, payload_estimates, retiming, wrench_inputs
 from .common import DynamicsNode
 from .messages import doubles, stamp_seconds
 from .parameters import BOOL, DOUBLE, STRING, STRINGS, Spec
 from .runner import spin
 from .external_torques import ExternalTorques
+from .payload_estimates import PayloadEstimates
 from .markers import LoadMarkers, deleting_all
 from .planning import PlanRequests
 from .retiming import RetimeRequests
@@ -72,7 +73,8 @@ PARAMETERS = (
          "~/retimed_trajectory (s)", 1.0e-4, 10.0),
     Spec("loops_file", "", STRING, "loop file (YAML: actuated joints and loop closures) of a closed-chain robot; "
          "empty: the URDF is an open tree", rebuilds_model=True),
-) + base_state.PARAMETERS + wrench_inputs.PARAMETERS + external_torques.PARAMETERS + retiming.PARAMETERS
+) + base_state.PARAMETERS + wrench_inputs.PARAMETERS + external_torques.PARAMETERS + retiming.PARAMETERS \
+    + payload_estimates.PARAMETERS
 
 
 #: The topics of a moving base: which ``base`` modes and ``base_acceleration_source`` values use each.
@@ -178,6 +180,7 @@ class InverseDynamicsNode(DynamicsNode):
         self.read_marker_parameters()
         self.trajectories = self.trajectory_violations = 0
         self.external = ExternalTorques(self)
+        self.payloads = PayloadEstimates(self)
         self.joint_states_subscription = self.create_subscription(JointState, "/joint_states", self.on_joint_states,
                                                                   depth)
         self.create_subscription(JointTrajectory, "~/trajectory", self.on_trajectory, 10,  # see create_output
@@ -232,6 +235,9 @@ class InverseDynamicsNode(DynamicsNode):
             problem = self.external.update(model, msg, q, qd)
             if problem:
                 self.warn_throttled(problem)
+        problem = self.payloads.update(model, msg, q, qd)
+        if problem:
+            self.warn_throttled(problem)
         self.publish_listened(model, out, stamp, q, result)
         self.check_limits(model, result.torques, "/joint_states")
         self.stats.computed(time.perf_counter() - start)
@@ -448,6 +454,7 @@ class InverseDynamicsNode(DynamicsNode):
                              f"{', '.join(repr(j) for j in unknown)} (its joints: {', '.join(robot.joint_names)})")
         wrench_inputs.check_links(robot, values["external_wrench_topics"])
         external_torques.check_names(robot, values)
+        payload_estimates.check_names(robot, values)
         if values["base"] != "fixed" and values["observer_gain"] > 0:
             raise ModelError("observer_gain: the momentum observer takes a fixed base (its state has no base "
                              f"motion); set observer_gain to 0 or base to fixed (base is '{values['base']}')")
@@ -465,6 +472,7 @@ class InverseDynamicsNode(DynamicsNode):
         if previous is None or previous.joint_names != model.joint_names:
             self.reset_derivative(model)
         self.external.configure(model)
+        self.payloads.configure(model)
 
     def sync_loop_publishers(self, model):
         """One ``~/loop_wrenches/<loop>`` publisher per loop closure of ``model``; the Newton guess restarts."""
@@ -521,7 +529,9 @@ class InverseDynamicsNode(DynamicsNode):
         self.last_markers = -math.inf
         self.trajectories = self.trajectory_violations = 0
         self.external.reset()
-        return "statistics, the acceleration filter and the observer reset"
+        if self.model is not None:
+            self.payloads.configure(self.model)
+        return "statistics, the acceleration filter, the observer and the payload estimate reset"
 
     def diagnostic_values(self):
         return {"acceleration source": self.get_parameter("acceleration_source").value,
@@ -530,10 +540,10 @@ class InverseDynamicsNode(DynamicsNode):
                 "trajectories": self.trajectories,
                 "trajectory points over effort limits": self.trajectory_violations} | self.plans.diagnostic_values() \
             | self.retimes.diagnostic_values() \
-            | self.external.diagnostic_values()
+            | self.external.diagnostic_values() | self.payloads.diagnostic_values()
 
     def diagnostic_problems(self):
-        return self.external.diagnostic_problems()
+        return self.external.diagnostic_problems() + self.payloads.diagnostic_problems()
 
 
 def main(args=None):

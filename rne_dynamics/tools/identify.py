@@ -14,6 +14,7 @@ excite: writes ``excitation.csv`` (``time``, then ``<joint>.position``, ``.veloc
 import io
 import os
 import sys
+from time import monotonic
 
 import numpy as np
 import yaml
@@ -162,6 +163,31 @@ def joint_plot(robot, panel, title, xlabel):
     return figure
 
 
+#: Seconds between two progress lines of ``excite`` (a line at most this long after the last; one evaluation of the
+#: cost takes well under a second on a 7-joint arm).
+PROGRESS_PERIOD = 1.0
+
+
+def progress_printer(iterations, coefficients):
+    """``exciting_trajectory``'s ``progress``: a line on stderr once :data:`PROGRESS_PERIOD` has passed since the
+    last: the L-BFGS iterations done, the evaluations and the best condition number so far; then the steps of the
+    shrinking onto the effort limits."""
+    last = [monotonic()]
+
+    def progress(state):
+        now = monotonic()
+        if now - last[0] < PROGRESS_PERIOD:
+            return
+        last[0] = now
+        if state.stage == "search":
+            line = (f"iteration {state.iteration}/{iterations}, {state.evaluations} evaluations ({coefficients} "
+                    f"coefficients), condition number {state.condition:.4g}")
+        else:
+            line = f"effort limits: step {state.step}/30, amplitude {state.amplitude:.3f} of the searched motion's"
+        print(f"  {line}", file=sys.stderr, flush=True)
+    return progress
+
+
 def run_excite(robot_path, *, payload=None, friction=True, period=10.0, harmonics=5, iterations=20, seed=0,
                sample_period=1e-3, acceleration_limits=None, output="rne_excitation", print_=print, **source):
     """The ``excite`` command: the trajectory, its samples, the two files."""
@@ -174,7 +200,8 @@ def run_excite(robot_path, *, payload=None, friction=True, period=10.0, harmonic
           file=sys.stderr, flush=True)
     trajectory = exciting_trajectory(robot, period=period, harmonics=harmonics, payload=payload,
                                      friction=friction, seed=seed, iterations=iterations,
-                                     acceleration_limits=acceleration_limits)
+                                     acceleration_limits=acceleration_limits,
+                                     progress=progress_printer(iterations, 2 * robot.dof * (harmonics - 1)))
     time = np.arange(int(round(period / sample_period)) + 1) * sample_period
     q, qd, qdd = trajectory.sample(time)
     tau = inverse_dynamics(robot, q, qd, qdd).torques

@@ -3,8 +3,9 @@
 
 Writes into DIR, only once everything is computed: ``identified.urdf`` (ROBOT with each moving body's identified
 inertial on the link its joint moves, the links fixed to it left without one, and ``<dynamics damping friction>``
-per joint), ``drive.yaml`` (:func:`~rne_dynamics.load_drive`'s format: damping, friction, friction_offset and
-coulomb_velocity per joint: ``loads --drive`` and the nodes' ``drive_file``), ``identified.yaml`` (every parameter,
+per joint), ``drive.yaml`` (:func:`~rne_dynamics.load_drive`'s format: armature, damping, friction, friction_offset
+and coulomb_velocity per joint, and the transmissions with their identified rotor inertias: ``loads --drive`` and the
+nodes' ``drive_file``), ``identified.yaml`` (every parameter,
 base parameters with standard deviations, condition number, per-joint RMSE), ``parameters.yaml`` (the nodes'
 ``robot_description`` and ``drive_file``), ``residuals.png`` and, with ``--holdout``, ``holdout.png``.
 
@@ -18,11 +19,14 @@ and its share of the fit made, by a task on a worker, where it stays; the fit su
 """
 import os
 import xml.etree.ElementTree as ET
+from collections import Counter
+from dataclasses import replace
 
 import numpy as np
 import yaml
 
 from ..algorithms.robot_identification import body_quantities, identify_robot, shared
+from ..model.drive import REFLECTED, reflected_terms
 from ..model.urdf import expand_xacro
 from . import fleet
 from .identify import joint_figure, write_files
@@ -82,11 +86,31 @@ def identified_urdf(robot, result, robot_path, **source):
 
 
 def drive_document(robot):
-    """``drive.yaml``: per joint the identified drive terms, as :func:`~rne_dynamics.load_drive` reads them."""
-    return {joint: {"damping": float(robot.damping[j]), "friction": float(robot.friction[j]),
-                    "friction_offset": float(robot.friction_offset[j]),
-                    "coulomb_velocity": float(robot.coulomb_velocity[j])}
-            for j, joint in enumerate(robot.joint_names)}
+    """``drive.yaml``: per joint the identified drive terms, as :func:`~rne_dynamics.load_drive` reads them, and
+    the robot's ``transmissions``: a joint turned by one motor (of all the transmissions), that turns it alone, has
+    its identified rotor inertia written as that motor's (``I_m = armature / n^2``); the rest stays the joint's own
+    ``armature``."""
+    motors = reflected_terms(robot, robot.transmissions)
+    own = {label: getattr(robot, label) - motors[label] for label in REFLECTED}
+    turning = Counter(joint for t in robot.transmissions for joint, column in zip(t.joints, t.matrix.T)
+                      for n in column if n != 0)      # motors per joint
+    transmissions = []
+    for t in robot.transmissions:
+        inertia = t.rotor_inertia.copy()
+        for m in range(len(t.motors)):
+            turned = np.flatnonzero(t.matrix[m])
+            if len(turned) == 1 and t.joints[turned[0]] in robot.joint_names and turning[t.joints[turned[0]]] == 1:
+                j, n = robot.joint_names.index(t.joints[turned[0]]), t.matrix[m, turned[0]]
+                inertia[m] += own["armature"][j] / n ** 2
+                own["armature"][j] = 0.0
+        transmissions.append(replace(t, rotor_inertia=inertia))
+    document = {joint: {"armature": float(own["armature"][j]), "damping": float(own["damping"][j]),
+                        "friction": float(own["friction"][j]), "friction_offset": float(robot.friction_offset[j]),
+                        "coulomb_velocity": float(robot.coulomb_velocity[j])}
+                for j, joint in enumerate(robot.joint_names)}
+    if transmissions:
+        document["transmissions"] = {t.name: t.described() for t in transmissions}
+    return document
 
 
 def run_identify_links(robot_path, motion_paths, *, friction=True, holdout=0.0, coulomb_velocity=0.01,
@@ -96,7 +120,7 @@ def run_identify_links(robot_path, motion_paths, *, friction=True, holdout=0.0, 
     ``scheduler``) go through Dask (:mod:`~rne_dynamics.tools.fleet`): each is read, and its share of the fit
     computed, by a task on the worker that holds it."""
     robot = load_robot(robot_path, **source)
-    options = {"friction": friction, "holdout": holdout, "coulomb_velocity": coulomb_velocity,
+    options = {"friction": friction, "armature": friction, "holdout": holdout, "coulomb_velocity": coulomb_velocity,
                "regularisation": regularisation}
     if not fleet.use_cluster(motion_paths, scheduler):
         motions = [read_recording(path, robot=robot, topic=topic, window=window) for path in motion_paths]
@@ -130,14 +154,20 @@ def summary_lines(robot, result):
     """Condition number, masses, friction and the per-joint RMSE of the URDF's model and the identified one."""
     lines = [f"{result.samples} samples fitted ({result.holdout_samples} held out); {len(result.base.names)} base "
              f"parameters; condition number {result.condition_number:.4g} (weighted, unit columns)"]
+    for link in result.repaired:
+        lines.append(f"{link}: the URDF's inertial is not physically consistent (triangle inequality); the fit starts "
+                     "from the nearest consistent one")
     lines.append(f"{'body (joint)':<26}{'mass':>10}{'URDF':>10}  kg")
     for body, given in zip(result.robot.bodies, robot.bodies):
         lines.append(f"  {body.joint[:24]:<24}{body.mass:10.4f}{given.mass:10.4f}")
     if result.friction is not None:
-        lines.append(f"{'friction':<26}{'viscous':>18}{'Coulomb':>18}{'offset':>18}")
+        terms = [t for t in ("viscous", "coulomb", "offset", "armature") if t in next(iter(result.friction.values()))]
+        lines.append(f"{'drive':<26}" + "".join(f"{t:>18}" for t in terms))
         for joint, f in result.friction.items():
-            lines.append(f"  {joint[:24]:<24}" + "".join(f"{f[t]:>9.4f} +-{f[t + '_std']:<7.4f}"
-                                                          for t in ("viscous", "coulomb", "offset")))
+            lines.append(f"  {joint[:24]:<24}" + "".join(f"{f[t]:>9.4f} +-{f[t + '_std']:<7.4f}" for t in terms))
+    if result.not_separable:
+        lines.append(f"not separable in this motion (0, lumped into the terms kept): "
+                     f"{', '.join(result.not_separable)}")
     header = f"{'torque RMSE':<26}{'URDF':>10}{'identified':>12}"
     if result.holdout_rmse is not None:
         header += f"{'held-out URDF':>15}{'identified':>12}"
