@@ -8,6 +8,7 @@ import yaml
 # first: it skips the module where rclpy is missing
 from ros_harness import Harness
 
+from rne_dynamics.launch_files import SIMULATOR_PARAMETERS
 from rne_dynamics.nodes.forward_dynamics_node import ForwardDynamicsNode
 from rne_dynamics.nodes.inverse_dynamics_node import InverseDynamicsNode
 
@@ -85,12 +86,13 @@ def test_rviz_config_shows_the_bundled_robot_outputs():
 
 def test_launch_file_overrides_win_over_the_parameter_file(tmp_path):
     """What launch_ros does with simulation.launch.py's parameters (the params file, then the dict written under
-    ``/**`` to a file of its own), over real rcl: the forward node simulates with the simulated drives."""
+    ``/**`` to a file of its own), over real rcl: the forward node simulates with the simulated drives, holding its
+    pose until its first command."""
     spec = importlib.util.spec_from_file_location("simulation_launch", os.path.join(LAUNCH_DIR, "simulation.launch.py"))
     source = open(spec.origin, encoding="utf-8").read()
-    overrides = {"simulate": True, "armature": [0.1], "viscous_friction": [2.0]}
-    assert 'SIMULATED_DRIVES = {"armature": [0.1], "viscous_friction": [2.0]}' in source
-    assert '{"simulate": True, **SIMULATED_DRIVES}' in source
+    overrides = SIMULATOR_PARAMETERS
+    assert overrides == {"simulate": True, "hold_until_command": True, "armature": [0.1], "viscous_friction": [2.0]}
+    assert 'parameters=[LaunchConfiguration("params_file"), SIMULATOR_PARAMETERS]' in source
     dict_file = tmp_path / "launch_params.yaml"
     dict_file.write_text(yaml.safe_dump({"/**": {"ros__parameters": overrides}}))
     harness = Harness(ForwardDynamicsNode, init_args=["--ros-args", "--params-file", CONFIG, "--params-file",
@@ -138,6 +140,10 @@ service = LaunchService()
 service.include_launch_description(IncludeLaunchDescription(PythonLaunchDescriptionSource(sys.argv[1])))
 sys.exit(service.run())
 '''
+
+
+def stamp_ns(msg):
+    return msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
 
 
 def install_prefix(root):
@@ -202,11 +208,12 @@ def test_simulation_launch_runs_under_launch_ros(tmp_path):
 
         client = harness.probe.create_client(GetParameters, "/forward_dynamics/get_parameters")
         assert harness.spin_until(client.service_is_ready)
-        names = ["simulate", "armature", "viscous_friction", "rate_hz"]
+        names = ["simulate", "hold_until_command", "armature", "viscous_friction", "rate_hz"]
         future = client.call_async(GetParameters.Request(names=names))
         assert harness.spin_until(future.done)
         values = dict(zip(names, future.result().values))
         assert values["simulate"].bool_value is True  # the launch file's dict, not the params file's default
+        assert values["hold_until_command"].bool_value is True
         assert list(values["armature"].double_array_value) == [0.1]
         assert list(values["viscous_friction"].double_array_value) == [2.0]
         assert values["rate_hz"].double_value == 500.0  # from the parameter file
@@ -223,6 +230,11 @@ def test_simulation_launch_runs_under_launch_ros(tmp_path):
             np.testing.assert_allclose(msg.effort, expected, rtol=0, atol=1e-9)
             matched += 1
         assert matched >= 3
+        # held at its initial pose (zero, within the limits) until the gravity torques came, then holding it
+        assert harness.spin_until(lambda: any(any(s.effort) for s in states), timeout=60)
+        start = stamp_ns(states[0])
+        assert harness.spin_until(lambda: stamp_ns(states[-1]) - start >= 3_000_000_000, timeout=60)
+        assert np.abs([s.position for s in states]).max() < 0.05, np.abs([s.position for s in states]).max()
     finally:
         harness.close()
         os.killpg(launch.pid, signal.SIGINT)

@@ -479,8 +479,10 @@ class DynamicsNode(Node):
                 problems.append(f"no /joint_states value for over {self.get_parameter('joint_state_timeout').value:g} "
                                 f"s of joints {', '.join(stale)}")
             problems += self.diagnostic_problems()
-            status.level = DiagnosticStatus.WARN if problems else DiagnosticStatus.OK
-            status.message = "; ".join(problems) or f"robot '{robot.name}' OK"
+            errors = self.diagnostic_errors()
+            status.level = (DiagnosticStatus.ERROR if errors else DiagnosticStatus.WARN if problems
+                            else DiagnosticStatus.OK)
+            status.message = "; ".join(errors + problems) or f"robot '{robot.name}' OK"
         values |= {"input rate [Hz]": stats.inputs / elapsed, "inputs": stats.total_inputs,
                    "rejected inputs": stats.total_rejected, "last rejected input": stats.last_rejection or "none",
                    "compute time mean [ms]": 1e3 * stats.compute_sum / stats.inputs if stats.inputs else 0.0,
@@ -533,4 +535,8 @@ class DynamicsNode(Node):
 
     def diagnostic_problems(self):
         """Problems of the subclass's own that make the diagnostics status a WARN."""
+        return []
+
+    def diagnostic_errors(self):
+        """Faults of the subclass's own that make the diagnostics status an ERROR (listed first)."""
         return []

@@ -25,6 +25,7 @@ motors' own accelerations are not published). Not simulating, the node knows no 
 are then the rigid robot's at the measured state under the commanded efforts.
 """
 import time
+from typing import NamedTuple
 
 import numpy as np
 from builtin_interfaces.msg import Time
@@ -32,7 +33,9 @@ from nav_msgs.msg import Odometry
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ..errors import ModelError, StateError
+import rne_dynamics as rd
+from ..errors import ModelError, StateError, one_line
+from ..model.joints import joint_type
 from ..algorithms.driver import WARM
 from .common import DynamicsNode
 from .messages import doubles
@@ -50,27 +53,20 @@ PARAMETERS = (
          constraints="empty: zero, clipped into the joint limits; else one value per joint in joint_names order, "
          "within the limits; or by joint name: initial_positions.<joint> (a map in a parameter file)",
          rebuilds_model=True, per_joint=True),
+    Spec("hold_until_command", False, BOOL, "with simulate: hold the state at initial_positions (at rest; stamps "
+         "advance, /joint_states published) until the first ~/effort_command since the start or ~/reset"),
     Spec("base", "fixed", STRING, "fixed (the root link is the world's) or free_floating (a floating base that "
          "nothing holds, moved by the joints)", constraints="fixed | free_floating", rebuilds_model=True),
 )
 
 
-#: Longest wall time (ns) one timer tick catches up with steps (a tick that came late: the scheduler of a loaded
-#: machine held the node up); time beyond is dropped (the real-time factor falls below 1).
-MAX_CATCH_UP_NS = 100_000_000
-#: Most computing time (ns) one tick spends catching up, rather than the executor held longer.
-MAX_TICK_COMPUTE_NS = 5_000_000
-
-
-def catch_up_steps(period_ns, step_cost_ns):
-    """Most steps one tick takes: :data:`MAX_CATCH_UP_NS` of periods within :data:`MAX_TICK_COMPUTE_NS` of
-    computing; one if a step costs over a quarter of a period (a machine that slow has no time to catch up beside the
-    nodes that share it, a controller closing the loop: it still publishes every period, and says it runs slower than
-    real time)."""
-    if 4 * step_cost_ns >= period_ns:
-        return 1
-    return max(1, min(MAX_CATCH_UP_NS // period_ns, int(MAX_TICK_COMPUTE_NS / max(step_cost_ns, 1.0))))
-REAL_TIME_TOLERANCE = 0.95  # a real-time factor below this makes the diagnostics WARN
+#: How far (ns) the simulation may fall behind the wall clock: a tick that comes later than this (the machine or the
+#: executor held the node up) drops the time beyond (the real-time factor falls below 1); within it, ticks catch up.
+MAX_LAG_NS = 100_000_000
+#: Least wall time (ns) one tick may spend catching up (else one period): a tick that runs out of it leaves the
+#: periods still due to the next, so the executor's other callbacks (effort commands, a controller) get their turn.
+MIN_TICK_BUDGET_NS = 5_000_000
+REAL_TIME_TOLERANCE = 0.95  # a real-time factor below this makes the diagnostics WARN, with the reason
 
 
 def period_ns(rate_hz):
@@ -78,41 +74,192 @@ def period_ns(rate_hz):
     return round(1e9 / rate_hz)
 
 
+class Tally(NamedTuple):
+    """What a :class:`SimulationClock` measured since it started (differences of two give a window's)."""
+    elapsed_ns: int    # wall time since the clock started, at its last tick (a stopped simulation's stall left out)
+    simulated_ns: int  # simulated time
+    steps: int         # sub-steps taken
+    step_cpu_ns: int   # the thread's computing time in the sub-steps (a core taken away mid-step is not counted)
+    step_wall_ns: int  # their wall time
+    ticks: int
+    late_ticks: int    # ticks that came over MAX_LAG_NS late
+    dropped_ns: int    # the wall time those dropped
+    limited_ticks: int  # ticks that ran out of their budget with periods still due
+
+
 class SimulationClock:
     """The simulated time of the forward node: it follows the wall clock (``time.monotonic_ns``), in integer
     nanoseconds since the start, and gives the stamps (``start_stamp_ns``, the ROS time of the start, plus the
     simulated time). Each timer tick simulates the whole periods of ``period_ns`` the wall clock has passed since the
-    last (the rest of a period waits for the next tick: every step is exactly one period, so the library's written
-    code of the step, which takes ``dt`` as a constant, is made once), at most :func:`catch_up_steps`: periods beyond
-    (a machine too slow for the rate, an executor held up) are dropped."""
+    simulated time (:meth:`due`; the rest of a period waits for the next tick: every step is exactly one period, so
+    the library's written code of the step, which takes ``dt`` as a constant, is made once), one sub-step each, as many
+    as its budget (:meth:`budget_ns`) allows; the periods left are due at the next tick. Only time beyond
+    :data:`MAX_LAG_NS` behind is dropped. It keeps the :class:`Tally` the real-time factor and its reason come from
+    (:func:`real_time`)."""
 
-    def __init__(self, period_ns, start_stamp_ns, wall_ns):
+    def __init__(self, period_ns, start_stamp_ns):
         self.period_ns, self.start_stamp_ns = period_ns, start_stamp_ns
-        self.simulated_ns = 0
-        self.dropped_ns = 0  # wall time the simulation did not follow
-        self.wall_start = wall_ns
-        self.window = (wall_ns, 0)  # (wall, simulated) at the start of the diagnostics window
-        self.last_factor = 1.0
+        self.wall_start = None  # the wall clock one period before the first tick: the node may spin much later
+        self.tally = Tally(0, 0, 0, 0, 0, 0, 0, 0, 0)
 
-    def advance(self, wall_ns, substeps):
-        """The number of periods to simulate now, at most ``substeps``, already added to ``simulated_ns``."""
-        behind = (wall_ns - self.wall_start - self.dropped_ns - self.simulated_ns) // self.period_ns
-        periods = min(max(behind, 0), substeps)
-        self.dropped_ns += (behind - periods) * self.period_ns if behind > periods else 0
-        self.simulated_ns += periods * self.period_ns
-        return periods
+    @property
+    def simulated_ns(self):
+        return self.tally.simulated_ns
+
+    @property
+    def dropped_ns(self):
+        return self.tally.dropped_ns
+
+    def due(self, wall_ns):
+        """A tick at ``wall_ns``: the whole periods to simulate now, the wall time passed beyond the simulated time,
+        at most :data:`MAX_LAG_NS` (the time beyond dropped; ``resume`` a held or stopped clock without counting it).
+        The tally's time is the last tick's: the factor between two tallies counts whole periods, not where in a
+        period a window ends."""
+        if self.wall_start is None:
+            self.wall_start = wall_ns - self.period_ns
+        tally = self.tally._replace(elapsed_ns=wall_ns - self.wall_start, ticks=self.tally.ticks + 1)
+        behind = (tally.elapsed_ns - tally.dropped_ns - tally.simulated_ns) // self.period_ns
+        most = max(1, MAX_LAG_NS // self.period_ns)
+        if behind > most:
+            tally = tally._replace(late_ticks=tally.late_ticks + 1,
+                                   dropped_ns=tally.dropped_ns + (behind - most) * self.period_ns)
+        self.tally = tally
+        return max(min(behind, most), 0)
+
+    def budget_ns(self):
+        """The wall time a tick may spend on sub-steps: a period, at least :data:`MIN_TICK_BUDGET_NS`."""
+        return max(self.period_ns, MIN_TICK_BUDGET_NS)
+
+    def advanced(self, periods, due, cpu_ns, wall_ns):
+        """A tick simulated ``periods`` of the ``due`` ones in ``cpu_ns`` of computing, ``wall_ns`` of wall time."""
+        t = self.tally
+        self.tally = t._replace(simulated_ns=t.simulated_ns + periods * self.period_ns, steps=t.steps + periods,
+                                step_cpu_ns=t.step_cpu_ns + cpu_ns, step_wall_ns=t.step_wall_ns + wall_ns,
+                                limited_ticks=t.limited_ticks + (periods < due))
+
+    def resume(self, wall_ns):
+        """Go on from ``wall_ns`` without simulating or counting the time since (a simulation stopped): the stamps
+        go on from the simulated time."""
+        if self.wall_start is not None:
+            self.wall_start = wall_ns - self.tally.dropped_ns - self.tally.simulated_ns
+
+    def hold(self, periods):
+        """A tick whose ``periods`` passed with the state held: the stamps advance, no step is taken."""
+        self.tally = self.tally._replace(simulated_ns=self.tally.simulated_ns + periods * self.period_ns)
+
+    def since(self, tally, wall_ns):
+        """The tally to compare with ``tally``: the last tick's, or, when no tick came since, the stall until
+        ``wall_ns``."""
+        if self.wall_start is None or self.tally.ticks > tally.ticks:
+            return self.tally
+        return self.tally._replace(elapsed_ns=wall_ns - self.wall_start)
 
     def stamp(self):
-        sec, nanosec = divmod(self.start_stamp_ns + self.simulated_ns, 1_000_000_000)
+        sec, nanosec = divmod(self.start_stamp_ns + self.tally.simulated_ns, 1_000_000_000)
         return Time(sec=sec, nanosec=nanosec)
 
-    def window_factor(self):
-        """Simulated over wall time since the last call (the diagnostics window); kept in ``last_factor``."""
-        wall, simulated = time.monotonic_ns(), self.simulated_ns
-        if wall > self.window[0]:
-            self.last_factor = (simulated - self.window[1]) / (wall - self.window[0])
-        self.window = (wall, simulated)
-        return self.last_factor
+
+def real_time(before, after, period):
+    """``(factor, reason)`` between two tallies: simulated over wall time, and when the factor is below
+    :data:`REAL_TIME_TOLERANCE`, why, from what was measured (else ``""``): a step that costs more computing than a
+    period, steps whose wall time exceeds the period (other processes took the core), ticks that came too late to
+    catch up (the executor ran other callbacks, or the process waited for a core), ticks out of budget, or ticks
+    that came too rarely."""
+    wall = after.elapsed_ns - before.elapsed_ns
+    if wall <= 0:
+        return 1.0, ""
+    factor = (after.simulated_ns - before.simulated_ns) / wall
+    if factor >= REAL_TIME_TOLERANCE:
+        return factor, ""
+    steps = after.steps - before.steps
+    ms = 1e-6 * period
+    cpu = 1e-6 * (after.step_cpu_ns - before.step_cpu_ns) / max(steps, 1)
+    elapsed = 1e-6 * (after.step_wall_ns - before.step_wall_ns) / max(steps, 1)
+    late, limited = after.late_ticks - before.late_ticks, after.limited_ticks - before.limited_ticks
+    ticks = after.ticks - before.ticks
+    if steps and cpu >= REAL_TIME_TOLERANCE * ms:
+        reason = f"a step costs {cpu:.3g} ms of computing, more than the period of {ms:.3g} ms: lower rate_hz"
+    elif steps and elapsed >= REAL_TIME_TOLERANCE * ms:
+        reason = (f"a step took {elapsed:.3g} ms of wall time for {cpu:.3g} ms of computing, more than the period "
+                  f"of {ms:.3g} ms: other processes held the core (a loaded machine)")
+    elif late:
+        dropped = 1e-6 * (after.dropped_ns - before.dropped_ns)
+        reason = (f"{late} of {ticks} ticks came over {1e-6 * MAX_LAG_NS:g} ms late ({dropped:.0f} ms of simulated "
+                  "time dropped): the executor ran other callbacks or the process waited for a core")
+    elif limited:
+        reason = (f"{limited} of {ticks} ticks ran out of their {1e-6 * max(period, MIN_TICK_BUDGET_NS):g} ms "
+                  f"budget for catching up (a step costs {cpu:.3g} ms of computing, {elapsed:.3g} ms of wall time)")
+    else:
+        reason = (f"the timer ticked {1e9 * ticks / wall:.0f} times a second (rate_hz {1e3 / ms:g}): the executor "
+                  "was busy with other callbacks")
+    return factor, reason
+
+
+#: A simulated speed beyond this many times the joint's URDF velocity limit is a runaway: a divergence grows by orders
+#: of magnitude per step, far beyond any motion the robot's drives make, well before a float overflows.
+RUNAWAY_VELOCITY_FACTOR = 100.0
+#: The runaway speed (rad/s or m/s) of a coordinate without a velocity limit (a floating base; a URDF that gives
+#: none).
+RUNAWAY_VELOCITY = 1000.0
+
+
+def runaway_speeds(robot):
+    """Per coordinate of ``v``, the speed beyond which the simulation has run away."""
+    limits = robot.velocity_limits
+    return np.where(np.isfinite(limits) & (limits > 0), RUNAWAY_VELOCITY_FACTOR * limits, RUNAWAY_VELOCITY)
+
+
+def coordinate(robot, k):
+    """The name and speed unit of coordinate ``k`` of ``v``."""
+    base = robot.nv - len(robot.joint_names)
+    if k < base:
+        return "the floating base", "m/s" if k < 3 else "rad/s"
+    name = robot.joint_names[k - base]
+    return f"joint '{name}'", "m/s" if joint_type(robot.joints[name].type).linear else "rad/s"
+
+
+def likely_cause(model, q, command, dt):
+    """Why a simulation that was at the finite state ``q`` under ``command`` ran away in a step of ``dt`` s: the
+    command beyond a joint's effort limit, else a joint whose damping over its inertia (the mass matrix's diagonal,
+    armature included) is a time constant shorter than the step (a stiff term the step does not resolve), else a
+    fast motion of the model's own."""
+    robot = model.robot
+    over = np.abs(command) / model.effort_limits
+    if over.max(initial=0.0) > 1.0:
+        j = int(np.argmax(over))
+        return (f"the effort command: joint '{model.joint_names[j]}' {command[j]:.3g} {model.joint_unit(j)}, beyond "
+                f"its effort limit {model.effort_limits[j]:g}")
+    base = robot.nv - len(robot.joint_names)
+    inertia = np.diagonal(rd.mass_matrix(robot, q))[base:]
+    with np.errstate(divide="ignore"):
+        constant = np.where(robot.damping > 0, inertia / robot.damping, np.inf)
+    j = int(np.argmin(constant))
+    if constant[j] < dt:
+        return (f"the damping of joint '{model.joint_names[j]}', {robot.damping[j]:g} N m s/rad on an inertia of "
+                f"{inertia[j]:.3g} kg m^2 there, is a time constant of {constant[j]:.3g} s, shorter than the step "
+                f"of {dt:g} s: raise rate_hz above {1.0 / constant[j]:.0f} Hz or lower the damping")
+    return (f"a motion faster than the step of {dt:g} s resolves (a light link, a stiff coupling, a large effort): "
+            "raise rate_hz or check the model's inertias")
+
+
+def runaway_message(model, step, seconds, q, q_bad, qd_bad, command, dt, speeds, failure=""):
+    """One line on a runaway at sub-step ``step`` (``seconds`` of simulated time) from the good state ``q`` to the
+    bad ``(q_bad, qd_bad)`` (or a step that raised ``failure``): the joint, what it reached, the likely cause, the
+    way out."""
+    robot = model.robot
+    joints = len(robot.joint_names)
+    nonfinite = ~np.isfinite(qd_bad)
+    nonfinite[robot.nv - joints:] |= ~np.isfinite(q_bad[robot.nq - joints:])
+    nonfinite[:robot.nv - joints] |= not np.isfinite(q_bad[:robot.nq - joints]).all()
+    ratio = np.where(nonfinite, np.inf, np.abs(np.nan_to_num(qd_bad)) / speeds)
+    k = int(np.argmax(ratio))
+    name, unit = coordinate(robot, k)
+    what = ("a non-finite state" if nonfinite[k] else
+            f"a velocity of {qd_bad[k]:.3g} {unit}, beyond {speeds[k]:g} {unit}")
+    what = f"the step failed ({failure})" if failure else f"{name} reached {what}"
+    return (f"the simulation ran away at step {step} (t = {seconds:.3f} s simulated): {what}; "
+            f"likely cause: {likely_cause(model, q, command, dt)}. Integration stopped, nothing more published; "
+            "~/reset restarts it")
 
 
 def initial_positions(robot, values):
@@ -155,8 +302,11 @@ class ForwardDynamicsNode(DynamicsNode):
         self.motors = None    # (theta, thetad) of the elastic joints' motors in the simulation
         self.steps = 0
         self.clock = None  # SimulationClock while simulating
-        self.step_cost_ns = 0.0  # the computing time of one sub-step, averaged (the thread's CPU time: a loaded
-        # machine's scheduler taking the core away mid-step is no cost of the step)
+        self.real_time = (1.0, "")  # real-time factor and its reason, of the last diagnostics window
+        self.window = None  # the clock's Tally at the start of the diagnostics window
+        self.holding = False  # hold_until_command: at initial_positions until the first effort command
+        self.runaway = ""  # why the simulation stopped (a runaway), until ~/reset
+        self.speeds = None  # runaway_speeds of the model
         self.start()
         self.configure_mode()
 
@@ -174,8 +324,14 @@ class ForwardDynamicsNode(DynamicsNode):
             self.reject_input("~/effort_command", exc)
             return
         if self.simulating:
+            if self.runaway:
+                self.reject_input("~/effort_command", "the simulation ran away and stopped: ~/reset restarts it")
+                return
             self.command = tau
             q, qd = self.state
+            if self.holding:
+                self.holding = False
+                self.get_logger().info("first ~/effort_command: the simulation runs")
         elif self.measured is None:
             self.reject_input("~/effort_command", "no /joint_states received yet")
             return
@@ -204,24 +360,54 @@ class ForwardDynamicsNode(DynamicsNode):
     # -- simulation --------------------------------------------------------------------------------------------
 
     def step_simulation(self):
-        model = self.model
-        if model is None:
+        """A tick: the sub-steps due (:class:`SimulationClock`), each checked for a runaway, then one message."""
+        model, clock = self.model, self.clock
+        if model is None or self.runaway:
             return
-        substeps = self.clock.advance(time.monotonic_ns(), catch_up_steps(self.clock.period_ns, self.step_cost_ns))
-        if substeps == 0:
+        start = time.monotonic_ns()
+        due = clock.due(start)
+        if due == 0:
             return
-        dt = 1e-9 * self.clock.period_ns
+        if self.holding:
+            clock.hold(due)
+            self.publish_state(model)
+            return
+        dt = 1e-9 * clock.period_ns
+        end = start + clock.budget_ns()
+        q, qd, motors = *self.state, self.motors
+        taken, cpu = 0, time.thread_time_ns()
+        with np.errstate(all="ignore"):  # a diverging step's overflows are caught below, not printed
+            while taken < due:
+                try:
+                    q_next, qd_next, motors_next = model.step(q, qd, self.command, dt, motors)
+                except (ValueError, ArithmeticError) as exc:  # a state the step refuses (its error says why)
+                    self.stop(model, taken, q, q, qd, dt, one_line(exc))
+                    break
+                if not ((np.abs(qd_next) <= self.speeds).all() and np.isfinite(q_next).all()
+                        and (motors_next is None or np.isfinite(motors_next).all())):
+                    self.stop(model, taken, q, q_next, qd_next, dt)
+                    break
+                q, qd, motors = q_next, qd_next, motors_next
+                taken += 1
+                if time.monotonic_ns() >= end:
+                    break
+        clock.advanced(taken, due, time.thread_time_ns() - cpu, time.monotonic_ns() - start)
+        self.state, self.motors = (q, qd), motors
+        self.steps += taken
+        if taken:
+            self.publish_state(model)
+
+    def stop(self, model, taken, q, q_bad, qd_bad, dt, failure=""):
+        """Stop the simulation after a runaway from ``q`` (sub-step ``taken`` of this tick) and say why, once."""
+        seconds = 1e-9 * (self.clock.simulated_ns + (taken + 1) * self.clock.period_ns)
+        self.runaway = runaway_message(model, self.steps + taken + 1, seconds, q, q_bad, qd_bad, self.command, dt,
+                                       self.speeds, failure)
+        self.get_logger().error(self.runaway)
+
+    def publish_state(self, model):
+        """The simulated state on ``/joint_states`` (and the motors', a floating base's), stamped with the
+        simulated time."""
         q, qd = self.state
-        started = time.thread_time_ns()
-        try:
-            for _ in range(substeps):
-                q, qd, self.motors = model.step(q, qd, self.command, dt, self.motors)
-        except ValueError as exc:
-            self.warn_throttled(f"simulation step failed: {exc}; state held")
-            return
-        self.step_cost_ns += 0.2 * ((time.thread_time_ns() - started) / substeps - self.step_cost_ns)
-        self.state = (q, qd)
-        self.steps += substeps
         out = self.simulated
         out.header.stamp = self.clock.stamp()
         positions, zeros = self.locked_tail
@@ -258,7 +444,8 @@ class ForwardDynamicsNode(DynamicsNode):
         self.simulating = self.get_parameter("simulate").value
         if self.simulating:
             rate = self.get_parameter("rate_hz").value
-            self.clock = SimulationClock(period_ns(rate), self.get_clock().now().nanoseconds, time.monotonic_ns())
+            self.clock = SimulationClock(period_ns(rate), self.get_clock().now().nanoseconds)
+            self.window, self.real_time = self.clock.tally, (1.0, "")
             self.joint_states_publisher = self.create_output(JointState, "/joint_states")
             self.step_timer = self.create_timer(1.0 / rate, self.step_simulation)
         else:
@@ -266,9 +453,18 @@ class ForwardDynamicsNode(DynamicsNode):
                 JointState, "/joint_states", self.on_joint_states, self.get_parameter("joint_states_depth").value)
 
     def initial_state(self, model):
+        """At ``initial_positions``, at rest, zero effort; held there until the first command with
+        ``hold_until_command``; a stopped simulation goes on from now."""
         self.state = model.full_state(initial_positions(model.robot, model.settings))
         self.command = model.zeros.copy()
         self.motors = None
+        if self.runaway:
+            self.runaway = ""
+            self.clock.resume(time.monotonic_ns())
+        self.holding = self.get_parameter("hold_until_command").value
+        if self.holding and self.get_parameter("simulate").value:
+            self.get_logger().info("holding the robot at initial_positions until the first ~/effort_command "
+                                   "(hold_until_command)")
         if model.robot.elastic_joints:  # motors where the springs are relaxed, at rest
             rest = model.robot.transmission.rest_offset[model.elastic]
             self.motors = (self.state[0][model.elastic] - rest, np.zeros(len(model.elastic)))
@@ -306,6 +502,7 @@ class ForwardDynamicsNode(DynamicsNode):
 
     def model_changed(self, model, previous):
         names = model.joint_names
+        self.speeds = runaway_speeds(model.robot)
         self.accelerations = JointTrajectory(joint_names=names, points=[JointTrajectoryPoint()])
         # the locked joints at their positions too: robot_state_publisher needs every joint for the links' poses
         self.simulated = JointState(name=names + list(model.locked))
@@ -333,6 +530,8 @@ class ForwardDynamicsNode(DynamicsNode):
         return publisher
 
     def parameters_changed(self, names):
+        if "hold_until_command" in names and not self.get_parameter("hold_until_command").value:
+            self.holding = False  # released now; set, it holds from the next start or ~/reset
         if names & {"simulate", "rate_hz"}:
             if "simulate" in names and self.model is not None:
                 self.initial_state(self.model)
@@ -341,23 +540,34 @@ class ForwardDynamicsNode(DynamicsNode):
     def reset(self):
         if self.model is None:
             return "statistics reset (no model yet)"
+        restarted = " (restarted after it ran away)" if self.runaway else ""
         self.initial_state(self.model)
         self.steps = 0
-        return "simulation back at the initial state at rest, zero effort; statistics reset"
+        held = ", held until the first ~/effort_command" if self.holding else ""
+        return f"simulation back at the initial state at rest, zero effort{held}{restarted}; statistics reset"
 
     def diagnostic_values(self):
-        values = {"mode": "simulating" if self.simulating else "reading /joint_states"}
-        if self.simulating:
-            values |= {"simulation steps": self.steps, "simulated time [s]": 1e-9 * self.clock.simulated_ns,
-                       "real-time factor": self.clock.last_factor}
-        return values
+        if not self.simulating:
+            return {"mode": "reading /joint_states"}
+        mode = ("stopped: the simulation ran away (~/reset restarts it)" if self.runaway else
+                "simulating, holding initial_positions until the first ~/effort_command" if self.holding else
+                "simulating")
+        factor, reason = self.real_time
+        return {"mode": mode, "simulation steps": self.steps, "simulated time [s]": 1e-9 * self.clock.simulated_ns,
+                "real-time factor": factor, "real-time factor below 0.95 because": reason or "none",
+                "step cost [ms]": 1e-6 * self.clock.tally.step_cpu_ns / max(self.clock.tally.steps, 1)}
 
     def diagnostic_problems(self):
-        factor = self.clock.window_factor() if self.simulating else 1.0
-        if factor < REAL_TIME_TOLERANCE:
-            return [f"the simulation ran at {factor:.2f} of real time (a step costs more than 1/rate_hz on this "
-                    "machine): lower rate_hz"]
-        return []
+        if not self.simulating:
+            return []
+        now = self.clock.since(self.window, time.monotonic_ns())
+        self.real_time = real_time(self.window, now, self.clock.period_ns)
+        self.window = now
+        factor, reason = self.real_time
+        return [f"the simulation ran at {factor:.2f} of real time: {reason}"] if reason and not self.runaway else []
+
+    def diagnostic_errors(self):
+        return [self.runaway] if self.runaway and self.simulating else []
 
 
 def main(args=None):

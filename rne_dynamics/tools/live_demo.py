@@ -6,7 +6,10 @@ One process, one executor, four nodes on this machine's loopback:
 - ``demo_motion`` makes it follow a slow swing of every joint (computed-torque control through the library) by
   publishing ``/forward_dynamics/effort_command``;
 - ``inverse_dynamics`` turns the simulated joint states into torques, gravity torques, wrenches and load markers;
-- ``demo_table`` prints the torques and each joint's load (|torque| / URDF effort limit) every ``--period`` seconds.
+- ``demo_table`` prints the torques and each joint's load (|torque| / URDF effort limit) every ``--period`` seconds,
+  and the simulation's real-time factor (with the reason when it is below 0.95).
+
+Exits 1 when no torques arrived or the simulation ran away (the forward node's message says where and why).
 
     rne-dynamics live [ROBOT] [--duration 10]
 """
@@ -29,7 +32,9 @@ from .cli import package_path, xacro_arg
 ARM6_HOME = [0.0, -1.2, 1.0, -1.4, -1.57, 0.0]
 SWING_AMPLITUDE = 0.4  # rad (m for a prismatic joint, scaled to its range)
 SWING_HZ = 0.25
-TRACKING_HZ = 3.0      # bandwidth of the demo controller
+TRACKING_HZ = 1.0      # bandwidth of the demo controller: stable with the 0.1 s loop delays of a loaded machine
+#                        (at 3 Hz such a delay costs 108 degrees of phase: the arm ran away)
+HOME_MARGIN = 0.1      # of a joint's range between the start pose and its stops
 SETTLE = 1.0           # s after the first torques before peaks count: the controller pulls the arm onto its path
 
 
@@ -52,10 +57,13 @@ def parse(argv):
 
 
 def home_pose(robot):
+    """The bundled arm's :data:`ARM6_HOME`; else zero, clipped to :data:`HOME_MARGIN` of each joint's range inside
+    its limits (a joint on its stop takes the stop's branch of the step, the generic kernel, at every step)."""
     if robot.name == "rne_arm6" and robot.dof == len(ARM6_HOME):
         return np.array(ARM6_HOME)
     limits = robot.position_limits
-    return np.clip(0.0, limits[:, 0], limits[:, 1])
+    margin = HOME_MARGIN * np.nan_to_num(limits[:, 1] - limits[:, 0], posinf=0.0)
+    return np.clip(0.0, limits[:, 0] + margin, limits[:, 1] - margin)
 
 
 def swing(robot, home):
@@ -149,6 +157,20 @@ class Table:
             write(f"  {name:<{width}}{q[k]:11.3f}{tau[k]:16.2f}{gravity[k]:16.2f}  {share}")
 
 
+def real_time_line(forward, since):
+    """The forward node's tally now and a line with its real-time factor since the tally ``since`` (and why it is
+    below 0.95)."""
+    from ..nodes.forward_dynamics_node import real_time
+
+    clock = forward.clock
+    now = clock.since(since, time.monotonic_ns())
+    factor, reason = real_time(since, now, clock.period_ns)
+    steps = now.steps - since.steps
+    cost = f", a step costs {1e-6 * (now.step_cpu_ns - since.step_cpu_ns) / steps:.3g} ms" if steps else ""
+    return now, (f"real-time factor {factor:.2f} (period {1e-6 * clock.period_ns:g} ms{cost})"
+                 + (f": {reason}" if reason else ""))
+
+
 def main(argv=None):
     args = parse(sys.argv[1:] if argv is None else argv)
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")  # the demo's traffic stays on this machine
@@ -183,31 +205,40 @@ def main(argv=None):
             description, Parameter("acceleration_source", value="differentiate")]))
         nodes.append(ForwardDynamicsNode(context=context, parameter_overrides=[
             description, Parameter("simulate", value=True), Parameter("rate_hz", value=args.rate),
-            Parameter("initial_positions", value=home.tolist())]))
+            Parameter("initial_positions", value=home.tolist()), Parameter("hold_until_command", value=True)]))
         nodes.append(make_motion_node(context, robot, home))
         table = Table(context, robot)
         nodes.append(table.node)
         executor = SingleThreadedExecutor(context=context)
         for node in nodes:
             executor.add_node(node)
+        forward = nodes[1]
         start = time.monotonic()
+        first = window = forward.clock.tally
         next_print = start + args.period
-        while (now := time.monotonic()) < start + args.duration:
+        while (now := time.monotonic()) < start + args.duration and not forward.runaway:
             executor.spin_once(timeout_sec=min(0.05, max(0.0, next_print - now)))
             if time.monotonic() >= next_print:
                 table.print(time.monotonic() - start)
+                window, line = real_time_line(forward, window)
+                print(f"  {line}")
                 next_print += args.period
+        _, overall = real_time_line(forward, first)
+        runaway = forward.runaway
         executor.shutdown()
     finally:
         for node in nodes:
             node.destroy_node()
         rclpy.try_shutdown(context=context)
+    if runaway:
+        print(f"rne-dynamics live: error: {runaway}", file=sys.stderr)
+        return 1
     if not table.received:
         print("rne-dynamics live: error: no torques arrived from the inverse_dynamics node", file=sys.stderr)
         return 1
     peaks = ", ".join(f"{name} {100 * p:.0f}%" for name, p in zip(robot.joint_names, table.peak))
-    print(f"done: {table.received} torque messages in {args.duration:g} s; peak loads (of the effort limits, after the "
-          f"first {SETTLE:g} s): {peaks}")
+    print(f"done: {table.received} torque messages in {args.duration:g} s; {overall}; peak loads (of the effort "
+          f"limits, after the first {SETTLE:g} s): {peaks}")
     return 0
 
 
