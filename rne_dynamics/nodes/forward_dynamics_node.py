@@ -303,6 +303,7 @@ class ForwardDynamicsNode(DynamicsNode):
         self.steps = 0
         self.clock = None  # SimulationClock while simulating
         self.real_time = (1.0, "")  # real-time factor and its reason, of the last diagnostics window
+        self.step_cost_ms = 0.0  # the thread's computing time per step in the last window with steps
         self.window = None  # the clock's Tally at the start of the diagnostics window
         self.holding = False  # hold_until_command: at initial_positions until the first effort command
         self.runaway = ""  # why the simulation stopped (a runaway), until ~/reset
@@ -555,13 +556,15 @@ class ForwardDynamicsNode(DynamicsNode):
         factor, reason = self.real_time
         return {"mode": mode, "simulation steps": self.steps, "simulated time [s]": 1e-9 * self.clock.simulated_ns,
                 "real-time factor": factor, "real-time factor below 0.95 because": reason or "none",
-                "step cost [ms]": 1e-6 * self.clock.tally.step_cpu_ns / max(self.clock.tally.steps, 1)}
+                "step cost [ms]": self.step_cost_ms}
 
     def diagnostic_problems(self):
         if not self.simulating:
             return []
         now = self.clock.since(self.window, time.monotonic_ns())
         self.real_time = real_time(self.window, now, self.clock.period_ns)
+        if now.steps > self.window.steps:
+            self.step_cost_ms = 1e-6 * (now.step_cpu_ns - self.window.step_cpu_ns) / (now.steps - self.window.steps)
         self.window = now
         factor, reason = self.real_time
         return [f"the simulation ran at {factor:.2f} of real time: {reason}"] if reason and not self.runaway else []
