@@ -205,6 +205,10 @@ def test_the_likely_cause_of_a_runaway_names_a_damping_too_stiff_for_the_step(ha
             f"of {constant:.3g} s, shorter than the step of 0.01 s: raise rate_hz above {1 / constant:.0f} Hz") in cause
     assert "a motion faster than the step" in likely_cause(model, np.array([0.3]), np.zeros(1), 0.2 * constant)
     assert "the effort command: joint 'hinge' -60 N m" in likely_cause(model, np.array([0.3]), np.array([-60.0]), 1e-3)
+    # a command beyond its limit while the state already ran faster than its velocity limit: a controller's answer
+    cause = likely_cause(model, np.array([0.3]), np.array([-60.0]), 1e-4, fast=(12, 0, -12.5))
+    assert "effort command" not in cause and ("it began at step 12, where joint 'hinge' passed its velocity limit "
+                                              "(-12.5 rad/s), and ran faster since") in cause
 
 
 def test_live_exits_1_when_the_simulation_runs_away(monkeypatch, capsys):

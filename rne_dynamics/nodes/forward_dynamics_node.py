@@ -218,14 +218,16 @@ def coordinate(robot, k):
     return f"joint '{name}'", "m/s" if joint_type(robot.joints[name].type).linear else "rad/s"
 
 
-def likely_cause(model, q, command, dt):
-    """Why a simulation that was at the finite state ``q`` under ``command`` ran away in a step of ``dt`` s: the
-    command beyond a joint's effort limit, else a joint whose damping over its inertia (the mass matrix's diagonal,
-    armature included) is a time constant shorter than the step (a stiff term the step does not resolve), else a
-    fast motion of the model's own."""
+def likely_cause(model, q, command, dt, fast=None):
+    """Why a simulation that was at the finite state ``q`` under ``command`` ran away in a step of ``dt`` s. ``fast``:
+    ``(step, coordinate, velocity)`` where the state first passed a URDF velocity limit, if it has run faster since
+    (then a command beyond its limits may be a controller's answer to the runaway, not its cause). In order: the
+    command beyond a joint's effort limit (a calm state only); a joint whose damping over its inertia (the mass
+    matrix's diagonal, armature included) is a time constant shorter than the step (a stiff term the step does not
+    resolve); a fast motion of the model's own, from where it began."""
     robot = model.robot
     over = np.abs(command) / model.effort_limits
-    if over.max(initial=0.0) > 1.0:
+    if fast is None and over.max(initial=0.0) > 1.0:
         j = int(np.argmax(over))
         return (f"the effort command: joint '{model.joint_names[j]}' {command[j]:.3g} {model.joint_unit(j)}, beyond "
                 f"its effort limit {model.effort_limits[j]:g}")
@@ -238,14 +240,19 @@ def likely_cause(model, q, command, dt):
         return (f"the damping of joint '{model.joint_names[j]}', {robot.damping[j]:g} N m s/rad on an inertia of "
                 f"{inertia[j]:.3g} kg m^2 there, is a time constant of {constant[j]:.3g} s, shorter than the step "
                 f"of {dt:g} s: raise rate_hz above {1.0 / constant[j]:.0f} Hz or lower the damping")
-    return (f"a motion faster than the step of {dt:g} s resolves (a light link, a stiff coupling, a large effort): "
-            "raise rate_hz or check the model's inertias")
+    began = ""
+    if fast is not None:
+        name, unit = coordinate(robot, fast[1])
+        began = (f"; it began at step {fast[0]}, where {name} passed its velocity limit ({fast[2]:.3g} {unit}), and "
+                 "ran faster since")
+    return (f"a motion faster than the step of {dt:g} s resolves (a light link, a stiff coupling, a joint stop, a "
+            f"large effort){began}: raise rate_hz or check the model's inertias")
 
 
-def runaway_message(model, step, seconds, q, q_bad, qd_bad, command, dt, speeds, failure=""):
+def runaway_message(model, step, seconds, q, q_bad, qd_bad, command, dt, speeds, failure="", fast=None):
     """One line on a runaway at sub-step ``step`` (``seconds`` of simulated time) from the good state ``q`` to the
-    bad ``(q_bad, qd_bad)`` (or a step that raised ``failure``): the joint, what it reached, the likely cause, the
-    way out."""
+    bad ``(q_bad, qd_bad)`` (or a step that raised ``failure``): the joint, what it reached, the likely cause
+    (:func:`likely_cause`, ``fast`` as there), the way out."""
     robot = model.robot
     joints = len(robot.joint_names)
     nonfinite = ~np.isfinite(qd_bad)
@@ -258,7 +265,7 @@ def runaway_message(model, step, seconds, q, q_bad, qd_bad, command, dt, speeds,
             f"a velocity of {qd_bad[k]:.3g} {unit}, beyond {speeds[k]:g} {unit}")
     what = f"the step failed ({failure})" if failure else f"{name} reached {what}"
     return (f"the simulation ran away at step {step} (t = {seconds:.3f} s simulated): {what}; "
-            f"likely cause: {likely_cause(model, q, command, dt)}. Integration stopped, nothing more published; "
+            f"likely cause: {likely_cause(model, q, command, dt, fast)}. Integration stopped, nothing more published; "
             "~/reset restarts it")
 
 
@@ -308,6 +315,8 @@ class ForwardDynamicsNode(DynamicsNode):
         self.holding = False  # hold_until_command: at initial_positions until the first effort command
         self.runaway = ""  # why the simulation stopped (a runaway), until ~/reset
         self.speeds = None  # runaway_speeds of the model
+        self.fast = None  # (step, coordinate, velocity) where the state passed a URDF velocity limit, while beyond
+        self.velocity_limits = None  # the URDF's, inf where none (or 0) is given
         self.start()
         self.configure_mode()
 
@@ -384,10 +393,16 @@ class ForwardDynamicsNode(DynamicsNode):
                 except (ValueError, ArithmeticError) as exc:  # a state the step refuses (its error says why)
                     self.stop(model, taken, q, q, qd, dt, one_line(exc))
                     break
-                if not ((np.abs(qd_next) <= self.speeds).all() and np.isfinite(q_next).all()
+                speed = np.abs(qd_next)
+                if not ((speed <= self.speeds).all() and np.isfinite(q_next).all()
                         and (motors_next is None or np.isfinite(motors_next).all())):
                     self.stop(model, taken, q, q_next, qd_next, dt)
                     break
+                if (speed <= self.velocity_limits).all():
+                    self.fast = None
+                elif self.fast is None:  # where a runaway would have begun
+                    k = int(np.argmax(speed / self.velocity_limits))
+                    self.fast = (self.steps + taken + 1, k, qd_next[k])
                 q, qd, motors = q_next, qd_next, motors_next
                 taken += 1
                 if time.monotonic_ns() >= end:
@@ -402,7 +417,7 @@ class ForwardDynamicsNode(DynamicsNode):
         """Stop the simulation after a runaway from ``q`` (sub-step ``taken`` of this tick) and say why, once."""
         seconds = 1e-9 * (self.clock.simulated_ns + (taken + 1) * self.clock.period_ns)
         self.runaway = runaway_message(model, self.steps + taken + 1, seconds, q, q_bad, qd_bad, self.command, dt,
-                                       self.speeds, failure)
+                                       self.speeds, failure, self.fast)
         self.get_logger().error(self.runaway)
 
     def publish_state(self, model):
@@ -459,6 +474,7 @@ class ForwardDynamicsNode(DynamicsNode):
         self.state = model.full_state(initial_positions(model.robot, model.settings))
         self.command = model.zeros.copy()
         self.motors = None
+        self.fast = None
         if self.runaway:
             self.runaway = ""
             self.clock.resume(time.monotonic_ns())
@@ -504,6 +520,8 @@ class ForwardDynamicsNode(DynamicsNode):
     def model_changed(self, model, previous):
         names = model.joint_names
         self.speeds = runaway_speeds(model.robot)
+        limits = model.robot.velocity_limits
+        self.velocity_limits = np.where(limits > 0, limits, np.inf)
         self.accelerations = JointTrajectory(joint_names=names, points=[JointTrajectoryPoint()])
         # the locked joints at their positions too: robot_state_publisher needs every joint for the links' poses
         self.simulated = JointState(name=names + list(model.locked))
