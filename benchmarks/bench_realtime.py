@@ -59,10 +59,11 @@ def main(argv=None):
         if code is not None:  # None: no written code (RNE_DYNAMICS_WRITTEN=0)
             code.wait(600)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT] + sys.path), PYTHONUNBUFFERED="1")
-    node = subprocess.Popen(
-        [sys.executable, "-m", "rne_dynamics.nodes.forward_dynamics_node", "--ros-args", "-p", f"robot_description:={path}",
-         "-p", "simulate:=true", "-p", f"rate_hz:={args.rate}", "-p", "hold_until_command:=true",
-         "-p", f"initial_positions:={[float(x) for x in home]}"], env=env, start_new_session=True)
+    node = subprocess.Popen(  # from ROOT: ``-m`` puts the working directory first on the path
+        [sys.executable, "-m", "rne_dynamics.nodes.forward_dynamics_node", "--ros-args",
+         "-p", f"robot_description:={path}", "-p", "simulate:=true", "-p", f"rate_hz:={args.rate}",
+         "-p", "hold_until_command:=true", "-p", f"initial_positions:={[float(x) for x in home]}"],
+        env=env, cwd=ROOT, start_new_session=True)
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
     rclpy.init()
     probe = rclpy.create_node("bench_realtime")
