@@ -5,10 +5,14 @@ JointTrajectory with one point (positions, velocities, accelerations, effort) an
 the state last read from ``/joint_states``. With ``simulate: true`` the node instead integrates its own state under
 gravity and the last effort command (held; zero until the first), publishes it on ``/joint_states`` every
 ``1 / rate_hz`` s (position, velocity, and the applied effort; the ``locked_joints`` at their positions, at rest),
-and computes ``~/accelerations`` at that state. The simulation keeps time (:class:`SimulationClock`): each period it
-simulates the whole periods of ``1 / rate_hz`` the wall clock has passed since the last, and stamps its messages
-with the simulated time; diagnostics report the real-time factor and WARN when the machine cannot keep up.
-``~/reset`` returns the simulation to ``initial_positions`` at rest with zero effort.
+and computes ``~/accelerations`` at that state. The simulation keeps time (:class:`SimulationClock`): each tick
+simulates the whole periods of ``1 / rate_hz`` the wall clock has passed beyond the simulated time (catching up over
+later ticks what its budget leaves), and stamps its messages with the simulated time; diagnostics report the
+real-time factor and WARN, with the measured reason, when it falls below 0.95 (:func:`real_time`). With
+``hold_until_command`` the state stays at ``initial_positions`` until the first effort command. A sub-step that runs
+away (:func:`runaway_speeds`, a non-finite state) stops the simulation with one ERROR naming the joint, the step and
+the likely cause (:func:`runaway_message`). ``~/reset`` returns the simulation to ``initial_positions`` at rest with
+zero effort (and restarts a stopped one).
 
 With ``base: free_floating`` the robot gets a floating base that nothing holds (a space robot; set ``gravity`` to
 zero for one in orbit): the base starts at rest at the origin, the joint efforts move it, and the simulation also
@@ -74,6 +78,11 @@ def period_ns(rate_hz):
     return round(1e9 / rate_hz)
 
 
+def tick_budget_ns(period_ns):
+    """The wall time a tick may spend on sub-steps: a period, at least :data:`MIN_TICK_BUDGET_NS`."""
+    return max(period_ns, MIN_TICK_BUDGET_NS)
+
+
 class Tally(NamedTuple):
     """What a :class:`SimulationClock` measured since it started (differences of two give a window's)."""
     elapsed_ns: int    # wall time since the clock started, at its last tick (a stopped simulation's stall left out)
@@ -93,7 +102,7 @@ class SimulationClock:
     simulated time). Each timer tick simulates the whole periods of ``period_ns`` the wall clock has passed since the
     simulated time (:meth:`due`; the rest of a period waits for the next tick: every step is exactly one period, so
     the library's written code of the step, which takes ``dt`` as a constant, is made once), one sub-step each, as many
-    as its budget (:meth:`budget_ns`) allows; the periods left are due at the next tick. Only time beyond
+    as its budget (:func:`tick_budget_ns`) allows; the periods left are due at the next tick. Only time beyond
     :data:`MAX_LAG_NS` behind is dropped. It keeps the :class:`Tally` the real-time factor and its reason come from
     (:func:`real_time`)."""
 
@@ -112,7 +121,7 @@ class SimulationClock:
 
     def due(self, wall_ns):
         """A tick at ``wall_ns``: the whole periods to simulate now, the wall time passed beyond the simulated time,
-        at most :data:`MAX_LAG_NS` (the time beyond dropped; ``resume`` a held or stopped clock without counting it).
+        at most :data:`MAX_LAG_NS` (the time beyond dropped; :meth:`resume` a stopped clock without counting it).
         The tally's time is the last tick's: the factor between two tallies counts whole periods, not where in a
         period a window ends."""
         if self.wall_start is None:
@@ -125,10 +134,6 @@ class SimulationClock:
                                    dropped_ns=tally.dropped_ns + (behind - most) * self.period_ns)
         self.tally = tally
         return max(min(behind, most), 0)
-
-    def budget_ns(self):
-        """The wall time a tick may spend on sub-steps: a period, at least :data:`MIN_TICK_BUDGET_NS`."""
-        return max(self.period_ns, MIN_TICK_BUDGET_NS)
 
     def advanced(self, periods, due, cpu_ns, wall_ns):
         """A tick simulated ``periods`` of the ``due`` ones in ``cpu_ns`` of computing, ``wall_ns`` of wall time."""
@@ -187,7 +192,7 @@ def real_time(before, after, period):
         reason = (f"{late} of {ticks} ticks came over {1e-6 * MAX_LAG_NS:g} ms late ({dropped:.0f} ms of simulated "
                   "time dropped): the executor ran other callbacks or the process waited for a core")
     elif limited:
-        reason = (f"{limited} of {ticks} ticks ran out of their {1e-6 * max(period, MIN_TICK_BUDGET_NS):g} ms "
+        reason = (f"{limited} of {ticks} ticks ran out of their {1e-6 * tick_budget_ns(period):g} ms "
                   f"budget for catching up (a step costs {cpu:.3g} ms of computing, {elapsed:.3g} ms of wall time)")
     else:
         reason = (f"the timer ticked {1e9 * ticks / wall:.0f} times a second (rate_hz {1e3 / ms:g}): the executor "
@@ -383,7 +388,7 @@ class ForwardDynamicsNode(DynamicsNode):
             self.publish_state(model)
             return
         dt = 1e-9 * clock.period_ns
-        end = start + clock.budget_ns()
+        end = start + tick_budget_ns(clock.period_ns)
         q, qd, motors = *self.state, self.motors
         taken, cpu = 0, time.thread_time_ns()
         with np.errstate(all="ignore"):  # a diverging step's overflows are caught below, not printed
