@@ -7,13 +7,14 @@ import numpy as np
 import pytest
 
 # first: it skips the module where rclpy is missing
-from ros_harness import Harness, pendulum_urdf, wait_for_count
+from ros_harness import LATCHED, Harness, pendulum_urdf, wait_for_count
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rcl_interfaces.msg import Log
 from rclpy.logging import LoggingSeverity
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
+from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
 import rne_dynamics as rd
@@ -96,7 +97,9 @@ def test_simulation_launch_wiring_holds_the_arm_when_the_inverse_node_comes_seco
     robot = rd.load_urdf(urdf)
     harnesses.append(h := Harness(ForwardDynamicsNode, init_args=["--ros-args", "--params-file", CONFIG],
                                   node_args=["--ros-args", "-r", "~/effort_command:=/inverse_dynamics/gravity_torques"],
-                                  topic_description=urdf, **SIMULATOR_PARAMETERS))
+                                  **SIMULATOR_PARAMETERS))
+    h.publish(String, "/robot_description", String(data=urdf), qos=LATCHED)  # latched, as robot_state_publisher's
+    assert h.spin_until(lambda: h.node.model is not None, timeout=300.0)  # built in the builder process
     states = h.collect(JointState, "/joint_states")
     h.spin_for(2.0)
     assert len(states) > 10 and not any(any(m.effort) for m in states)  # no command yet: held
@@ -119,11 +122,15 @@ def test_simulation_launch_wiring_holds_the_arm_when_the_inverse_node_comes_seco
 def runaway_harness(harnesses, **parameters):
     harnesses.append(h := Harness(ForwardDynamicsNode, robot_description=FREE_PENDULUM, simulate=True, rate_hz=100.0,
                                   initial_positions=[0.5], diagnostics_rate_hz=10.0, **parameters))
+    h.started = h.node.get_clock().now().nanoseconds
     return h, h.collect(JointState, "/joint_states"), h.collect(DiagnosticArray, "/diagnostics")
 
 
 def errors(h):
-    return [m.msg for m in h.log if m.level >= Log.ERROR]
+    """The node's errors since ``h.started`` (the ROS time the test made it: another test's node of the same name,
+    in a context not yet gone, logs on the same /rosout)."""
+    return [m.msg for m in h.log if m.level >= Log.ERROR
+            and m.stamp.sec * 1_000_000_000 + m.stamp.nanosec >= h.started]
 
 
 def assert_stopped_then_reset(h, states, diagnostics, words):
