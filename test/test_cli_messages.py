@@ -26,7 +26,8 @@ def test_plan_reports_progress_where_stderr_is_no_terminal(tmp_path):
     code, _, err = run_cli("plan", urdf, "--from", "0,-2", "--to", "1,-1", "--output", tmp_path / "out")
     assert code == 0, err
     first = err.splitlines()[0]
-    assert first.startswith("plan: iteration    1  T = ") and " objective " in first and "violation" in first
+    assert first.startswith("plan: 16 control points: iteration    1  T = ") and " objective " in first
+    assert "violation" in first  # the refinement (its control points) named before its iterations
     assert "\r" not in err  # whole lines in a log, not a terminal's rewritten one
 
 
