@@ -134,6 +134,8 @@ def test_rotor_inertias_written_to_the_transmissions_of_drive_yaml(tmp_path, set
     assert code == 0, err
     assert "not separable in this motion (0, lumped into the terms kept): shoulder_pan_joint.armature, " \
            "shoulder_lift_joint.armature" in out
+    drive_rows = [line.split() for line in out.splitlines() if line.strip().startswith("shoulder_") and "+-" in line]
+    assert [row[-1] for row in drive_rows] == ["lumped", "lumped"]   # the drive table's armature column
     written = yaml.safe_load((tmp_path / "out" / "drive.yaml").read_text())
     got = np.array([written["transmissions"][f"t{j}"]["rotor_inertia"][0] for j in range(6)])
     np.testing.assert_allclose(got[2:], rotor[2:], rtol=1e-6)

@@ -55,6 +55,9 @@ DRIVE_LABELS = ("damping", "friction", "friction_offset")
 TERM_NAMES = dict(zip(DRIVE_LABELS, FRICTION_TERMS)) | {"armature": "armature"}
 #: Largest condition number of the weighted regressor, columns scaled to unit norm, that is identified from.
 MAX_CONDITION = 1e6
+#: Least squared relative residual of a drive column off the span of the others that counts as separable, whatever
+#: ``max_condition``: below it the Gram matrix's cancellation (``cond eps``) cannot tell it from 0.
+SEPARATION_FLOOR = 1e-12
 #: The pseudo-inertia basis: ``J(pi) = sum_k pi_k E_k``.
 BASIS = np.array([pseudo_inertia(e) for e in np.eye(10)])
 
@@ -463,9 +466,9 @@ def _regularised_fit(base, R, b, frozen, start, prior, regularisation):
 
 def _separable_drive_terms(grams, r, nv, max_condition, terms):
     """The columns kept ``(p,)``: every base parameter, and of each joint's drive columns (offset, viscous, Coulomb,
-    armature: the order they are kept in, of those in ``terms``) those not within ``1 / max_condition`` (relative)
-    of the span of the base parameters' and of the drive columns kept before them: the base parameters of the drive
-    terms. A joint that never changes direction has a constant ``sign(qd)``: its Coulomb friction is lumped into its
+    armature: the order they are kept in, of those in ``terms``) those whose squared residual off the span of the
+    base parameters' and of the drive columns kept before them exceeds ``1 / max_condition^2`` of their squared norm
+    (and :data:`SEPARATION_FLOOR`): the base parameters of the drive terms. A joint that never changes direction has a constant ``sign(qd)``: its Coulomb friction is lumped into its
     offset (``f_o + s f_c``); one at a constant speed has its viscous friction lumped there too; the first joint's
     rotor inertia (about a vertical axis) is lumped into its body's inertia about that axis."""
     G = grams.sum(axis=0)
@@ -476,7 +479,7 @@ def _separable_drive_terms(grams, r, nv, max_condition, terms):
         for column in r + nv * np.array(order) + j:
             own = G[column, column]
             left = own - G[column, kept] @ np.linalg.lstsq(G[np.ix_(kept, kept)], G[kept, column], rcond=None)[0]
-            if own > 0 and left > own / max_condition ** 2:
+            if own > 0 and left > own * max(max_condition ** -2, SEPARATION_FLOOR):
                 kept.append(column)
             else:
                 keep[column] = False

@@ -164,7 +164,8 @@ def summary_lines(robot, result):
         terms = [t for t in ("viscous", "coulomb", "offset", "armature") if t in next(iter(result.friction.values()))]
         lines.append(f"{'drive':<26}" + "".join(f"{t:>18}" for t in terms))
         for joint, f in result.friction.items():
-            lines.append(f"  {joint[:24]:<24}" + "".join(f"{f[t]:>9.4f} +-{f[t + '_std']:<7.4f}" for t in terms))
+            lines.append(f"  {joint[:24]:<24}" + "".join(f"{'lumped':>18}" if np.isnan(f[t + "_std"]) else
+                                                          f"{f[t]:>9.4f} +-{f[t + '_std']:<7.4f}" for t in terms))
     if result.not_separable:
         lines.append(f"not separable in this motion (0, lumped into the terms kept): "
                      f"{', '.join(result.not_separable)}")
