@@ -358,16 +358,22 @@ def transmission_of(name, joints, motors, matrix, **terms):
     return JointTransmission(name, tuple(joints), motors, matrix, **values)
 
 
-def driving_motors(robot, transmissions):
-    """``(transmission, motor index, [(joint index, reduction), ...])`` for each motor of ``transmissions`` with a
-    rotor inertia or friction: the joints of ``robot.joint_names`` it turns (a locked joint's column drops out, it
-    does not move)."""
+def motor_rows(robot, transmissions):
+    """``(transmission, motor index, [(joint index, reduction), ...])`` for each motor of ``transmissions`` that
+    turns a joint of ``robot.joint_names``: the joints it turns (a locked joint's column drops out, it does not
+    move)."""
     for t in transmissions:
         columns = [(k, robot.joint_names.index(j)) for k, j in enumerate(t.joints) if j in robot.joint_names]
         for m in range(len(t.motors)):
             moved = [(j, t.matrix[m, k]) for k, j in columns if t.matrix[m, k] != 0]
-            if moved and any((t.rotor_inertia[m], t.damping[m], t.friction[m])):
+            if moved:
                 yield t, m, moved
+
+
+def driving_motors(robot, transmissions):
+    """:func:`motor_rows` of the motors with a rotor inertia or friction."""
+    return ((t, m, moved) for t, m, moved in motor_rows(robot, transmissions)
+            if any((t.rotor_inertia[m], t.damping[m], t.friction[m])))
 
 
 def reflected_terms(robot, transmissions):
