@@ -198,8 +198,8 @@ class Robot:
 
     @cached_property
     def rigid_body_fdata(self):
-        """``fdata`` with no drive terms (armature, damping and friction zero): the model of a ``drive=False`` call,
-        rigid-body dynamics only."""
+        """``fdata`` with no drive terms (armature, damping and friction zero, the coupled motors' terms too): the
+        model of a ``drive=False`` call, rigid-body dynamics only."""
         fdata = pack(self.bodies, self.joint_bodies, [self.link_frames[name] for name in self.link_names],
                      np.zeros((self.nv, len(drive.RIGID))),
                      [replace(motor, rotor_inertia=0.0, damping=0.0, friction=0.0) for motor in self.coupled_motors])[0]
