@@ -263,19 +263,30 @@ def test_a_coupled_wrists_machine_code_equals_the_generic_kernels(wrist, monkeyp
 
 
 def test_locking_a_coupled_joint_leaves_a_single_joint_motor(wrist):
-    """With joint 6 locked, its motor turns joint 5 alone: ``a2^2 I_m2``, ``a2^2 b_m2`` and ``a2 f_m2`` on joint 5's
-    diagonal, no coupled motor. Both motors' Coulomb laws on joint 5 at different velocity scales are refused naming
-    them (one joint has one Coulomb law)."""
-    _, driven = wrist
-    driven = driven.with_drive(transmissions={"wrist": {"friction": [0.0, 0.02]}})
-    locked = driven.with_locked_joints({"wrist_3_joint": 0.3})
+    """With joint 6 locked, its motor turns joint 5 alone: ``a2^2 I_m2``, ``a2^2 b_m2`` and ``a2 f_m2`` join joint
+    5's terms, no coupled motor. With both motors' Coulomb friction on joint 5 at different velocity scales (one
+    joint has one Coulomb law) the second motor is carried whole, its torque ``a2 tau_m2(a2 qd5, a2 qdd5)`` as a
+    hand computation."""
+    rigid, driven = wrist
+    locked = driven.with_drive(transmissions={"wrist": {"friction": [0.0, 0.02]}}).with_locked_joints(
+        {"wrist_3_joint": 0.3})
     assert locked.coupled_motors == ()
     assert locked.armature[4] == pytest.approx(32.0 ** 2 * 4e-5 + 24.0 ** 2 * 2.5e-5, rel=1e-14)
     assert locked.damping[4] == pytest.approx(32.0 ** 2 * 3e-4 + 24.0 ** 2 * 1e-4, rel=1e-14)
     assert (locked.friction[4], locked.coulomb_velocity[4]) == pytest.approx((24.0 * 0.02, 0.4 / 24.0), rel=1e-14)
-    with pytest.raises(rd.ModelError, match="transmission 'wrist': motor 'm6' gives joint 'wrist_2_joint' a Coulomb "
-                                            "velocity of 0.0166667 rad/s, another motor 0.01875"):
-        wrist[1].with_locked_joints({"wrist_3_joint": 0.3})
+    locked = driven.with_locked_joints({"wrist_3_joint": 0.3})
+    assert [(m.coordinates, m.gears) for m in locked.coupled_motors] == [((4,), (24.0,))]
+    assert (locked.friction[4], locked.coulomb_velocity[4]) == pytest.approx((32.0 * 0.015, 0.6 / 32.0), rel=1e-14)
+    rng = np.random.default_rng(10)
+    q, qd, qdd = rng.uniform(-1, 1, (3, 4, 5))
+    theta_d, theta_dd = (np.array([32.0, 24.0]) * x[:, 4:] for x in (qd, qdd))
+    motors = (np.multiply(WRIST_MOTORS["rotor_inertia"], theta_dd) + np.multiply(WRIST_MOTORS["damping"], theta_d)
+              + np.multiply(WRIST_MOTORS["friction"], np.tanh(theta_d / WRIST_MOTORS["coulomb_velocity"])))
+    expected = rd.inverse_dynamics(rigid.with_locked_joints({"wrist_3_joint": 0.3}), q, qd, qdd).torques
+    expected[:, 4] += motors @ [32.0, 24.0]
+    tau = rd.inverse_dynamics(locked, q, qd, qdd).torques
+    np.testing.assert_allclose(tau, expected, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(rd.forward_dynamics(locked, q, qd, tau), qdd, rtol=0, atol=1e-10)
 
 
 @pytest.mark.parametrize("entry, message", [

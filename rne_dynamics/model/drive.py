@@ -376,38 +376,45 @@ def driving_motors(robot, transmissions):
             if any((t.rotor_inertia[m], t.damping[m], t.friction[m])))
 
 
+def split_motors(robot, transmissions):
+    """``(per_joint, whole)``: the :func:`driving_motors` of ``transmissions`` whose terms join their joint's (a
+    motor that turns one joint; of those with Coulomb friction on one joint, the ones whose joint-side velocity
+    scale ``v_m / |n|`` is the first one's: one joint has one Coulomb law), and the motors carried whole
+    (:func:`coupled_motors`: those that turn several joints, and the rest)."""
+    per_joint, whole, velocity = [], [], {}
+    for t, m, moved in driving_motors(robot, transmissions):
+        (j, n), *others = moved
+        joins = not others and (not t.friction[m] or velocity.setdefault(j, t.coulomb_velocity[m] / abs(n))
+                                == t.coulomb_velocity[m] / abs(n))
+        (per_joint if joins else whole).append((t, m, moved))
+    return per_joint, whole
+
+
 def reflected_terms(robot, transmissions):
     """``{armature, damping, friction, coulomb_velocity}`` per joint of ``robot.joint_names``: what the motors of
-    ``transmissions`` that turn one joint each add there, ``n^2 I_m``, ``n^2 b_m`` and a motor's Coulomb friction
-    ``n f_c s(n qd / v_m) = |n| f_c s(qd / (v_m / |n|))`` (``coulomb_velocity`` NaN where no motor adds Coulomb
-    friction). A motor that turns several joints (a coupled wrist) is not a per-joint term: :func:`coupled_motors`
-    carries it."""
+    ``transmissions`` whose terms join their joint's (:func:`split_motors`) add there, ``n^2 I_m``, ``n^2 b_m`` and
+    a motor's Coulomb friction ``n f_c s(n qd / v_m) = |n| f_c s(qd / (v_m / |n|))`` (``coulomb_velocity`` NaN
+    where no motor adds Coulomb friction). The other motors (a coupled wrist's) are carried whole:
+    :func:`coupled_motors`."""
     nv = len(robot.joint_names)
     out = {"armature": np.zeros(nv), "damping": np.zeros(nv), "friction": np.zeros(nv),
            "coulomb_velocity": np.full(nv, np.nan)}
-    for t, m, moved in driving_motors(robot, transmissions):
-        if len(moved) > 1:
-            continue
-        (j, n), = moved
+    for t, m, [(j, n)] in split_motors(robot, transmissions)[0]:
         out["armature"][j] += n * n * t.rotor_inertia[m]
         out["damping"][j] += n * n * t.damping[m]
         if t.friction[m]:
-            velocity = t.coulomb_velocity[m] / abs(n)
-            if np.isfinite(out["coulomb_velocity"][j]) and out["coulomb_velocity"][j] != velocity:
-                raise ModelError(f"transmission '{t.name}': motor '{t.motors[m]}' gives joint "
-                                 f"'{robot.joint_names[j]}' a Coulomb velocity of {velocity:g} rad/s, another "
-                                 f"motor {out['coulomb_velocity'][j]:g}")
             out["friction"][j] += abs(n) * t.friction[m]
-            out["coulomb_velocity"][j] = velocity
+            out["coulomb_velocity"][j] = t.coulomb_velocity[m] / abs(n)
     return out
 
 
 @dataclass(frozen=True)
 class CoupledMotor:
-    """A motor that turns several joints (a differential wrist's): its velocity ``G_k qd`` over the velocity
-    coordinates ``coordinates`` with the reductions ``gears`` (its row of the joint-to-motor matrix), and its
-    motor-side ``rotor_inertia``, ``damping``, ``friction`` and ``coulomb_velocity``. Its torque ``tau_m = I_m
-    G_k qdd + b_m G_k qd + f_m s(G_k qd)`` acts on the joints as ``G_k^T tau_m`` (:func:`drive_torques_add`)."""
+    """A motor carried whole (:func:`split_motors`; a differential wrist's, which turns several joints): its
+    velocity ``G_k qd`` over the velocity coordinates ``coordinates`` with the reductions ``gears`` (its row of the
+    joint-to-motor matrix), and its motor-side ``rotor_inertia``, ``damping``, ``friction`` and
+    ``coulomb_velocity``. Its torque ``tau_m = I_m G_k qdd + b_m G_k qd + f_m s(G_k qd)`` acts on the joints as
+    ``G_k^T tau_m`` (:func:`drive_torques_add`)."""
     coordinates: tuple
     gears: tuple
     rotor_inertia: float
@@ -417,12 +424,13 @@ class CoupledMotor:
 
 
 def coupled_motors(robot, transmissions):
-    """The :class:`CoupledMotor` s of ``transmissions``: the motors with rotor inertia or friction that turn more
-    than one joint of ``robot``."""
+    """The :class:`CoupledMotor` s of ``transmissions``: the motors with rotor inertia or friction carried whole
+    (:func:`split_motors`: those that turn more than one joint of ``robot``, and those whose Coulomb law cannot
+    join their joint's)."""
     return tuple(CoupledMotor(tuple(robot.bodies[robot.joint_bodies[j]].idx_v for j, _ in moved),
                               tuple(float(n) for _, n in moved),
                               *(float(getattr(t, term)[m]) for term in MOTOR_TERMS))
-                 for t, m, moved in driving_motors(robot, transmissions) if len(moved) > 1)
+                 for t, m, moved in split_motors(robot, transmissions)[1])
 
 
 def reflected_coulomb_velocity(robot, values, reflected):

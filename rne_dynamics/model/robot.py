@@ -272,9 +272,10 @@ class Robot:
 
     @cached_property
     def coupled_motors(self):
-        """The motors of :attr:`transmissions` that turn several joints and have rotor inertia or friction
-        (:class:`~rne_dynamics.model.drive.CoupledMotor`): their terms couple the joints, so forward dynamics solves
-        with the mass matrix, as for mimic joints."""
+        """The motors of :attr:`transmissions` with rotor inertia or friction that are carried whole
+        (:class:`~rne_dynamics.model.drive.CoupledMotor`, :func:`~rne_dynamics.model.drive.split_motors`): those that
+        turn several joints, whose terms couple the joints, and those whose Coulomb law cannot join their joint's.
+        Forward dynamics then solves with the mass matrix, as for mimic joints."""
         return drive.coupled_motors(self, self.transmissions)
 
     @cached_property
