@@ -209,7 +209,7 @@ def _product(shape):
 
 
 #: The model's sizes a memory declaration names (fields of :class:`~rne_dynamics.model.robot.ModelView`).
-SIZES = ("nb", "nv", "nq", "nj", "ncol", "nl")
+SIZES = ("nb", "nv", "nq", "nj", "ncol", "nl", "nm")
 
 
 def memory(name, results=None, parameters=(), **arrays):

@@ -68,6 +68,27 @@ def test_drive_file_with_explicit_values_over_it(harness_factory, drive_file):
     assert_drive_equal(h.node.model.robot, ARM.with_drive(damping=np.full(6, 0.7), armature={"elbow_joint": 0.2}))
 
 
+def test_a_coupled_wrist_in_the_drive_file(harness_factory, tmp_path):
+    """A drive file whose transmission has one motor turning two joints (a coupled wrist, ``G = [[32, 0], [24,
+    36]]``): the node's model has the coupled motor and its torques are the library's, ``G^T tau_m`` above the rigid
+    arm's on the wrist's joints."""
+    path = tmp_path / "drive.yaml"
+    path.write_text("transmissions:\n  wrist: {joints: [wrist_2_joint, wrist_3_joint], matrix: [[32.0, 0.0], "
+                    "[24.0, 36.0]], rotor_inertia: [4.0e-5, 2.5e-5], damping: [3.0e-4, 1.0e-4], "
+                    "friction: [0.015, 0.02], coulomb_velocity: [0.6, 0.4]}\n")
+    h = harness_factory(robot_description=DEFAULT_ROBOT, drive_file=str(path))
+    expected = rd.load_drive(ARM, str(path))
+    assert [m.gears for m in h.node.model.robot.coupled_motors] == [(24.0, 36.0)]
+    G = np.array([[32.0, 0.0], [24.0, 36.0]])
+    theta_d = G @ QD[4:]
+    tau_m = [3.0e-4, 1.0e-4] * theta_d + [0.015, 0.02] * np.tanh(theta_d / [0.6, 0.4])
+    rigid = rd.inverse_dynamics(ARM, Q, QD, np.zeros(6)).torques
+    np.testing.assert_allclose(rd.inverse_dynamics(expected, Q, QD, np.zeros(6)).torques[4:] - rigid[4:],
+                               G.T @ tau_m, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(torques_of(h, 3), rd.inverse_dynamics(expected, Q, QD, np.zeros(6)).torques,
+                               rtol=0, atol=1e-12)
+
+
 def test_a_bad_drive_file_is_refused_with_a_one_line_reason(harness_factory, drive_file, tmp_path):
     h = harness_factory(robot_description=DEFAULT_ROBOT, drive_file=drive_file)
     model = h.node.model

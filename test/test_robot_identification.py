@@ -19,6 +19,7 @@ from rne_dynamics.algorithms import robot_identification as ri
 from rne_dynamics.algorithms.identification import FourierTrajectory, from_pseudo_inertia, pseudo_inertia
 from rne_dynamics.algorithms.regressor import inertial_parameters
 from rne_dynamics.errors import ModelError, StateError
+from rne_dynamics.tools.identify_links import drive_document, summary_lines
 
 COULOMB_VELOCITY = 0.02
 ARMS = {"ur5": ("ur_description/urdf/ur5_robot.urdf", {}),
@@ -300,6 +301,45 @@ def test_rotor_inertias_and_offsets_recovered_through_the_transmissions():
     np.testing.assert_allclose(rd.inverse_dynamics(result.robot, q, qd, qdd).torques, tau, atol=1e-6)
 
 
+def test_a_coupled_wrists_motor_terms_recovered():
+    """The UR5 geared as a Staubli TX40 (joints 1-4 through one motor each; joint 6's motor also turns joint 5, ``G =
+    [[32, 0], [24, 36]]``) with rotor inertias, joint 6's motor's friction and offsets the model does not know:
+    ``armature=True`` estimates the coupled motor's viscous and Coulomb friction and rotor inertia from their own
+    columns (``G_6^T G_6 qd``, ``G_6^T tanh(G_6 qd / v)``, ``G_6^T G_6 qdd``; motor side, to 1e-6 relative: the
+    per-joint terms cannot hold them between joints 5 and 6), joint 5's motor's as joint 5's armature ``32^2
+    I_m5``, and the identified robot's torques equal the true ones."""
+    robot = arm("ur5")
+    joints = robot.joint_names
+    reductions = [100.0, 100.0, 80.0, 60.0]
+    geared = robot.with_drive(transmissions={
+        **{f"t{j}": {"joints": [joints[j]], "matrix": [[n]]} for j, n in enumerate(reductions)},
+        "wrist": {"joints": list(joints[4:]), "motors": ["m5", "m6"], "matrix": [[32.0, 0.0], [24.0, 36.0]],
+                  "coulomb_velocity": [0.0, 0.5]}})
+    rotor = {**{f"t{j}": {"rotor_inertia": [i]} for j, i in enumerate([3e-5, 3e-5, 2e-5, 1e-5])},
+             "wrist": {"rotor_inertia": [4e-5, 2.5e-5], "damping": [0.0, 2e-4], "friction": [0.0, 0.03]}}
+    offsets = np.array([0.9, -0.4, 0.25, 0.1, -0.2, 0.3])
+    true, _ = true_robot(robot, seed=8)
+    true = true.with_drive(transmissions=geared.transmissions).with_drive(friction_offset=offsets, transmissions=rotor)
+    q, qd, qdd = motion(robot, 600, seed=9)
+    tau = rd.inverse_dynamics(true, q, qd, qdd).torques
+    result = rd.identify_robot(geared, (q, qd, qdd, tau), coulomb_velocity=COULOMB_VELOCITY, armature=True)
+    assert list(result.motors) == ["wrist.m6"]
+    got = result.motors["wrist.m6"]
+    assert (got["viscous"], got["coulomb"], got["rotor_inertia"]) == pytest.approx((2e-4, 0.03, 2.5e-5), rel=1e-6)
+    motor = result.robot.coupled_motors[0]
+    assert (motor.damping, motor.friction, motor.rotor_inertia) == pytest.approx((2e-4, 0.03, 2.5e-5), rel=1e-6)
+    written = drive_document(result.robot)["transmissions"]["wrist"]   # identify --links's drive.yaml
+    assert written["motors"] == ["m5", "m6"] and written["rotor_inertia"][1] == pytest.approx(2.5e-5, rel=1e-6)
+    assert written["friction"][1] == pytest.approx(0.03, rel=1e-6)
+    line = next(line for line in summary_lines(geared, result) if "motor wrist.m6" in line)
+    assert line.startswith("  motor wrist.m6 (turns several joints, motor side): viscous 0.0002 +-"), line
+    got = np.array([f["armature"] for f in result.friction.values()])
+    np.testing.assert_allclose(got[2:], [80.0 ** 2 * 2e-5, 60.0 ** 2 * 1e-5, 32.0 ** 2 * 4e-5, 0.0], rtol=1e-6,
+                               atol=1e-9)
+    np.testing.assert_allclose([f["offset"] for f in result.friction.values()], offsets, atol=1e-6)
+    np.testing.assert_allclose(rd.inverse_dynamics(result.robot, q, qd, qdd).torques, tau, atol=1e-6)
+
+
 TX40 = os.environ.get("RNE_FIGAROH_TX40_DATA", os.path.expanduser("~/.cache/rne_dynamics/figaroh_tx40"))
 
 
@@ -310,9 +350,11 @@ TX40 = os.environ.get("RNE_FIGAROH_TX40_DATA", os.path.expanduser("~/.cache/rne_
 def test_real_staubli_tx40_recording():
     """FIGAROH's TX40: motor positions and torques at 5 kHz, taken to the joint side with its gear matrix (joint 6's
     motor also turns joint 5) as FIGAROH does, every 10th sample. Its URDF's last link is a point mass (a
-    pseudo-inertia not positive definite): the fit crashed with the TypeError; now it runs, every body consistent,
-    and predicts the held-out 30% better than the URDF on every joint but the coupled joint 5 (no drive term here
-    turns one joint's motor with another's)."""
+    pseudo-inertia not positive definite): the fit crashed with the TypeError; now it runs, every body consistent.
+    With per-joint drive terms only, it predicts the held-out 30% better than the URDF on every joint but the
+    coupled joint 5; with the wrist's gear matrix as a transmission (joint 6's motor's viscous and Coulomb friction
+    and rotor inertia estimated motor side, acting on both joints), joint 5's held-out error falls to less than
+    half."""
     from rne_dynamics.tools.loads import smooth_derivatives
     robot = rd.load_urdf(os.path.join(TX40, "tx40_mdh_modified.urdf"))
     motor = np.loadtxt(os.path.join(TX40, "pos_read_data.csv"), delimiter=",", skiprows=1)[::10]
@@ -326,8 +368,17 @@ def test_real_staubli_tx40_recording():
     qd = smooth_derivatives(time, q, 21)[0]
     qdd = smooth_derivatives(time, qd, 21)[0]
     part = slice(50, -50)   # the one-sided fits at the ends
-    result = rd.identify_robot(robot, (q[part], qd[part], qdd[part], tau[part]), holdout=0.3, armature=True,
-                               max_condition=1e8)
-    assert consistent(result.parameters)
-    better = result.holdout_rmse < result.holdout_rmse_given
-    assert better[[0, 1, 2, 3, 5]].all() and not better[4], (result.holdout_rmse, result.holdout_rmse_given)
+    joints = robot.joint_names
+    coupled = robot.with_drive(transmissions={
+        **{f"t{j}": {"joints": [joints[j]], "matrix": [[n[j]]]} for j in range(4)},
+        "wrist": {"joints": list(joints[4:]), "motors": ["m5", "m6"], "matrix": positions[4:, 4:].tolist()}})
+    results = [rd.identify_robot(model, (q[part], qd[part], qdd[part], tau[part]), holdout=0.3, armature=True,
+                                 max_condition=1e8) for model in (robot, coupled)]
+    for result in results:
+        assert consistent(result.parameters)
+    per_joint, wrist = results
+    better = per_joint.holdout_rmse < per_joint.holdout_rmse_given
+    assert better[[0, 1, 2, 3, 5]].all() and not better[4], (per_joint.holdout_rmse, per_joint.holdout_rmse_given)
+    assert list(wrist.motors) == ["wrist.m6"]
+    assert wrist.holdout_rmse[4] < 0.5 * per_joint.holdout_rmse[4], (wrist.holdout_rmse, per_joint.holdout_rmse)
+    assert np.all((wrist.holdout_rmse < wrist.holdout_rmse_given)[[0, 1, 2, 3, 5]]), wrist.holdout_rmse

@@ -3,15 +3,18 @@ elements read into joint-to-motor matrices ``G`` (simple, differential, four-bar
 checked against transmission_interface's formulas written out by hand; rotor inertias and motor friction from
 ``drive.yaml`` reflected to the joints (``n^2 I_m qdd + n^2 b qd + |n| f_c tanh(qd / (v / |n|))``, against a hand
 computation, negative reductions included) through inverse and forward dynamics, the mass matrix and ``loads
---drive``; the joints' own terms kept when the transmissions change; a coupled motor with inertia refused naming
-it; bad entries refused in one line."""
+--drive``; the joints' own terms kept when the transmissions change; a coupled wrist (one motor turning two joints)
+through inverse and forward dynamics, the mass matrix, hybrid dynamics, the torque rate and the derivatives against
+a hand computation ``G^T (I_m G qdd + b_m G qd + f_m s(G qd))``, ``M + G^T I_m G``; bad entries refused in one
+line."""
 import numpy as np
 import pytest
 import yaml
 
 import rne_dynamics as rd
-from rne_dynamics.model import drive
+from rne_dynamics.algorithms import aba, crba, rnea
 from test_cli import read_loads, run_cli
+from test_written import assert_equal_to_generic
 
 ARM = rd.bundled_robot_path()
 JOINTS = ("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint",
@@ -129,13 +132,161 @@ def test_changing_transmissions_keeps_the_joints_own_terms(robot):
     assert locked.armature[0] == pytest.approx(0.05 + 80.0 ** 2 * 2e-5)
 
 
-def test_a_coupled_motor_with_inertia_is_refused_naming_it(robot):
-    """The differential wrist's motors each turn two joints: their rotor inertia couples the joints (``G^T
-    diag(I_m) G`` is not diagonal), which the per-joint drive terms cannot hold; without terms it loads."""
-    np.testing.assert_allclose(drive.reflected_terms(robot, robot.transmissions)["armature"], 0.0)
-    with pytest.raises(rd.ModelError, match=r"transmission 'wrist': motor 'm5' turns joints wrist_1_joint, "
-                                            r"wrist_2_joint at once"):
-        robot.with_drive(transmissions={"wrist": {"rotor_inertia": [1e-5, 0.0]}})
+#: A Staubli TX40's wrist: joint 6's motor also turns joint 5 (FIGAROH's TX40 model), in ros2_control's four-bar form
+#: ``G = [[a1 j1, 0], [a2, a2 j2]]`` (``a = 32, 24``, ``j = 1, 1.5``) on the arm's last two joints.
+G_WRIST = np.array([[32.0, 0.0], [24.0, 24.0 * 1.5]])
+#: The wrist motors' terms, motor side (smooth Coulomb law on both: the derivatives are defined everywhere).
+WRIST_MOTORS = {"rotor_inertia": [4e-5, 2.5e-5], "damping": [3e-4, 1e-4], "friction": [0.015, 0.02],
+                "coulomb_velocity": [0.6, 0.4]}
+
+
+@pytest.fixture(scope="module")
+def wrist():
+    """``(rigid, driven)``: the arm, and the arm with the coupled wrist's motors (:data:`WRIST_MOTORS`)."""
+    rigid = rd.load_urdf(ARM)
+    return rigid, rigid.with_drive(transmissions={"wrist": {"joints": ["wrist_2_joint", "wrist_3_joint"],
+                                                            "motors": ["m5", "m6"], "matrix": G_WRIST.tolist(),
+                                                            **WRIST_MOTORS}})
+
+
+def wrist_motor_torques(qd, qdd):
+    """The hand computation: ``tau_m = I_m G qdd + b_m G qd + f_m tanh(G qd / v_m)`` of the wrist's motors."""
+    theta_d, theta_dd = qd[..., 4:] @ G_WRIST.T, qdd[..., 4:] @ G_WRIST.T
+    return (np.multiply(WRIST_MOTORS["rotor_inertia"], theta_dd) + np.multiply(WRIST_MOTORS["damping"], theta_d)
+            + np.multiply(WRIST_MOTORS["friction"], np.tanh(theta_d / WRIST_MOTORS["coulomb_velocity"])))
+
+
+def hand_inverse_dynamics(rigid, q, qd, qdd):
+    """``tau_rigid + G^T tau_m`` on the wrist's joints."""
+    tau = rd.inverse_dynamics(rigid, q, qd, qdd).torques.copy()
+    tau[..., 4:] += wrist_motor_torques(qd, qdd) @ G_WRIST
+    return tau
+
+
+def hand_mass_matrix(rigid, q):
+    """``M_rigid + G^T diag(I_m) G`` on the wrist's block: off the diagonal too."""
+    M = rd.mass_matrix(rigid, q).copy()
+    M[..., 4:, 4:] += G_WRIST.T @ np.diag(WRIST_MOTORS["rotor_inertia"]) @ G_WRIST
+    return M
+
+
+def test_a_coupled_wrist_motor_couples_its_joints_as_a_hand_computation(wrist):
+    """Joint 6's motor turns joint 5 too: inverse dynamics adds ``G^T (I_m G qdd + b_m G qd + f_m tanh(G qd /
+    v_m))``, the mass matrix ``G^T I_m G`` (``I_m2 a2^2 j2`` between joints 5 and 6), forward dynamics solves ``M
+    qdd = tau - h`` with both (one state and a batch), to 1e-12; ``drive=False`` leaves all of it out."""
+    rigid, driven = wrist
+    assert [(m.coordinates, m.gears) for m in driven.coupled_motors] == [((4, 5), (24.0, 36.0))]
+    np.testing.assert_allclose(driven.armature, [0, 0, 0, 0, 32.0 ** 2 * 4e-5, 0], rtol=1e-15)   # motor 5: one joint
+    rng = np.random.default_rng(7)
+    q, qd, qdd = rng.uniform(-1.5, 1.5, (3, 6, 6))
+    tau = hand_inverse_dynamics(rigid, q, qd, qdd)
+    np.testing.assert_allclose(rd.inverse_dynamics(driven, q, qd, qdd).torques, tau, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(rd.inverse_dynamics(driven, q[0], qd[0], qdd[0]).torques, tau[0], rtol=0, atol=1e-12)
+    M = hand_mass_matrix(rigid, q)
+    assert M[0, 4, 5] - rd.mass_matrix(rigid, q[0])[4, 5] == pytest.approx(2.5e-5 * 24.0 * 36.0, rel=1e-12)
+    np.testing.assert_allclose(rd.mass_matrix(driven, q), M, rtol=0, atol=1e-12)
+    bias = hand_inverse_dynamics(rigid, q, qd, np.zeros_like(qd))
+    expected = np.linalg.solve(M, (tau - bias)[..., None])[..., 0]
+    np.testing.assert_allclose(expected, qdd, rtol=0, atol=1e-11)   # the hand computation is consistent
+    np.testing.assert_allclose(rd.forward_dynamics(driven, q, qd, tau), expected, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(rd.forward_dynamics(driven, q[0], qd[0], tau[0]), expected[0], rtol=0, atol=1e-12)
+    rigid_tau = rd.inverse_dynamics(rigid, q, qd, qdd).torques
+    np.testing.assert_array_equal(rd.inverse_dynamics(driven, q, qd, qdd, drive=False).torques, rigid_tau)
+    np.testing.assert_allclose(rd.forward_dynamics(driven, q, qd, rigid_tau, drive=False), qdd, rtol=0, atol=1e-11)
+
+
+def test_a_coupled_wrist_in_hybrid_dynamics_torque_rates_and_the_observer(wrist):
+    """Hybrid dynamics with the wrist's joint 5 of known torque and joint 6 of known acceleration equals inverse
+    dynamics' balance; the torque rate's drive share is ``G^T (I_m G qddd + b_m G qdd)``, the torque acceleration's
+    one order up; the momentum observer of a free motion driven by the motors' torques reads no external torque (the
+    rigid model's reads the motors' share)."""
+    rigid, driven = wrist
+    rng = np.random.default_rng(8)
+    q, qd, qdd, qddd = rng.uniform(-1, 1, (4, 6))
+    tau = hand_inverse_dynamics(rigid, q, qd, qdd)
+    known = np.array([True, True, True, True, False, True])
+    given = np.where(known, qdd, 0.0), np.where(known, 0.0, tau)
+    result = rd.hybrid_dynamics(driven, q, qd, *given, known_acceleration=known)
+    np.testing.assert_allclose(result.accelerations, qdd, rtol=0, atol=1e-11)
+    np.testing.assert_allclose(result.torques, tau, rtol=0, atol=1e-11)
+    rate = rd.torque_rate(driven, q, qd, qdd, qddd) - rd.torque_rate(rigid, q, qd, qdd, qddd)
+    expected = np.zeros(6)
+    expected[4:] = (np.multiply(WRIST_MOTORS["rotor_inertia"], G_WRIST @ qddd[4:])
+                    + np.multiply(WRIST_MOTORS["damping"], G_WRIST @ qdd[4:])) @ G_WRIST
+    np.testing.assert_allclose(rate, expected, rtol=0, atol=1e-12)
+    qdddd = rng.uniform(-1, 1, 6)
+    jerk = (rd.torque_acceleration(driven, q, qd, qdd, qddd, qdddd)
+            - rd.torque_acceleration(rigid, q, qd, qdd, qddd, qdddd))
+    expected[4:] = (np.multiply(WRIST_MOTORS["rotor_inertia"], G_WRIST @ qdddd[4:])
+                    + np.multiply(WRIST_MOTORS["damping"], G_WRIST @ qddd[4:])) @ G_WRIST
+    np.testing.assert_allclose(jerk, expected, rtol=0, atol=1e-12)
+    t = np.arange(0, 1.0, 1e-3)
+    q = 0.5 * np.sin(np.outer(t, [1.0, 1.3, 1.7, 2.1, 2.9, 3.7]))
+    qd = 0.5 * np.cos(np.outer(t, [1.0, 1.3, 1.7, 2.1, 2.9, 3.7])) * [1.0, 1.3, 1.7, 2.1, 2.9, 3.7]
+    qdd = -q * np.square([1.0, 1.3, 1.7, 2.1, 2.9, 3.7])
+    tau = rd.inverse_dynamics(driven, q, qd, qdd).torques
+    estimates = {}
+    for name, model in (("driven", driven), ("rigid", rigid)):
+        observer = rd.MomentumObserver(model, 50.0)
+        estimates[name] = np.array([observer.update(*state, 1e-3).copy() for state in zip(q, qd, tau)])
+    motors = np.abs(estimates["rigid"][500:, 4:]).max()   # the rigid model reads the motors as external torques
+    assert motors > 0.1 and np.abs(estimates["driven"][500:]).max() < 1e-4 * motors
+
+
+def test_a_coupled_wrist_derivatives_equal_finite_differences(wrist):
+    """``d tau / d qd`` (with ``G^T (b_m + f_m s'(G qd)) G``) and ``d tau / d qdd`` (the mass matrix) of the driven
+    robot against central differences of its inverse dynamics; forward dynamics' ``d qdd / d tau = M^-1``."""
+    _, driven = wrist
+    rng = np.random.default_rng(9)
+    q, qd, qdd = rng.uniform(-1, 1, (3, 6))
+    _, dtau_dqd, dtau_dqdd = rd.inverse_dynamics_derivatives(driven, q, qd, qdd)
+    h, eye = 1e-6, np.eye(6)
+    numeric = [(rd.inverse_dynamics(driven, q, qd + h * e, qdd).torques
+                - rd.inverse_dynamics(driven, q, qd - h * e, qdd).torques) / (2 * h) for e in eye]
+    np.testing.assert_allclose(dtau_dqd, np.array(numeric).T, rtol=0, atol=1e-7)
+    assert dtau_dqd[4, 5] != pytest.approx(rd.inverse_dynamics_derivatives(driven, q, qd, qdd, drive=False)[1][4, 5])
+    numeric = [(rd.inverse_dynamics(driven, q, qd, qdd + h * e).torques
+                - rd.inverse_dynamics(driven, q, qd, qdd - h * e).torques) / (2 * h) for e in eye]
+    np.testing.assert_allclose(dtau_dqdd, np.array(numeric).T, rtol=0, atol=1e-8)
+    tau = rd.inverse_dynamics(driven, q, qd, qdd).torques
+    np.testing.assert_allclose(rd.forward_dynamics_derivatives(driven, q, qd, tau)[2],
+                               np.linalg.inv(rd.mass_matrix(driven, q)), rtol=1e-10, atol=1e-12)
+
+
+def test_a_coupled_wrists_machine_code_equals_the_generic_kernels(wrist, monkeypatch, tmp_path):
+    """The coupled motor's terms written out with the model's numbers (inverse dynamics, the mass matrix, forward
+    dynamics by the mass-matrix solve) and built as C equal the generic kernels, which equal the hand computation
+    above."""
+    monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
+    assert_equal_to_generic(wrist[1], [rnea.INVERSE_DYNAMICS, crba.MASS_MATRIX, aba.ACCELERATIONS], native=True,
+                            states=1)
+
+
+def test_locking_a_coupled_joint_leaves_a_single_joint_motor(wrist):
+    """With joint 6 locked, its motor turns joint 5 alone: ``a2^2 I_m2``, ``a2^2 b_m2`` and ``a2 f_m2`` join joint
+    5's terms, no coupled motor. With both motors' Coulomb friction on joint 5 at different velocity scales (one
+    joint has one Coulomb law) the second motor is carried whole, its torque ``a2 tau_m2(a2 qd5, a2 qdd5)`` as a
+    hand computation."""
+    rigid, driven = wrist
+    locked = driven.with_drive(transmissions={"wrist": {"friction": [0.0, 0.02]}}).with_locked_joints(
+        {"wrist_3_joint": 0.3})
+    assert locked.coupled_motors == ()
+    assert locked.armature[4] == pytest.approx(32.0 ** 2 * 4e-5 + 24.0 ** 2 * 2.5e-5, rel=1e-14)
+    assert locked.damping[4] == pytest.approx(32.0 ** 2 * 3e-4 + 24.0 ** 2 * 1e-4, rel=1e-14)
+    assert (locked.friction[4], locked.coulomb_velocity[4]) == pytest.approx((24.0 * 0.02, 0.4 / 24.0), rel=1e-14)
+    locked = driven.with_locked_joints({"wrist_3_joint": 0.3})
+    assert [(m.coordinates, m.gears) for m in locked.coupled_motors] == [((4,), (24.0,))]
+    assert (locked.friction[4], locked.coulomb_velocity[4]) == pytest.approx((32.0 * 0.015, 0.6 / 32.0), rel=1e-14)
+    rng = np.random.default_rng(10)
+    q, qd, qdd = rng.uniform(-1, 1, (3, 4, 5))
+    theta_d, theta_dd = (np.array([32.0, 24.0]) * x[:, 4:] for x in (qd, qdd))
+    motors = (np.multiply(WRIST_MOTORS["rotor_inertia"], theta_dd) + np.multiply(WRIST_MOTORS["damping"], theta_d)
+              + np.multiply(WRIST_MOTORS["friction"], np.tanh(theta_d / WRIST_MOTORS["coulomb_velocity"])))
+    expected = rd.inverse_dynamics(rigid.with_locked_joints({"wrist_3_joint": 0.3}), q, qd, qdd).torques
+    expected[:, 4] += motors @ [32.0, 24.0]
+    tau = rd.inverse_dynamics(locked, q, qd, qdd).torques
+    np.testing.assert_allclose(tau, expected, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(rd.forward_dynamics(locked, q, qd, tau), qdd, rtol=0, atol=1e-10)
 
 
 @pytest.mark.parametrize("entry, message", [

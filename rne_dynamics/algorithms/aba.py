@@ -410,9 +410,10 @@ solve_workspace = memory("solve_workspace", parameters=("n",), crba=crba_workspa
 
 @arithmetic_kernel
 def mass_matrix_dynamics(m, w, q, qd, tau, gravity, f_ext, qdd, f):
-    """Forward dynamics for any tree, mimic joints included: ``M qdd = tau - rnea(q, qd, 0)`` (the RNEA term holds
-    bias, external wrenches and drive friction), ``M`` by the CRBA, solved by Cholesky. Same outputs and return value
-    as :func:`forward`; the joint wrenches come from a second RNEA pass with the solved ``qdd``."""
+    """Forward dynamics for any tree, mimic joints and coupled motors included: ``M qdd = tau - rnea(q, qd, 0)`` (the
+    RNEA term holds bias, external wrenches and drive friction), ``M`` by the CRBA (rotor inertias included), solved
+    by Cholesky. Same outputs and return value as :func:`forward`; the joint wrenches come from a second RNEA pass
+    with the solved ``qdd``."""
     w.zero[:] = 0.0
     composite_rigid_body(m, w.crba, q, w.M)
     newton_euler(m, w.rnea, q, qd, w.zero, gravity, f_ext, w.bias, w.rnea.f)
@@ -428,19 +429,22 @@ def mass_matrix_dynamics(m, w, q, qd, tau, gravity, f_ext, qdd, f):
 
 
 #: The workspace of the algorithm :func:`forward` runs for this model, the other one's empty: the ABA's, or a
-#: mass-matrix solve's when mimic joints (more motion columns than coordinates) break the ABA's one-joint-per-body
-#: recursion; and the ABA's empty known-acceleration mask (every force known).
+#: mass-matrix solve's when mimic joints (more motion columns than coordinates) or coupled motors (rotor inertia
+#: between joints, off the ABA's per-joint pivots) break the ABA's one-joint-per-body recursion; and the ABA's empty
+#: known-acceleration mask (every force known).
 forward_workspace = memory("forward_workspace",
-                           aba=aba_workspace.sized(nb="0 if ncol != nv else nb", ncol="0 if ncol != nv else ncol"),
-                           solve=solve_workspace.sized(n="nv if ncol != nv else 0"), every_force=(0,))
+                           aba=aba_workspace.sized(nb="0 if ncol != nv or nm > 0 else nb",
+                                                   ncol="0 if ncol != nv or nm > 0 else ncol"),
+                           solve=solve_workspace.sized(n="nv if ncol != nv or nm > 0 else 0"), every_force=(0,))
 
 
 @arithmetic_kernel
 def forward(m, w, q, qd, tau, gravity, f_ext, qdd, f):
     """Forward dynamics of one state in the :func:`forward_workspace` ``w``: the articulated-body pass with every
-    force known, or the mass-matrix solve with mimic joints. Writes ``qdd`` and, if ``f`` has rows, the joint
-    wrenches; returns ``OK`` or ``SINGULAR`` plus a coordinate that drives no mass (:func:`articulated_body`)."""
-    if m.ncol == m.nv:
+    force known, or the mass-matrix solve with mimic joints or coupled motors. Writes ``qdd`` and, if ``f`` has rows,
+    the joint wrenches; returns ``OK`` or ``SINGULAR`` plus a coordinate that drives no mass
+    (:func:`articulated_body`)."""
+    if m.ncol == m.nv and m.nm == 0:
         return articulated_body(m, w.aba, w.every_force, q, qd, qdd, tau, gravity, f_ext, f)
     return mass_matrix_dynamics(m, w.solve, q, qd, tau, gravity, f_ext, qdd, f)
 

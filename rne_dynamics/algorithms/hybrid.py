@@ -81,9 +81,11 @@ def known_coordinates(robot, known_acceleration):
 
 
 def recursive(robot, known):
-    """Whether the articulated-body recursion applies: every mimic column follows a coordinate of known acceleration
-    (a mimic column of unknown acceleration couples two bodies through one coordinate)."""
-    return not any(b.mimic and not known[b.idx_v] for b in robot.bodies)
+    """Whether the articulated-body recursion applies: no coupled motor (its rotor inertia and friction tie several
+    joints, which the per-column drive terms of the recursion do not hold) and every mimic column follows a
+    coordinate of known acceleration (a mimic column of unknown acceleration couples two bodies through one
+    coordinate)."""
+    return not robot.coupled_motors and not any(b.mimic and not known[b.idx_v] for b in robot.bodies)
 
 
 HYBRID = Algorithm(hybrid_step, hybrid_memory, ("q", "qd", "qdd", "tau"), "the accelerations and forces",
@@ -109,11 +111,12 @@ def hybrid_dynamics(robot, q, qd, qdd, tau, *, known_acceleration, gravity=None,
     ``robot.data()`` to compute in. Returns a :class:`HybridDynamicsResult`. Raises
     :class:`~rne_dynamics.errors.SingularMassMatrixError` when a coordinate of known force drives no mass.
 
-    Robots whose mimic joints follow a coordinate of known force are solved as the partitioned system
-    ``M_FF qdd_F = tau_F - (M qdd_K + bias)_F`` (``M`` by the CRBA, Khalil eq. 88), then inverse dynamics.
+    Robots whose mimic joints follow a coordinate of known force, and robots with coupled motors
+    (:attr:`Robot.coupled_motors <rne_dynamics.model.robot.Robot.coupled_motors>`), are solved as the partitioned
+    system ``M_FF qdd_F = tau_F - (M qdd_K + bias)_F`` (``M`` by the CRBA, Khalil eq. 88), then inverse dynamics.
     """
     known = known_coordinates(robot, known_acceleration)
-    if robot.has_mimic and not recursive(robot, known):
+    if not recursive(robot, known):
         return partitioned(robot, known, q, qd, qdd, tau, gravity, external_wrenches, data, drive)
     return HYBRID.run(robot, data, (q, qd, qdd, tau), gravity, external_wrenches, extras=(known,), drive=drive)
 

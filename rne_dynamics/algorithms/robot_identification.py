@@ -3,17 +3,20 @@ of positions, velocities, accelerations and measured joint torques.
 
 The model (Khalil 2010, sec. 5; Gautier's inverse dynamic identification model) is linear in the unknowns:
 
-    tau = Y_b(q, qd, qdd) beta + diag(qd) f_v + diag(s(qd)) f_c + f_o + diag(qdd) armature
+    tau = Y_b(q, qd, qdd) beta + diag(qd) f_v + diag(s(qd)) f_c + f_o + diag(qdd) armature + coupled motors
 
 ``beta = K pi`` the base parameters (:func:`~rne_dynamics.algorithms.regressor.base_parameters`: the combinations of
 the bodies' parameters ``pi`` that the torques see), ``f_v``, ``f_c``, ``f_o`` the viscous, Coulomb and constant
 friction of :mod:`~rne_dynamics.model.drive` (``s`` its Coulomb shape, ``tanh(qd / coulomb_velocity)`` or ``sign``),
 the armature (rotor inertia reflected to the joint) the model's or, with ``armature=True``, estimated too (beyond
-the transmissions' motors the model has, which stay known). Stacked over the samples, ``A b = y`` with ``b = [beta; f]`` is solved by weighted least
-squares, each joint's rows weighted by the inverse of its residual's standard deviation from a first unweighted fit
-(Gautier & Poignet 2001): the estimate ``b_hat``, ``cov(b_hat) = s^2 (A_w^T A_w)^-1`` and the condition number.
-A friction column the motion cannot tell from its joint's others is left out first (:func:`_separable_drive_terms`:
-the base parameters of the drive terms).
+the transmissions' motors the model has, which stay known); and for each motor that turns several joints (a coupled
+wrist; ``G_k`` its row of the joint-to-motor matrix) its torque ``G_k^T (I_k G_k qdd + b_k G_k qd + f_k s(G_k qd))``
+with its viscous ``b_k`` and Coulomb ``f_k`` friction estimated with ``friction``, its rotor inertia ``I_k`` with
+``armature`` (motor side; ``s`` at the motor's own ``coulomb_velocity``). Stacked over the samples, ``A b = y``
+with ``b = [beta; f]`` is solved by weighted least squares, each joint's rows weighted by the inverse of its
+residual's standard deviation from a first unweighted fit (Gautier & Poignet 2001): the estimate ``b_hat``,
+``cov(b_hat) = s^2 (A_w^T A_w)^-1`` and the condition number. A friction column the motion cannot tell from its
+joint's others is left out first (:func:`_separable_drive_terms`: the base parameters of the drive terms).
 
 ``b_hat`` fixes ``K pi`` only; the rest of ``pi`` (the null space of ``K``) is chosen by the regulariser
 
@@ -44,6 +47,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..errors import IdentificationError, ModelError, StateError
+from ..model.drive import motor_rows
 from .identification import (_check_fixed_joints, from_pseudo_inertia, inertia_matrix, pseudo_inertia,
                              raised_second_moments)
 from .regressor import base_parameters, inertial_parameters, joint_torque_regressor, parameter_names
@@ -81,7 +85,10 @@ class RobotIdentification:
     ``samples`` and ``holdout_samples``: counts; ``regularisation``: lambda. ``repaired``: the links whose URDF
     inertials were not physically consistent, replaced by the nearest consistent ones as the fit's prior
     (:func:`_prior`). ``not_separable``: the friction terms (``joint.term``) the motion cannot tell from that joint's
-    others (:func:`_separable_drive_terms`): 0, std NaN, their share in the kept terms."""
+    others (:func:`_separable_drive_terms`): 0, std NaN, their share in the kept terms. ``motors``: ``{"transmission.
+    motor": {viscous, coulomb, rotor_inertia, and their _std}}`` of each motor that turns several joints
+    (:func:`coupled_motor_terms`; motor side, N m s/rad, N m, kg m^2; viscous and Coulomb with ``friction``, the
+    rotor inertia with ``armature``; empty without such motors)."""
     robot: object
     parameters: np.ndarray
     parameter_names: tuple
@@ -103,13 +110,15 @@ class RobotIdentification:
     regularisation: float
     repaired: tuple = ()
     not_separable: tuple = ()
+    motors: dict = None
 
     def as_dict(self):
         """The ``identified.yaml`` layout: ``links: {<joint moving the body>: {mass, com, inertia (ixx ixy ixz iyy
         iyz izz about the COM, body axes)}}``, ``friction: {<joint>: {...}}``, ``base_parameters: [{name, value,
         least_squares, std}]``, ``condition_number``, ``rmse`` / ``rmse_given`` (and holdout) per joint."""
         joints = self.robot.joint_names
-        out = {"links": {}, "friction": None, "base_parameters": [], "condition_number": float(self.condition_number),
+        out = {"links": {}, "friction": None, "motors": self.motors,
+               "base_parameters": [], "condition_number": float(self.condition_number),
                "samples": self.samples, "holdout_samples": self.holdout_samples,
                "regularisation": float(self.regularisation), "repaired_urdf_links": list(self.repaired),
                "not_separable": list(self.not_separable)}
@@ -151,20 +160,50 @@ def with_inertial_parameters(robot, parameters):
     return replace(robot, bodies=bodies)
 
 
-def drive_regressor(robot, q, qd, qdd, *, gravity=None, labels=DRIVE_LABELS):
-    """``(known, columns)``: the drive torques of ``robot`` with the joints' own terms of ``labels`` taken out (what
-    remains: the other terms, the transmissions' motors), and their columns ``(…, nv, len(labels) nv)`` (one
-    diagonal block per label: viscous, Coulomb, offset, armature) in the drive's own law
-    (:func:`~rne_dynamics.model.drive.drive_torque`): read off inverse dynamics of the robot without inertia, one
-    term set to 1 at a time."""
+#: The motor terms of a coupled motor that identification estimates, in the order their columns are kept, and
+#: their names in the result.
+MOTOR_TERM_NAMES = {"damping": "viscous", "friction": "coulomb", "rotor_inertia": "rotor_inertia"}
+
+
+def coupled_motor_terms(robot, terms):
+    """``(transmission name, motor index, term)`` of each term of :data:`MOTOR_TERM_NAMES` in ``terms`` of each motor
+    of ``robot.transmissions`` that turns several joints (a coupled wrist's): its torque ``G_k^T tau_m`` spans
+    several joints, a column of its own per term."""
+    return tuple((t.name, m, term) for t, m, moved in motor_rows(robot, robot.transmissions) if len(moved) > 1
+                 for term in MOTOR_TERM_NAMES if term in terms)
+
+
+def with_motor_terms(robot, motor_terms, values):
+    """``robot`` with each of ``motor_terms`` (:func:`coupled_motor_terms`) set to its value of ``values``."""
+    if not motor_terms:
+        return robot
+    given = {t.name: {term: getattr(t, term).copy() for term in MOTOR_TERM_NAMES} for t in robot.transmissions}
+    for (name, m, term), value in zip(motor_terms, values):
+        given[name][term][m] = value
+    return robot.with_drive(transmissions={name: {term: given[name][term].tolist() for term in MOTOR_TERM_NAMES}
+                                           for name, _, _ in motor_terms})
+
+
+def drive_regressor(robot, q, qd, qdd, *, gravity=None, labels=DRIVE_LABELS, motors=()):
+    """``(known, columns)``: the drive torques of ``robot`` with the joints' own terms of ``labels`` and the coupled
+    motors' terms ``motors`` (:func:`coupled_motor_terms`) taken out (what remains: the other terms, the
+    transmissions' other motors), and their columns ``(…, nv, len(labels) nv + len(motors))`` (one diagonal block
+    per label: viscous, Coulomb, offset, armature; then a column per motor term, e.g. ``G_k^T G_k qdd``) in the
+    drive's own law
+    (:func:`~rne_dynamics.model.drive.drive_torques_add`): read off inverse dynamics of the robot without inertia,
+    one term set to 1 at a time."""
     nv = robot.nv
     ghost = with_inertial_parameters(robot, np.zeros(10 * len(robot.bodies)))
-    bare = ghost.with_drive(**{label: np.zeros(nv) for label in labels})
+    bare = with_motor_terms(ghost.with_drive(**{label: np.zeros(nv) for label in labels}), motors,
+                            np.zeros(len(motors)))
     known = inverse_dynamics(bare, q, qd, qdd, gravity=gravity).torques
     blocks = []
     for label in labels:
         unit = inverse_dynamics(bare.with_drive(**{label: np.ones(nv)}), q, qd, qdd, gravity=gravity).torques - known
         blocks.append(np.einsum("...j,jk->...jk", unit, np.eye(nv)))
+    for k in range(len(motors)):
+        unit = inverse_dynamics(with_motor_terms(bare, motors[k:k + 1], [1.0]), q, qd, qdd, gravity=gravity)
+        blocks.append((unit.torques - known)[..., None])
     return known, np.concatenate(blocks, axis=-1)
 
 
@@ -208,15 +247,15 @@ def _cut(n, holdout):
     return n - int(round(holdout * n))
 
 
-def _design(robot, model, base, q, qd, qdd, terms, gravity):
+def _design(robot, model, base, q, qd, qdd, terms, gravity, motors=()):
     """``(A, known)``: the columns ``[Y_b, F]`` ``(N, nv, p)`` that multiply the unknowns (``F``: the drive
-    ``terms`` estimated, :func:`drive_regressor`), and the torques that do not depend on them (the other drive
-    terms of the robot)."""
+    ``terms`` and the coupled motors' terms ``motors`` estimated, :func:`drive_regressor`), and the torques that do not
+    depend on them (the other drive terms of the robot)."""
     Y = base.regressor(joint_torque_regressor(robot, q, qd, qdd, gravity=gravity))
-    if not terms:
+    if not terms and not motors:
         ghost = with_inertial_parameters(robot, np.zeros(10 * len(robot.bodies)))
         return Y, inverse_dynamics(ghost, q, qd, qdd, gravity=gravity).torques
-    known, F = drive_regressor(model, q, qd, qdd, gravity=gravity, labels=terms)
+    known, F = drive_regressor(model, q, qd, qdd, gravity=gravity, labels=terms, motors=motors)
     return np.concatenate([Y, F], axis=2), known
 
 
@@ -225,14 +264,15 @@ def _blocks(start, stop):
     return [slice(k, min(k + CHUNK, stop)) for k in range(start, stop, CHUNK)]
 
 
-def recording_equations(recording, k, *, robot, model, base, holdout=0.0, terms=DRIVE_LABELS, gravity=None):
+def recording_equations(recording, k, *, robot, model, base, holdout=0.0, terms=DRIVE_LABELS, gravity=None,
+                        motors=()):
     """:class:`NormalEquations` of recording ``k`` (:func:`identify_robot`'s, in blocks of :data:`CHUNK` samples):
     the part of the fit that runs where the recording is, one task per recording on a Dask cluster."""
     q, qd, qdd, tau = _arrays(recording, k, robot.nv)
     cut = _cut(len(q), holdout)
     grams = cross = squares = 0.0
     for part in _blocks(0, cut):
-        A, known = _design(robot, model, base, q[part], qd[part], qdd[part], terms, gravity)
+        A, known = _design(robot, model, base, q[part], qd[part], qdd[part], terms, gravity, motors)
         A = np.ascontiguousarray(A.transpose(1, 0, 2))                   # (nv, N, p): per joint BLAS products
         y = (tau[part] - known).T[:, :, None]
         grams = grams + A.transpose(0, 2, 1) @ A
@@ -242,7 +282,7 @@ def recording_equations(recording, k, *, robot, model, base, holdout=0.0, terms=
 
 
 def recording_torques(recording, k, *, robot, model, base, solution, holdout=0.0, terms=DRIVE_LABELS,
-                      gravity=None):
+                      gravity=None, motors=()):
     """Recording ``k``'s fitted and held-out parts as ``(k, index, measured, identified, given)`` torques (None for
     an empty part). The identified model's are ``A b + known`` with ``b`` the ``solution`` (base parameters and
     friction): the identified robot's torques, by the given robot's regressor, whose code is written already
@@ -253,7 +293,7 @@ def recording_torques(recording, k, *, robot, model, base, solution, holdout=0.0
     for start, stop in ((0, cut), (cut, len(q))):
         identified, given = [], []
         for part in _blocks(start, stop):
-            A, known = _design(robot, model, base, q[part], qd[part], qdd[part], terms, gravity)
+            A, known = _design(robot, model, base, q[part], qd[part], qdd[part], terms, gravity, motors)
             identified.append(A @ solution + known)
             given.append(inverse_dynamics(robot, q[part], qd[part], qdd[part], gravity=gravity).torques)
         parts.append((k, np.arange(start, stop), tau[start:stop], np.concatenate(identified),
@@ -263,9 +303,10 @@ def recording_torques(recording, k, *, robot, model, base, solution, holdout=0.0
 
 def shared(client, **arguments):
     """``arguments`` for the tasks of a Dask ``client``: each object (a robot, an array) sent to every worker once
-    (``scatter``; its future in its place) rather than once per task."""
-    return {key: value if value is None or np.isscalar(value) else client.scatter(value, broadcast=True)
-            for key, value in arguments.items()}
+    (``scatter``; its future in its place) rather than once per task; numbers and tuples (of names: ``terms``,
+    ``motors``, which ``scatter`` would split, and cannot take empty) as they are."""
+    return {key: value if value is None or np.isscalar(value) or isinstance(value, tuple)
+            else client.scatter(value, broadcast=True) for key, value in arguments.items()}
 
 
 def _map(client, function, recordings, **kwargs):
@@ -466,23 +507,25 @@ def _regularised_fit(base, R, b, frozen, start, prior, regularisation):
 
 def _separable_drive_terms(grams, r, nv, max_condition, terms):
     """The columns kept ``(p,)``: every base parameter, and of each joint's drive columns (offset, viscous, Coulomb,
-    armature: the order they are kept in, of those in ``terms``) those whose squared residual off the span of the
-    base parameters' and of the drive columns kept before them exceeds ``1 / max_condition^2`` of their squared norm
-    (and :data:`SEPARATION_FLOOR`): the base parameters of the drive terms. A joint that never changes direction has a constant ``sign(qd)``: its Coulomb friction is lumped into its
-    offset (``f_o + s f_c``); one at a constant speed has its viscous friction lumped there too; the first joint's
-    rotor inertia (about a vertical axis) is lumped into its body's inertia about that axis."""
+    armature: the order they are kept in, of those in ``terms``), then of the coupled motors' columns (the last
+    ones), those whose squared residual off the span of the base parameters' and of the drive columns kept
+    before them exceeds ``1 / max_condition^2`` of their squared norm (and :data:`SEPARATION_FLOOR`): the base
+    parameters of the drive terms. A joint that never changes direction has a constant ``sign(qd)``: its Coulomb
+    friction is lumped into its offset (``f_o + s f_c``); one at a constant speed has its viscous friction lumped
+    there too; the first joint's rotor inertia (about a vertical axis) is lumped into its body's inertia about that
+    axis."""
     G = grams.sum(axis=0)
     keep = np.ones(len(G), bool)
     order = [terms.index(t) for t in ("friction_offset", "damping", "friction", "armature") if t in terms]
     kept = list(range(r))
-    for j in range(nv):
-        for column in r + nv * np.array(order) + j:
-            own = G[column, column]
-            left = own - G[column, kept] @ np.linalg.lstsq(G[np.ix_(kept, kept)], G[kept, column], rcond=None)[0]
-            if own > 0 and left > own * max(max_condition ** -2, SEPARATION_FLOOR):
-                kept.append(column)
-            else:
-                keep[column] = False
+    columns = [r + nv * k + j for j in range(nv) for k in order] + list(range(r + len(terms) * nv, len(G)))
+    for column in columns:
+        own = G[column, column]
+        left = own - G[column, kept] @ np.linalg.lstsq(G[np.ix_(kept, kept)], G[kept, column], rcond=None)[0]
+        if own > 0 and left > own * max(max_condition ** -2, SEPARATION_FLOOR):
+            kept.append(column)
+        else:
+            keep[column] = False
     return keep
 
 
@@ -507,7 +550,9 @@ def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_vel
                    gravity=None, max_condition=MAX_CONDITION, client=None, armature=False):
     """Identify every moving body's inertial parameters (physically consistent) and, with ``friction``, each
     joint's viscous, Coulomb and constant friction, with ``armature`` its rotor inertia (the joint's own, beyond the
-    transmissions' motors the robot has), from ``recordings`` (module docstring).
+    transmissions' motors the robot has), from ``recordings`` (module docstring); a motor that turns several joints
+    (a coupled wrist) has its viscous and Coulomb friction (``friction``) and rotor inertia (``armature``)
+    estimated whole, motor side (the result's ``motors``).
 
     ``recordings``: one ``(q, qd, qdd, tau)`` tuple of ``(N, nv)`` arrays, or a sequence of such tuples or of
     objects with ``q``, ``qd``, ``qdd``, ``effort`` (a ``loads`` motion), joined. ``holdout``: the fraction of each
@@ -532,11 +577,16 @@ def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_vel
     velocity = np.broadcast_to(np.asarray(coulomb_velocity, dtype=float), (nv,)).copy()
     model = robot.with_drive(coulomb_velocity=velocity) if friction else robot
     terms = (DRIVE_LABELS if friction else ()) + (("armature",) if armature else ())
+    motors = coupled_motor_terms(robot, (("damping", "friction") if friction else ()) + (("rotor_inertia",) if armature
+                                                                                       else ()))
     base = base_parameters(robot, gravity=gravity)
     pi0 = inertial_parameters(robot)
-    names = base.names + tuple(f"{j}.{TERM_NAMES[t]}" for t in terms for j in robot.joint_names)
+    transmissions = {t.name: t for t in robot.transmissions}
+    motor_names = [f"{name}.{transmissions[name].motors[m]}" for name, m, _ in motors]
+    names = (base.names + tuple(f"{j}.{TERM_NAMES[t]}" for t in terms for j in robot.joint_names)
+             + tuple(f"{motor}.{MOTOR_TERM_NAMES[term]}" for motor, (_, _, term) in zip(motor_names, motors)))
     shares = _map(client, recording_equations, recordings, robot=robot, model=model, base=base, holdout=holdout,
-                  terms=terms, gravity=gravity)
+                  terms=terms, gravity=gravity, motors=motors)
     # per joint A_j^T A_j, A_j^T y_j: both fits' normal equations from one pass over the samples (the columns are
     # scaled to unit norm before any factorisation, so cond(A)^2 stays far from 1/eps)
     grams, cross, squares = (sum(getattr(e, key) for e in shares) for key in ("grams", "cross", "squares"))
@@ -576,7 +626,8 @@ def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_vel
     s2 = max(weights @ squares - Qty @ Qty, 0.0) / dof_left
     R_inverse = np.linalg.inv(R)
     std = np.sqrt(s2 * np.sum(R_inverse ** 2, axis=1))
-    nonnegative = np.repeat(np.array([t != "friction_offset" for t in terms], bool), nv)[keep[r:]]  # offset: any sign
+    nonnegative = np.concatenate([np.repeat(np.array([t != "friction_offset" for t in terms], bool), nv),
+                                  np.ones(len(motors), bool)])[keep[r:]]  # the offset has either sign
     b_final, frozen = _constrained_friction(R, b_hat, r, nonnegative)
     prior, repaired = _prior(robot)
     start = np.concatenate([from_pseudo_inertia(J) for J in prior])   # the URDF's parameters, made consistent
@@ -597,8 +648,16 @@ def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_vel
     friction_estimate = None
     drive_values, drive_std = np.zeros(p - r), np.full(p - r, np.nan)   # a term not separable: 0, no std
     drive_values[keep[r:]], drive_std[keep[r:]] = b_final[r:], std[r:]
+    joint_terms = len(terms) * nv
+    identified = with_motor_terms(identified, motors, drive_values[joint_terms:])
+    motor_estimate = {}
+    for motor, (_, _, term), value, deviation in zip(motor_names, motors, drive_values[joint_terms:],
+                                                     drive_std[joint_terms:]):
+        motor_estimate.setdefault(motor, {}).update({MOTOR_TERM_NAMES[term]: float(value),
+                                                     f"{MOTOR_TERM_NAMES[term]}_std": float(deviation)})
     if terms:
-        values, stds = drive_values.reshape(len(terms), nv), drive_std.reshape(len(terms), nv)
+        values = drive_values[:joint_terms].reshape(len(terms), nv)
+        stds = drive_std[:joint_terms].reshape(len(terms), nv)
         identified = identified.with_drive(**({"coulomb_velocity": velocity} if friction else {}),
                                            **dict(zip(terms, values)))
         friction_estimate = {joint: {**{TERM_NAMES[t]: float(values[k, j]) for k, t in enumerate(terms)},
@@ -606,7 +665,7 @@ def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_vel
                              for j, joint in enumerate(robot.joint_names)}
     solution = np.concatenate([base.combination @ parameters, drive_values])
     parts = _map(client, recording_torques, recordings, robot=robot, model=model, base=base, solution=solution,
-                 holdout=holdout, terms=terms, gravity=gravity)
+                 holdout=holdout, terms=terms, gravity=gravity, motors=motors)
     fitted_out, held_out = (tuple(part[i] for part in parts if part[i] is not None) for i in (0, 1))
 
     def rms(parts, model):
@@ -618,4 +677,4 @@ def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_vel
                                rms(fitted_out, 0), rms(fitted_out, 1), rms(held_out, 0), rms(held_out, 1),
                                fitted_out, held_out, int(n), int(sum(e.held for e in shares)), float(regularisation),
                                tuple(robot.joints[robot.bodies[i].joint].child for i in repaired),
-                               tuple(name for name, k in zip(names, keep) if not k))
+                               tuple(name for name, k in zip(names, keep) if not k), motor_estimate)

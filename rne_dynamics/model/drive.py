@@ -43,20 +43,27 @@ DEFAULTS = {"stiffness": 0.0, "spring_damping": 0.0, "rest_offset": 0.0, "motor_
 
 
 @helper
-def coulomb_shape(m, c, qd_c):
-    """``s(qd)`` of column ``c``: ``tanh(qd / coulomb_velocity)``, or ``sign(qd)`` where ``coulomb_velocity`` is 0
+def coulomb_law(velocity, coulomb_velocity):
+    """``s(velocity)``: ``tanh(velocity / coulomb_velocity)``, or ``sign(velocity)`` where ``coulomb_velocity`` is 0
     (a branch on the model, never on the velocity)."""
-    if m.coulomb_velocity[c] > 0.0:
-        return math.tanh(qd_c / m.coulomb_velocity[c])
-    return np.sign(qd_c)
+    if coulomb_velocity > 0.0:
+        return math.tanh(velocity / coulomb_velocity)
+    return np.sign(velocity)
 
 
 @helper
-def coulomb_slope(m, c, qd_c):
-    """``d s / d qd`` of column ``c``: ``(1 - tanh^2) / coulomb_velocity``; 0 for ``sign`` (taken as 0 at 0)."""
-    if m.coulomb_velocity[c] > 0.0:
-        return (1.0 - math.tanh(qd_c / m.coulomb_velocity[c]) ** 2) / m.coulomb_velocity[c]
+def coulomb_law_slope(velocity, coulomb_velocity):
+    """``d s / d velocity`` of :func:`coulomb_law`: ``(1 - tanh^2) / coulomb_velocity``; 0 for ``sign`` (taken as 0
+    at 0)."""
+    if coulomb_velocity > 0.0:
+        return (1.0 - math.tanh(velocity / coulomb_velocity) ** 2) / coulomb_velocity
     return 0.0
+
+
+@helper
+def coulomb_shape(m, c, qd_c):
+    """``s(qd)`` of column ``c``: :func:`coulomb_law` at its ``coulomb_velocity``."""
+    return coulomb_law(qd_c, m.coulomb_velocity[c])
 
 
 @helper
@@ -71,42 +78,80 @@ def drive_torque(m, c, qd_c, qdd_c):
     return m.armature[c] * qdd_c + drive_friction(m, c, qd_c)
 
 
+@helper
+def motor_velocity(m, k, x):
+    """``G_k x``: coupled motor ``k``'s velocity (or acceleration, or their rates) for the joint velocities ``x``,
+    ``G_k`` its row of the joint-to-motor matrix."""
+    out = 0.0
+    for e in range(m.motor_start[k], m.motor_start[k + 1]):
+        out += m.motor_gear[e] * x[m.motor_v[e]]
+    return out
+
+
 @arithmetic_kernel
 def drive_torques_add(m, qd, qdd, tau):
     """``tau += armature qdd + damping qd + friction s(qd) + friction_offset``, :func:`drive_torque` of every column
-    (zero on the base's and mimic columns)."""
+    (zero on the base's and mimic columns), and each coupled motor's ``G_k^T tau_m`` with ``tau_m = I_m G_k qdd +
+    b_m G_k qd + f_m s(G_k qd)`` (:class:`JointTransmission`: the motor's torque seen at the joints it turns)."""
     for c in range(m.ncol):
         k = m.col_v[c]
         tau[k] += drive_torque(m, c, qd[k], qdd[k])
+    for k in range(m.nm):
+        velocity = motor_velocity(m, k, qd)
+        tau_m = (m.rotor_inertia[k] * motor_velocity(m, k, qdd) + m.motor_damping[k] * velocity
+                 + m.motor_friction[k] * coulomb_law(velocity, m.motor_coulomb_velocity[k]))
+        for e in range(m.motor_start[k], m.motor_start[k + 1]):
+            tau[m.motor_v[e]] += m.motor_gear[e] * tau_m
 
 
 @arithmetic_kernel
 def drive_rates_add(m, rate, rate_of_rate, out):
     """A time derivative of the drive torques, ``out += armature d/dt(qdd) + damping d/dt(qd)`` with ``rate`` the
     derivative of ``qd`` and ``rate_of_rate`` that of ``qdd`` (``qdd, qddd`` for ``d tau / dt``; ``qddd, qdddd``
-    for ``d2 tau / dt2``). Coulomb friction and the offset are left out: ``sign(qd)`` is constant wherever
-    ``qd != 0``; the smooth ``friction tanh(qd / coulomb_velocity)``'s rate is not modelled here (it matters only
-    within a few ``coulomb_velocity`` of rest)."""
+    for ``d2 tau / dt2``), and each coupled motor's ``G_k^T (I_m G_k rate_of_rate + b_m G_k rate)``. Coulomb
+    friction and the offset are left out: ``sign(qd)`` is constant wherever ``qd != 0``; the smooth ``friction
+    tanh(qd / coulomb_velocity)``'s rate is not modelled here (it matters only within a few ``coulomb_velocity`` of
+    rest)."""
     for c in range(m.ncol):
         k = m.col_v[c]
         out[k] += m.armature[c] * rate_of_rate[k] + m.damping[c] * rate[k]
+    for k in range(m.nm):
+        rate_m = m.rotor_inertia[k] * motor_velocity(m, k, rate_of_rate) + m.motor_damping[k] * motor_velocity(m, k,
+                                                                                                             rate)
+        for e in range(m.motor_start[k], m.motor_start[k + 1]):
+            out[m.motor_v[e]] += m.motor_gear[e] * rate_m
+
+
+@helper
+def motor_outer_add(m, k, scale, A):
+    """``A += scale G_k^T G_k``: a coupled motor's term between every pair of the joints it turns."""
+    for r in range(m.motor_start[k], m.motor_start[k + 1]):
+        for e in range(m.motor_start[k], m.motor_start[k + 1]):
+            A[m.motor_v[r], m.motor_v[e]] += scale * m.motor_gear[r] * m.motor_gear[e]
 
 
 @arithmetic_kernel
 def drive_jacobians_add(m, qd, dtau_dqd, dtau_dqdd):
-    """The drives' share of ``d tau / d qd`` (``damping + friction s'(qd)`` on the diagonal, :func:`coulomb_slope`)
-    and of ``d tau / d qdd`` (the rotor inertia: :func:`rotor_inertia_add`)."""
+    """The drives' share of ``d tau / d qd`` (``damping + friction s'(qd)`` on the diagonal, :func:`coulomb_law_slope`;
+    a coupled motor's ``G_k^T (b_m + f_m s'(G_k qd)) G_k``) and of ``d tau / d qdd`` (the rotor inertia:
+    :func:`rotor_inertia_add`)."""
     for c in range(m.ncol):
         k = m.col_v[c]
-        dtau_dqd[k, k] += m.damping[c] + m.friction[c] * coulomb_slope(m, c, qd[k])
+        dtau_dqd[k, k] += m.damping[c] + m.friction[c] * coulomb_law_slope(qd[k], m.coulomb_velocity[c])
+    for k in range(m.nm):
+        slope = coulomb_law_slope(motor_velocity(m, k, qd), m.motor_coulomb_velocity[k])
+        motor_outer_add(m, k, m.motor_damping[k] + m.motor_friction[k] * slope, dtau_dqd)
     rotor_inertia_add(m, dtau_dqdd)
 
 
 @arithmetic_kernel
 def rotor_inertia_add(m, M):
-    """``M += diag(armature)``: each rotor's inertia reflected to its joint (zero on the base's and mimic columns)."""
+    """``M += diag(armature)``: each rotor's inertia reflected to its joint (zero on the base's and mimic columns),
+    and each coupled motor's ``G_k^T I_m G_k`` (off the diagonal too)."""
     for c in range(m.ncol):
         M[m.col_v[c], m.col_v[c]] += m.armature[c]
+    for k in range(m.nm):
+        motor_outer_add(m, k, m.rotor_inertia[k], M)
 
 
 @dataclass(frozen=True, eq=False)
@@ -313,39 +358,79 @@ def transmission_of(name, joints, motors, matrix, **terms):
     return JointTransmission(name, tuple(joints), motors, matrix, **values)
 
 
+def motor_rows(robot, transmissions):
+    """``(transmission, motor index, [(joint index, reduction), ...])`` for each motor of ``transmissions`` that
+    turns a joint of ``robot.joint_names``: the joints it turns (a locked joint's column drops out, it does not
+    move)."""
+    for t in transmissions:
+        columns = [(k, robot.joint_names.index(j)) for k, j in enumerate(t.joints) if j in robot.joint_names]
+        for m in range(len(t.motors)):
+            moved = [(j, t.matrix[m, k]) for k, j in columns if t.matrix[m, k] != 0]
+            if moved:
+                yield t, m, moved
+
+
+def driving_motors(robot, transmissions):
+    """:func:`motor_rows` of the motors with a rotor inertia or friction."""
+    return ((t, m, moved) for t, m, moved in motor_rows(robot, transmissions)
+            if any((t.rotor_inertia[m], t.damping[m], t.friction[m])))
+
+
+def split_motors(robot, transmissions):
+    """``(per_joint, whole)``: the :func:`driving_motors` of ``transmissions`` whose terms join their joint's (a
+    motor that turns one joint; of those with Coulomb friction on one joint, the ones whose joint-side velocity
+    scale ``v_m / |n|`` is the first one's: one joint has one Coulomb law), and the motors carried whole
+    (:func:`coupled_motors`: those that turn several joints, and the rest)."""
+    per_joint, whole, velocity = [], [], {}
+    for t, m, moved in driving_motors(robot, transmissions):
+        (j, n), *others = moved
+        joins = not others and (not t.friction[m] or velocity.setdefault(j, t.coulomb_velocity[m] / abs(n))
+                                == t.coulomb_velocity[m] / abs(n))
+        (per_joint if joins else whole).append((t, m, moved))
+    return per_joint, whole
+
+
 def reflected_terms(robot, transmissions):
     """``{armature, damping, friction, coulomb_velocity}`` per joint of ``robot.joint_names``: what the motors of
-    ``transmissions`` add at the joints, ``G^T diag(I_m) G`` and ``G^T diag(b_m) G`` (their diagonals) and a
-    motor's Coulomb friction ``n f_c s(n qd / v_m) = |n| f_c s(qd / (v_m / |n|))`` (``coulomb_velocity`` NaN where
-    no motor adds Coulomb friction). A locked joint's column drops out (it does not move). A motor that turns
-    several joints and has rotor inertia or friction couples them (off-diagonal terms): refused, the algorithms
-    take per-joint drive terms only."""
+    ``transmissions`` whose terms join their joint's (:func:`split_motors`) add there, ``n^2 I_m``, ``n^2 b_m`` and
+    a motor's Coulomb friction ``n f_c s(n qd / v_m) = |n| f_c s(qd / (v_m / |n|))`` (``coulomb_velocity`` NaN
+    where no motor adds Coulomb friction). The other motors (a coupled wrist's) are carried whole:
+    :func:`coupled_motors`."""
     nv = len(robot.joint_names)
     out = {"armature": np.zeros(nv), "damping": np.zeros(nv), "friction": np.zeros(nv),
            "coulomb_velocity": np.full(nv, np.nan)}
-    for t in transmissions:
-        columns = [(k, robot.joint_names.index(j)) for k, j in enumerate(t.joints) if j in robot.joint_names]
-        for m, motor in enumerate(t.motors):
-            moved = [(j, t.matrix[m, k]) for k, j in columns if t.matrix[m, k] != 0]
-            terms = t.rotor_inertia[m], t.damping[m], t.friction[m]
-            if not any(terms):
-                continue
-            if len(moved) > 1:
-                raise ModelError(f"transmission '{t.name}': motor '{motor}' turns joints "
-                                 f"{', '.join(robot.joint_names[j] for j, _ in moved)} at once and has rotor inertia "
-                                 "or friction: a coupled transmission's off-diagonal terms are not supported yet")
-            for j, n in moved:
-                out["armature"][j] += n * n * t.rotor_inertia[m]
-                out["damping"][j] += n * n * t.damping[m]
-                if t.friction[m]:
-                    velocity = t.coulomb_velocity[m] / abs(n)
-                    if np.isfinite(out["coulomb_velocity"][j]) and out["coulomb_velocity"][j] != velocity:
-                        raise ModelError(f"transmission '{t.name}': motor '{motor}' gives joint "
-                                         f"'{robot.joint_names[j]}' a Coulomb velocity of {velocity:g} rad/s, another "
-                                         f"motor {out['coulomb_velocity'][j]:g}")
-                    out["friction"][j] += abs(n) * t.friction[m]
-                    out["coulomb_velocity"][j] = velocity
+    for t, m, [(j, n)] in split_motors(robot, transmissions)[0]:
+        out["armature"][j] += n * n * t.rotor_inertia[m]
+        out["damping"][j] += n * n * t.damping[m]
+        if t.friction[m]:
+            out["friction"][j] += abs(n) * t.friction[m]
+            out["coulomb_velocity"][j] = t.coulomb_velocity[m] / abs(n)
     return out
+
+
+@dataclass(frozen=True)
+class CoupledMotor:
+    """A motor carried whole (:func:`split_motors`; a differential wrist's, which turns several joints): its
+    velocity ``G_k qd`` over the velocity coordinates ``coordinates`` with the reductions ``gears`` (its row of the
+    joint-to-motor matrix), and its motor-side ``rotor_inertia``, ``damping``, ``friction`` and
+    ``coulomb_velocity``. Its torque ``tau_m = I_m G_k qdd + b_m G_k qd + f_m s(G_k qd)`` acts on the joints as
+    ``G_k^T tau_m`` (:func:`drive_torques_add`)."""
+    coordinates: tuple
+    gears: tuple
+    rotor_inertia: float
+    damping: float
+    friction: float
+    coulomb_velocity: float
+
+
+def coupled_motors(robot, transmissions):
+    """The :class:`CoupledMotor` s of ``transmissions``: the motors with rotor inertia or friction carried whole
+    (:func:`split_motors`: those that turn more than one joint of ``robot``, and those whose Coulomb law cannot
+    join their joint's)."""
+    return tuple(CoupledMotor(tuple(robot.bodies[robot.joint_bodies[j]].idx_v for j, _ in moved),
+                              tuple(float(n) for _, n in moved),
+                              *(float(getattr(t, term)[m]) for term in MOTOR_TERMS))
+                 for t, m, moved in split_motors(robot, transmissions)[1])
 
 
 def reflected_coulomb_velocity(robot, values, reflected):

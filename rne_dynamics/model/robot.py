@@ -56,13 +56,23 @@ ModelView = namedtuple("ModelView", [
     "link_body",  # per link: its body (-1: the fixed base)
     "link_R",     # per link: its pose in its body, (nl, 3, 3) and (nl, 3)
     "link_p",
+    "nm",         # number of coupled motors (a motor with rotor inertia or friction turning several joints)
+    "motor_start",  # (nm + 1,): coupled motor k's entries are motor_start[k] : motor_start[k + 1]
+    "motor_v",    # per entry: a velocity coordinate the motor turns
+    "motor_gear",  # per entry: its reduction, the entry of the joint-to-motor matrix G (motor velocity G qd)
+    "rotor_inertia",  # per coupled motor, motor side: rotor inertia, viscous and Coulomb friction, and the
+    "motor_damping",  # velocity scale of its smooth Coulomb law (0: sign)
+    "motor_friction",
+    "motor_coulomb_velocity",
 ])
 
 
 #: A body's block in ``fdata`` (row: columns 0:3 | 3:6): 0: axis | p_tree; 1: h | mass, q_mult, q_offset;
 #: 2-4: R_tree | I; 5-7: R_sin | R_versine. Motion column ``c`` is block ``nb + c``: row 0: S; row 1: col_mult,
 #: armature, damping, friction, friction_offset, coulomb_velocity. Link ``l`` is block ``nb + ncol + l``: rows
-#: 0-2: R, row 3: p (columns 0:3).
+#: 0-2: R, row 3: p (columns 0:3). Coupled motor ``k`` is block ``nb + ncol + nl + k``: row 0: rotor_inertia,
+#: motor_damping, motor_friction, motor_coulomb_velocity; its entry ``e`` is block ``nb + ncol + nl + nm + e``: row 0,
+#: column 0: motor_gear.
 BLOCK = (8, 6)
 
 
@@ -77,8 +87,8 @@ def model_view(fdata, idata):
 def model_view_inline(fdata, idata):
     """:func:`model_view` inlined into its caller: in a kernel compiled without reference counting
     (``_jit.arithmetic_kernel``) its views then cost nothing."""
-    nb, nv, nq, nj, ncol, nl = idata[0], idata[1], idata[2], idata[3], idata[4], idata[5]
-    o = 6
+    nb, nv, nq, nj, ncol, nl, nm, ne = idata[0], idata[1], idata[2], idata[3], idata[4], idata[5], idata[6], idata[7]
+    o = 8
     parent = idata[o:o + nb]
     jtype = idata[o + nb:o + 2 * nb]
     idx_q = idata[o + 2 * nb:o + 3 * nb]
@@ -87,29 +97,42 @@ def model_view_inline(fdata, idata):
     col_v = idata[o:o + ncol]
     joint_body = idata[o + ncol:o + ncol + nj]
     link_body = idata[o + ncol + nj:o + ncol + nj + nl]
+    o += ncol + nj + nl
+    motor_start = idata[o:o + nm + 1]
+    motor_v = idata[o + nm + 1:o + nm + 1 + ne]
     b = fdata[:nb]
     c = fdata[nb:nb + ncol]
-    links = fdata[nb + ncol:]
+    links = fdata[nb + ncol:nb + ncol + nl]
+    motors = fdata[nb + ncol + nl:nb + ncol + nl + nm]
+    entries = fdata[nb + ncol + nl + nm:]
     return ModelView(nb, nv, nq, nj, ncol, parent, jtype, idx_q, col_start, col_v, joint_body, b[:, 0, 0:3],
                      b[:, 2:5, 0:3], b[:, 0, 3:6], b[:, 1, 3], b[:, 1, 0:3], b[:, 2:5, 3:6], b[:, 1, 4], b[:, 1, 5],
                      b[:, 5:8, 0:3], b[:, 5:8, 3:6], c[:, 0], c[:, 1, 0], c[:, 1, 1], c[:, 1, 2], c[:, 1, 3],
                      c[:, 1, 4], c[:, 1, 5], nl,
-                     link_body, links[:, 0:3, 0:3], links[:, 3, 0:3])
+                     link_body, links[:, 0:3, 0:3], links[:, 3, 0:3], nm, motor_start, motor_v, entries[:, 0, 0],
+                     motors[:, 0, 0], motors[:, 0, 1], motors[:, 0, 2], motors[:, 0, 3])
 
 
-def pack(bodies, joint_bodies, links, drive_terms):
+def pack(bodies, joint_bodies, links, drive_terms, motors=()):
     """The ``(fdata, idata)`` buffers from a list of :class:`Body`, in the layout :func:`model_view` reads.
     ``links``: ``(body, R, p)`` per link; ``drive_terms`` ``(nv, 5)``: per velocity coordinate the values of
-    :data:`drive.RIGID <rne_dynamics.model.drive.RIGID>`."""
+    :data:`drive.RIGID <rne_dynamics.model.drive.RIGID>`; ``motors``: the
+    :class:`~rne_dynamics.model.drive.CoupledMotor` s (their terms zero for a model without drives)."""
     nb = len(bodies)
     col_start = np.cumsum([0] + [len(b.S) for b in bodies])
     col_v = [b.idx_v + k for b in bodies for k in range(len(b.S))]
     nv = max([b.idx_v + b.nv for b in bodies if not b.mimic], default=0)
     nq = max([b.idx_q + b.nq for b in bodies if not b.mimic], default=0)
-    idata = np.concatenate([[nb, nv, nq, len(joint_bodies), len(col_v), len(links)], [b.parent for b in bodies],
-                            [b.code for b in bodies], [b.idx_q for b in bodies], col_start, col_v,
-                            joint_bodies, [body for body, _, _ in links]]).astype(np.int64)
-    fdata = np.zeros((nb + len(col_v) + len(links),) + BLOCK)
+    motor_start = np.cumsum([0] + [len(motor.gears) for motor in motors])
+    idata = np.concatenate([[nb, nv, nq, len(joint_bodies), len(col_v), len(links), len(motors), motor_start[-1]],
+                            [b.parent for b in bodies], [b.code for b in bodies], [b.idx_q for b in bodies],
+                            col_start, col_v, joint_bodies, [body for body, _, _ in links], motor_start,
+                            [k for motor in motors for k in motor.coordinates]]).astype(np.int64)
+    first_motor = nb + len(col_v) + len(links)
+    fdata = np.zeros((first_motor + len(motors) + motor_start[-1],) + BLOCK)
+    for k, motor in enumerate(motors):
+        fdata[first_motor + k, 0, 0:4] = [getattr(motor, term) for term in drive.MOTOR_TERMS]
+    fdata[first_motor + len(motors):, 0, 0] = [n for motor in motors for n in motor.gears]
     for k, (_, R, p) in enumerate(links):
         fdata[nb + len(col_v) + k, 0:3, 0:3] = R
         fdata[nb + len(col_v) + k, 3, 0:3] = p
@@ -166,7 +189,8 @@ class Robot:
             if getattr(self, label) is None:
                 object.__setattr__(self, label, np.zeros(len(self.joint_names)))
         fdata, idata = pack(self.bodies, self.joint_bodies, [self.link_frames[name] for name in self.link_names],
-                            np.column_stack([self._per_coordinate(getattr(self, x)) for x in drive.RIGID]))
+                            np.column_stack([self._per_coordinate(getattr(self, x)) for x in drive.RIGID]),
+                            self.coupled_motors)
         fdata.setflags(write=False)
         idata.setflags(write=False)
         object.__setattr__(self, "fdata", fdata)
@@ -174,10 +198,11 @@ class Robot:
 
     @cached_property
     def rigid_body_fdata(self):
-        """``fdata`` with no drive terms (armature, damping and friction zero): the model of a ``drive=False`` call,
-        rigid-body dynamics only."""
+        """``fdata`` with no drive terms (armature, damping and friction zero, the coupled motors' terms too): the
+        model of a ``drive=False`` call, rigid-body dynamics only."""
         fdata = pack(self.bodies, self.joint_bodies, [self.link_frames[name] for name in self.link_names],
-                     np.zeros((self.nv, len(drive.RIGID))))[0]
+                     np.zeros((self.nv, len(drive.RIGID))),
+                     [replace(motor, rotor_inertia=0.0, damping=0.0, friction=0.0) for motor in self.coupled_motors])[0]
         fdata.setflags(write=False)
         return fdata
 
@@ -244,6 +269,14 @@ class Robot:
     @cached_property
     def has_floating_base(self):
         return self.base_joint is not None
+
+    @cached_property
+    def coupled_motors(self):
+        """The motors of :attr:`transmissions` with rotor inertia or friction that are carried whole
+        (:class:`~rne_dynamics.model.drive.CoupledMotor`, :func:`~rne_dynamics.model.drive.split_motors`): those that
+        turn several joints, whose terms couple the joints, and those whose Coulomb law cannot join their joint's.
+        Forward dynamics then solves with the mass matrix, as for mimic joints."""
+        return drive.coupled_motors(self, self.transmissions)
 
     @cached_property
     def has_mimic(self):
@@ -376,9 +409,10 @@ class Robot:
         the joints it names; ``None`` keeps the current values. ``transmissions``: motors driving joints through
         gears (:class:`~rne_dynamics.model.drive.JointTransmission` s, or ``{name: {joints, motors, matrix,
         rotor_inertia, damping, friction, coulomb_velocity}}`` as ``drive.yaml`` has them, an entry for a
-        transmission of the URDF changing only what it gives); their rotor inertia and friction reflected to the
-        joints (:func:`~rne_dynamics.model.drive.reflected_terms`) are added to the joints' own ``armature``,
-        ``damping`` and ``friction``, which the arrays given here are."""
+        transmission of the URDF changing only what it gives); the rotor inertia and friction of a motor that turns
+        one joint are reflected to it (:func:`~rne_dynamics.model.drive.reflected_terms`) and added to the joint's
+        own ``armature``, ``damping`` and ``friction``, which the arrays given here are; a motor that turns several
+        joints couples them and is kept whole (:attr:`coupled_motors`)."""
         values = {}
         chosen = self.transmissions if transmissions is None else drive.merged_transmissions(self, transmissions)
         before, after = drive.reflected_terms(self, self.transmissions), drive.reflected_terms(self, chosen)

@@ -368,9 +368,14 @@ def lock_joints(robot, positions):
     transmission = robot.transmission and type(robot.transmission)(
         *(getattr(robot.transmission, f.name)[keep] for f in fields(robot.transmission)))
     loops = robot.loops and replace(robot.loops, actuated=tuple(a for a in robot.loops.actuated if a in joint_names))
-    return replace(
+    # The motors' terms are reflected again on the joints left: a coupled motor turning one of them only becomes
+    # that joint's term.
+    reflected = drive.reflected_terms(robot, robot.transmissions)
+    own = {label: (getattr(robot, label) - reflected[label] if label in drive.REFLECTED
+                   else getattr(robot, label))[keep] for label in drive.RIGID}
+    reduced = replace(
         robot, joint_names=joint_names, bodies=tuple(new_bodies), joint_bodies=tuple(body_of[n] for n in joint_names),
-        link_frames=link_frames, base_joint=None if robot.base_joint in locked else robot.base_joint,
-        **{label: getattr(robot, label)[keep] for label in drive.RIGID},
-        transmission=transmission, loops=loops, locked_joints={**robot.locked_joints, **locked},
+        link_frames=link_frames, base_joint=None if robot.base_joint in locked else robot.base_joint, **own,
+        transmission=transmission, loops=loops, locked_joints={**robot.locked_joints, **locked}, transmissions=(),
         warnings=tuple(w for w in robot.warnings if not any(f"joint '{n}'" in w for n in locked)))
+    return reduced.with_drive(transmissions=robot.transmissions)

@@ -166,6 +166,11 @@ def summary_lines(robot, result):
         for joint, f in result.friction.items():
             lines.append(f"  {joint[:24]:<24}" + "".join(f"{'lumped':>18}" if np.isnan(f[t + "_std"]) else
                                                           f"{f[t]:>9.4f} +-{f[t + '_std']:<7.4f}" for t in terms))
+    for motor, f in (result.motors or {}).items():
+        values = ", ".join(f"{term} lumped" if np.isnan(f[term + "_std"]) else
+                           f"{term} {f[term]:.4g} +-{f[term + '_std']:.2g}"
+                           for term in ("viscous", "coulomb", "rotor_inertia") if term in f)
+        lines.append(f"  motor {motor} (turns several joints, motor side): {values}")
     if result.not_separable:
         lines.append(f"not separable in this motion (0, lumped into the terms kept): "
                      f"{', '.join(result.not_separable)}")
