@@ -335,6 +335,26 @@ def rigid_rate(m, w, q, v, tau, gravity, f_ext, dissipative, out):
 
 
 @helper
+def rate_unless_known(m, w, q, v, tau, gravity, f_ext, dissipative, known, rate, out):
+    """``out``: the :func:`rigid_rate` at ``(q, v)``, or the ``rate`` already ``known`` there."""
+    if known:
+        for k in range(m.nv):
+            out[k] = rate[k]
+        return OK
+    return rigid_rate(m, w, q, v, tau, gravity, f_ext, dissipative, out)
+
+
+@helper
+def dissipative_step(m, w, q, qd, shift, h, dt, limits, out):
+    """``out = D(h)(u)`` of ``u = qd + shift a`` (into ``w.x``; ``a`` the rigid acceleration, ``w.a``) under the
+    stops' bounds for a motion of ``dt`` from ``q``: :func:`drive_step`."""
+    for k in range(m.nv):
+        w.x[k] = qd[k] + shift * w.a[k]
+    stop_bounds(m, limits, q, dt, w.lower, w.upper)
+    return drive_step(m, w.drive, q, w.x, h, w.lower, w.upper, out)
+
+
+@helper
 def integrate(m, w, q, qd, tau, f_ext, gravity, dt, rk4, limits):
     """One step from ``(q, qd)`` to ``(q_next, qd_next)`` (module notes); ``qdd``: the forward dynamics at ``(q,
     qd)``, drive terms included; ``limits``: ``(2, nq)`` lower and upper positions. Returns ``OK``, or ``SINGULAR``
@@ -350,42 +370,28 @@ def integrate(m, w, q, qd, tau, f_ext, gravity, dt, rk4, limits):
     if bad != OK:
         return bad
     dissipative = dissipation_per_coordinate(m, w.drive.damping, w.drive.friction, w.drive.slip)
-    if dissipative:
-        bad = rigid_rate(m, w, q, qd, tau, gravity, f_ext, dissipative, a)
-        if bad != OK:
-            return bad
-    else:
-        for k in range(m.nv):
-            a[k] = qdd[k]
+    bad = rate_unless_known(m, w, q, qd, tau, gravity, f_ext, dissipative, not dissipative, qdd, a)
+    if bad != OK:
+        return bad
     if not rk4:  # semi-implicit Euler
-        for k in range(m.nv):
-            x[k] = qd[k] + dt * a[k]
-        stop_bounds(m, limits, q, dt, w.lower, w.upper)
-        bad = drive_step(m, w.drive, q, x, dt, w.lower, w.upper, qd_next)
+        bad = dissipative_step(m, w, q, qd, dt, dt, dt, limits, qd_next)
         if bad != OK:
             return bad
         integrate_configuration(m, q, qd_next, dt, q_next)
         clamp_to_stops(m, limits, q_next)
         return OK
     h = 0.5 * dt
-    for k in range(m.nv):  # the rigid motion's mean velocity, u = qd + h a
-        x[k] = qd[k] + h * a[k]
-    stop_bounds(m, limits, q, dt, w.lower, w.upper)
-    bad = drive_step(m, w.drive, q, x, h, w.lower, w.upper, v)
+    bad = dissipative_step(m, w, q, qd, h, h, dt, limits, v)  # D(h) of the rigid motion's mean velocity
     if bad != OK:
         return bad
     moved = False
     for k in range(m.nv):
         moved = moved or v[k] != x[k]
-    if moved:  # v = D(h)(u) - h a, and the rate at the new start
-        for k in range(m.nv):
-            v[k] -= h * a[k]
-        bad = rigid_rate(m, w, q, v, tau, gravity, f_ext, dissipative, a)
-        if bad != OK:
-            return bad
-    else:
-        for k in range(m.nv):
-            v[k] = qd[k]
+    for k in range(m.nv):  # the velocity R starts from: D(h)(u) - h a (qd itself where D did nothing)
+        v[k] = v[k] - h * a[k] if moved else qd[k]
+    bad = rate_unless_known(m, w, q, v, tau, gravity, f_ext, dissipative, not moved, a, a)
+    if bad != OK:
+        return bad
     rkmk4_stage(m, q, v, 0, dt, a, w.stages, q_next, x)
     for s in range(1, STAGES):
         bad = rigid_rate(m, w, w.stages.q, w.stages.x, tau, gravity, f_ext, dissipative, w.qdd_stage)
@@ -412,8 +418,8 @@ def stop_limits(robot):
     if limits is None:
         lower, upper = robot.position_limits.T.copy()
         for b in robot.bodies:
-            joint = robot.joints[b.joint]
             if b.mimic and b.nq == 1 and b.q_mult != 0.0:
+                joint = robot.joints[b.joint]
                 ends = sorted(((joint.lower - b.q_offset) / b.q_mult, (joint.upper - b.q_offset) / b.q_mult))
                 lower[b.idx_q], upper[b.idx_q] = max(lower[b.idx_q], ends[0]), min(upper[b.idx_q], ends[1])
         limits = _stop_limits[robot] = np.ascontiguousarray([lower, upper])
@@ -448,12 +454,15 @@ def diverged(robot, qd, dt):
 
 
 def step(robot, q, qd, tau, dt, *, method="rk4", gravity=None, external_wrenches=None):
-    """The state ``(q, qd)`` after ``dt`` seconds with torques ``tau`` held constant, joint limits stopping joints.
+    """The state ``(q, qd)`` after ``dt`` seconds with torques ``tau`` held constant, the drives' damping and
+    Coulomb friction taken implicitly and joint limits stopping joints (module notes: stable at any ``dt``, energy
+    never added by them).
 
     ``method``: ``"rk4"`` or ``"semi_implicit"``; ``gravity`` and ``external_wrenches`` as in
     :func:`~rne_dynamics.algorithms.aba.forward_dynamics`. One state (``q`` ``(nq,)``, ``qd`` and ``tau`` ``(nv,)``)
     or a batch ``(N, nq)``, ``(N, nv)``. Returns ``(q, qd)``, ``q`` with unit quaternions. The whole step runs
-    compiled: one call, four forward dynamics (RK4) in one workspace.
+    compiled: one call, four rigid forward dynamics (RK4) and the dissipative half steps in one workspace. A step
+    whose result is not finite raises :class:`~rne_dynamics.errors.StateError` naming the fastest coordinate.
     """
     q, qd, tau = states(robot, q=q, qd=qd, tau=tau)
     dt = _positive_time(dt, "dt")
