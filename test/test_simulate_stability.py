@@ -209,3 +209,14 @@ def test_a_batch_steps_as_its_states_do():
         one = rd.step(robot, q[n], qd[n], np.zeros(7), 1e-3)
         np.testing.assert_allclose(q_next[n], one[0], rtol=0, atol=1e-13)
         np.testing.assert_allclose(qd_next[n], one[1], rtol=0, atol=1e-11)
+
+
+def test_a_step_that_diverges_names_the_fastest_coordinate(recwarn):
+    """A finite state that forward dynamics takes but a step of 1 s cannot resolve (1e100 rad/s: its stages
+    overflow) is a StateError about the simulation naming the fastest joint, not "the inputs are too large" nor a
+    joint that "drives no mass"; no numpy warning."""
+    robot = rd.load_urdf(two_link_arm())
+    with pytest.raises(rd.StateError, match="the simulation diverged: a step of 1 s .* 'joint1', moves at 1e"
+                                             r"\+100"):
+        rd.step(robot, np.zeros(2), np.array([1e100, -1e99]), np.zeros(2), 1.0)
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]

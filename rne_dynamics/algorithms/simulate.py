@@ -433,14 +433,17 @@ def advance(robot, q, qd, tau, dt, method, gravity, external_wrenches):
     """One step: ``(q_next, qd_next, qdd)``, ``qdd`` the forward dynamics at ``(q, qd)``. A step from a state that
     forward dynamics takes but whose result is not finite raises the :class:`StateError` of :func:`diverged`."""
     extras = (dt, method == "rk4", stop_limits(robot))
-    try:
-        if STEP.ready:  # machine code: no numpy arithmetic to warn
+    if STEP.ready and hasattr(STEP.single, "py_func"):  # numba's machine code: no numpy arithmetic to warn
+        try:
             return STEP.run(robot, None, (q, qd, tau), gravity, external_wrenches, extras=extras)
-        with np.errstate(all="ignore"):  # the kernels' Python: a diverging state says so once, below
+        except (StateError, SingularMassMatrixError):
+            pass  # explained below
+    with np.errstate(all="ignore"):  # the kernels' Python: a diverging state says so once, below
+        try:
             return STEP.run(robot, None, (q, qd, tau), gravity, external_wrenches, extras=extras)
-    except (StateError, SingularMassMatrixError):
-        ACCELERATIONS.run(robot, None, (q, qd, tau), gravity_vector(gravity))  # the state's own error, if any
-        raise diverged(robot, qd, dt) from None
+        except (StateError, SingularMassMatrixError):
+            ACCELERATIONS.run(robot, None, (q, qd, tau), gravity_vector(gravity))  # the state's own error, if any
+    raise diverged(robot, qd, dt)
 
 
 def diverged(robot, qd, dt):
