@@ -220,3 +220,18 @@ def test_a_step_that_diverges_names_the_fastest_coordinate(recwarn):
                                              r"\+100"):
         rd.step(robot, np.zeros(2), np.array([1e100, -1e99]), np.zeros(2), 1.0)
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+@pytest.mark.parametrize("method", ["rk4", "semi_implicit"])
+def test_tanh_coulomb_friction_creeps_at_its_closed_form_speed(method):
+    """The smooth Coulomb law ``F tanh(qd / coulomb_velocity)`` (taken exactly in the implicit step, Newton within
+    a bracket) with ``F`` 1.2 times each gravity torque of the level 2R arm: the arm creeps where the friction
+    balances gravity, ``qd = -coulomb_velocity atanh(tau_g(q) / F)`` (0.012 rad/s with 0.01 rad/s), to 1% after
+    0.2 s (the inertia's transient lasts milliseconds)."""
+    base = rd.load_urdf(two_link_arm())
+    friction = 1.2 * np.abs(rd.gravity_torques(base, np.zeros(2), gravity=PLANAR_GRAVITY))
+    robot = base.with_drive(friction=friction, coulomb_velocity=np.full(2, 0.01))
+    trajectory = rd.simulate(robot, np.zeros(2), np.zeros(2), np.zeros(2), 0.2, 1e-3, method=method,
+                             gravity=PLANAR_GRAVITY)
+    tau_g = rd.gravity_torques(base, trajectory.q[-1], gravity=PLANAR_GRAVITY)
+    np.testing.assert_allclose(trajectory.qd[-1], -0.01 * np.arctanh(tau_g / friction), rtol=0.01)

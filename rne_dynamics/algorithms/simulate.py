@@ -208,8 +208,9 @@ def exact_on_active_set(w, h, lower, upper):
     others' optimality conditions (``A y - b + h friction phi'(y) = 0``: one linear solve, by Cholesky, unless a
     ``tanh`` law is among them). Writes ``y``; returns ``(status, accepted)``, ``status`` ``SINGULAR + k`` when
     ``A`` is not positive definite, ``accepted`` whether ``y`` meets the optimality conditions of the whole problem
-    (Karush-Kuhn-Tucker: every free coordinate within its bounds and on the side of zero its friction assumed,
-    every held one pressed the way its bound or friction can hold, to :data:`KKT_TOLERANCE`)."""
+    (Karush-Kuhn-Tucker, to :data:`KKT_TOLERANCE`: every coordinate within its bounds, its gradient zero for some
+    subgradient of its friction, or pushing into the bound it is at; Newton's iterate that has not converged, or
+    a Coulomb friction whose sign was wrongly assumed, fails them)."""
     A, L, b, x, y, step, held = w.A, w.L, w.b, w.x, w.y, w.step, w.held
     n = x.shape[0]
     scale = 0.0
@@ -249,24 +250,21 @@ def exact_on_active_set(w, h, lower, upper):
         if held[i] == 0.0:
             if not lower[i] - tolerance / A[i, i] <= y[i] <= upper[i] + tolerance / A[i, i]:
                 return OK, False
-            if w.friction[i] > 0.0 and w.slip[i] == 0.0 and y[i] * x[i] < 0.0:
-                return OK, False
             y[i] = min(max(y[i], lower[i]), upper[i])
-        else:
-            g = -b[i]
-            for j in range(n):
-                g += A[i, j] * y[j]
-            hf = h * w.friction[i]
-            if w.slip[i] > 0.0:
-                g_low = g_high = g + friction_slope(w, h, i, y[i])[0]
-            else:  # the subgradient of hf |y| at y: hf sign(y), or [-hf, hf] at 0
-                g_low = g + (hf if y[i] > 0.0 else -hf)
-                g_high = g + (-hf if y[i] < 0.0 else hf)
-            # a held coordinate: its bound's force (or friction) balances g, pushing only away from the bound
-            at_lower, at_upper = y[i] <= lower[i], y[i] >= upper[i]
-            if not ((at_lower and g_high >= -tolerance) or (at_upper and g_low <= tolerance)
-                    or (g_low <= tolerance and g_high >= -tolerance)):
-                return OK, False
+    for i in range(n):  # the gradient's range over phi's subgradient, which a bound's force may only push from
+        g = -b[i]
+        for j in range(n):
+            g += A[i, j] * y[j]
+        hf = h * w.friction[i]
+        if w.slip[i] > 0.0:
+            g_low = g_high = g + friction_slope(w, h, i, y[i])[0]
+        else:  # the subgradient of hf |y| at y: hf sign(y), or [-hf, hf] at 0
+            g_low = g + (hf if y[i] > 0.0 else -hf)
+            g_high = g + (-hf if y[i] < 0.0 else hf)
+        at_lower, at_upper = y[i] <= lower[i], y[i] >= upper[i]
+        if not ((at_lower and g_high >= -tolerance) or (at_upper and g_low <= tolerance)
+                or (g_low <= tolerance and g_high >= -tolerance)):
+            return OK, False
     return OK, True
 
 
