@@ -346,24 +346,33 @@ def test_a_program_that_an_edit_leaves_as_it_was_is_not_built_again(tmp_path, mo
 
 
 def test_a_varying_extra_is_written_out_for_a_few_values_only(python_only, monkeypatch):
-    """A simulator stepping a new ``dt`` each call traces no program past :data:`written.VARIANTS` of them (each
-    costs a trace and is kept); the other values run the generic kernel, to the same numbers."""
+    """A caller asking for a new link and frame each call traces no program past :data:`written.VARIANTS` of them
+    (each costs a trace and is kept); the other values run the generic kernel, to the same numbers."""
     from rne_dynamics.algorithms import driver
-    from rne_dynamics.algorithms.simulate import STEP
+    from rne_dynamics.algorithms.kinematics import JACOBIAN
     monkeypatch.setattr(driver, "WARM", 0)  # every call asks for its written code
     robot = rd.load_urdf(rd.bundled_robot_path())
     reference = robot.with_drive()  # the same model, another robot object: its own written codes (none)
-    rng = np.random.default_rng(4)
-    q, v, tau = rd.random_configuration(robot, rng), rng.uniform(-1, 1, robot.nv), rng.uniform(-1, 1, robot.nv)
-    for k in range(written.VARIANTS + 4):
-        dt = 1e-3 * (1 + k / 10)
-        ours = rd.step(robot, q, v, tau, dt)
+    q = rd.random_configuration(robot, np.random.default_rng(4))
+    asked = [(link, frame) for link in list(robot.link_frames)[1:] for frame in ("world", "local")]
+    for link, frame in asked[:written.VARIANTS + 4]:
+        ours = rd.frame_jacobian(robot, q, link, reference=frame)
         written.MODE = "0"
         try:
-            theirs = rd.step(reference, q, v, tau, dt)
+            theirs = rd.frame_jacobian(reference, q, link, reference=frame)
         finally:
             written.MODE = "python"
-        for x, y in zip(ours, theirs):
-            assert oracle.relative_error(x, y) < TOLERANCE
-    assert sum(key[0] is STEP and code is not None for key, code in robot.written.items()) == written.VARIANTS
-    assert all(code is None for key, code in reference.written.items() if key[0] is STEP)
+        assert oracle.relative_error(ours, theirs) < TOLERANCE
+    assert sum(key[0] is JACOBIAN and code is not None for key, code in robot.written.items()) == written.VARIANTS
+    assert all(code is None for key, code in reference.written.items() if key[0] is JACOBIAN)
+
+
+def test_the_simulator_step_runs_its_compiled_entry_only(python_only, monkeypatch):
+    """The simulator's step (an iterative solve that branches on the state) never traces a written code."""
+    from rne_dynamics.algorithms import driver
+    from rne_dynamics.algorithms.simulate import STEP
+    monkeypatch.setattr(driver, "WARM", 0)
+    robot = rd.load_urdf(rd.bundled_robot_path())
+    for _ in range(3):
+        rd.step(robot, np.zeros(robot.nq), np.zeros(robot.nv), np.zeros(robot.nv), 1e-3)
+    assert not [key for key in robot.written if key[0] is STEP]

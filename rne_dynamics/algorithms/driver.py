@@ -208,13 +208,15 @@ class Algorithm:
     the state, the external body wrenches if ``wrenches`` (``(nb, 6)``, or ``(0, 6)`` for none), gravity if
     ``gravity``, and the parameters named ``extras`` (numbers or arrays shared by every state of a batch).
     ``generic=False``: the algorithm runs only as a robot's written code (its caller has another path for a state
-    the code hands back), so it has no compiled entry.
+    the code hands back), so it has no compiled entry; ``writable=False``: only its compiled entry, never a written
+    code (a step whose branches on the state, an iterative solve, would make the written code's guards hand most
+    states back after a long trace and build).
     """
 
     def __init__(self, step, layout, arguments, what, result=_first, *, gravity=False, wrenches=False, extras=(),
-                 generic=True):
+                 generic=True, writable=True):
         self.step, self.layout, self.arguments, self.what, self.result = step, layout, arguments, what, result
-        self.gravity, self.wrenches, self.extras = gravity, wrenches, tuple(extras)
+        self.gravity, self.wrenches, self.extras, self.writable = gravity, wrenches, tuple(extras), writable
         self.name = f"{step.__name__}_{layout.__name__}"
         self.kind, self.finish = result_kind(result)
         ALGORITHMS.append(self)
@@ -237,7 +239,8 @@ class Algorithm:
                     return held[1]
             except (TypeError, AttributeError, ValueError, IndexError):
                 pass  # another type of argument or Data, or (run as plain Python) a bad shape
-        code = None if external_wrenches else robot.written.get((self, drive, *extras_key(extras)), False)
+        code = (None if external_wrenches or not self.writable
+                else robot.written.get((self, drive, *extras_key(extras)), False))
         if code is False:
             code = written(self, robot, drive, extras) if data is not None else self.written(robot, drive, extras)
         if code is not None:  # the robot's written code, unless an argument needs converting or explaining

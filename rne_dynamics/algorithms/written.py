@@ -211,7 +211,7 @@ def written(algorithm, robot, drive=True, extras=(), wrenches=False, wait=False)
     out. With ``wrenches``, the variant that takes external body wrenches ``(nb, 6)``, flat, after gravity (kept
     under ``(algorithm, drive, WRENCHES, *extras)``). ``wait``: return once the machine code is in use (or has
     failed)."""
-    if wrenches and not algorithm.wrenches:
+    if wrenches and not algorithm.wrenches or not algorithm.writable:
         return None
     key = (algorithm, drive, *((WRENCHES,) if wrenches else ()), *extras_key(extras))
     made = robot.written.get(key, False)

@@ -67,9 +67,44 @@ def coulomb_shape(m, c, qd_c):
 
 
 @helper
+def dissipative_torque(m, c, qd_c):
+    """The dissipative part of column ``c``'s friction: ``damping qd + friction s(qd)`` (its power ``>= 0``)."""
+    return m.damping[c] * qd_c + m.friction[c] * coulomb_shape(m, c, qd_c)
+
+
+@helper
 def drive_friction(m, c, qd_c):
     """Friction of motion column ``c`` at velocity ``qd_c``: ``damping qd + friction s(qd) + friction_offset``."""
-    return m.damping[c] * qd_c + m.friction[c] * coulomb_shape(m, c, qd_c) + m.friction_offset[c]
+    return dissipative_torque(m, c, qd_c) + m.friction_offset[c]
+
+
+@helper
+def dissipative_torques_add(m, qd, tau):
+    """``tau += damping qd + friction s(qd)`` of every column: added to a torque, it cancels what forward dynamics
+    subtracts, which leaves the conservative motion (:mod:`~rne_dynamics.algorithms.simulate`)."""
+    for c in range(m.ncol):
+        k = m.col_v[c]
+        tau[k] += dissipative_torque(m, c, qd[k])
+
+
+@helper
+def dissipation_per_coordinate(m, damping, friction, slip):
+    """Each velocity coordinate's viscous ``damping``, Coulomb ``friction`` and its ``coulomb_velocity`` (``slip``;
+    0: ``sign``), from its drive's column (zero on the base's and mimic columns). Returns whether any is nonzero:
+    a model without them has no dissipative drive term."""
+    dissipative = False
+    for k in range(m.nv):
+        damping[k] = 0.0
+        friction[k] = 0.0
+        slip[k] = 0.0
+    for c in range(m.ncol):
+        k = m.col_v[c]
+        if m.damping[c] > 0.0 or m.friction[c] > 0.0:
+            dissipative = True
+            damping[k] += m.damping[c]
+            friction[k] += m.friction[c]
+            slip[k] = m.coulomb_velocity[c]
+    return dissipative
 
 
 @helper
