@@ -94,7 +94,8 @@ def run(robot_path=None, generic=False, out=partial(print, flush=True)):
 def compile_checks(rd, robots, out):
     """Compile (or load from numba's cache) the small kernels that run in Python around every call: the checks of
     the arguments and ``integrate``, for one state and a batch (a few seconds; their Python costs microseconds a
-    state until the background process has compiled them)."""
+    state until the background process has compiled them); and the simulator's step, which runs only as its generic
+    kernel (a minute or two: its Python costs milliseconds a step, too slow for a simulation at 100 Hz-1 kHz)."""
     from .. import _compile
     from .._jit import numba
     from ..algorithms.inputs import states
@@ -110,9 +111,15 @@ def compile_checks(rd, robots, out):
                 v = np.zeros(q.shape[:-1] + (robot.nv,))
                 states(robot, q=q, v=v)
                 rd.integrate(robot, q, v, 0.01)
+        out(f"  the argument checks and integrate compiled ({time.perf_counter() - t:.1f} s)")
+        t = time.perf_counter()
+        robot = robots[0]  # the step is one generic kernel for every robot (it has no written code: simulate.STEP)
+        rest = np.zeros(robot.nv)
+        rd.step(robot, rd.neutral(robot), rest, rest, 0.001)
+        out(f"  the simulator's step compiled ({time.perf_counter() - t:.1f} s): live and the forward node "
+            "start in real time")
     finally:
         _compile.ON_CALLER = False
-    out(f"  the argument checks and integrate compiled ({time.perf_counter() - t:.1f} s)")
 
 
 def compile_generic(rd, robot, out):
