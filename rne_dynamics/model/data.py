@@ -5,9 +5,21 @@ holds the workspaces and results of its algorithms.
 ``data`` and returns views of it, valid until the next call with the same ``data``; once each call has run with it,
 nothing more is allocated. Without ``data=`` every call allocates its own results.
 """
+from typing import Any, Callable, NamedTuple
+
 import numpy as np
 
 from ..errors import StateError
+
+
+class Held(NamedTuple):
+    """What a :class:`Data` holds for one algorithm: one state's memory ``block``, the ``result`` made of its views,
+    and the ``call`` that computes a state into it, as ``call(*arguments, *state, *environment)`` returning a status
+    (the robot's written code: ``arguments`` is ``(block,)``; the generic entry: ``(fdata, idata, block)``)."""
+    block: np.ndarray
+    result: Any
+    arguments: tuple
+    call: Callable
 
 
 class Data:
@@ -17,7 +29,7 @@ class Data:
 
     def __init__(self, robot):
         self.robot = robot
-        self.held = {}  # per algorithm: one state's memory block and the result made of its views
+        self.held = {}  # per algorithm: its Held (one state's memory, its result views, the call)
         self._arrays = {}
 
     def array(self, key, shape):
