@@ -292,7 +292,7 @@ class Algorithm:
         if self.ready and not external_wrenches and one_state_arrays(state):
             held = self.held(robot, data)
             if self.single(fdata, robot.idata, held.block, *state, *environment, *extras) == OK:
-                self.generic_ran(robot, data, drive, extras, False, code, 1)
+                self.generic_ran(1, self.why_generic(robot, data, drive, extras, False, code))
                 return held.result
         return self.checked(robot, fdata, data, state, gravity, external_wrenches, extras, counted and data is None)
 
@@ -317,10 +317,10 @@ class Algorithm:
         made = robot.written.get((self, drive, *((WRENCHES,) if wrenches else ()), *extras_key(extras)))
         return BUILDING if made is not None else NOT_WRITTEN
 
-    def generic_ran(self, robot, data, drive, extras, wrenches, code, states):
-        """Count ``states`` that the generic kernel computed, by engine and by reason (:meth:`why_generic`)."""
+    def generic_ran(self, states, why):
+        """Count ``states`` that the generic entry computed, by engine and by ``why`` it ran (:meth:`why_generic`)."""
         self.generic_runs[GENERIC_MACHINE_CODE if self.ready and numba is not None else GENERIC_PYTHON] += states
-        self.fallbacks[self.why_generic(robot, data, drive, extras, wrenches, code)] += states
+        self.fallbacks[why] += states
 
     def parameters(self, robot, data, gravity, external_wrenches, batch):
         """The checked external body wrenches (``()`` if the step takes none) and gravity (likewise) that the step
@@ -353,7 +353,8 @@ class Algorithm:
             status, row = in_threads(written_rows(code.batch, out, inputs), batch) if code is not None else (None, 0)
             if status not in EXPLAINED:  # the generic kernel, which also says what is wrong
                 status, row = self.generic_batch(fdata, robot.idata, size, out, state, f_ext, g, extras)
-                self.generic_ran(robot, data, drive, extras, wrenches, code, batch if status == OK else row)
+                self.generic_ran(batch if status == OK else row, self.why_generic(robot, data, drive, extras, wrenches,
+                                                                                   code))
             result = self.result(*_batch_views(out, slots))
         else:
             row = None
@@ -366,7 +367,7 @@ class Algorithm:
                     out = memory(robot, data, "environment", (3 + f_ext[0].size,))
                     environment = (environment_of(g[0], f_ext[0], out),)
                 status = self.generic(fdata, robot.idata, block, *state, *environment, *extras)
-                self.generic_ran(robot, data, drive, extras, wrenches, code, int(status == OK))
+                self.generic_ran(int(status == OK), self.why_generic(robot, data, drive, extras, wrenches, code))
         if status != OK:
             raise self.error(robot, status, state, "" if row is None else f" at state {row}")
         return result
@@ -398,8 +399,7 @@ class Algorithm:
             return BAD_SHAPE
         status = self.generic(*arguments)
         if status == OK:
-            self.generic_runs[GENERIC_MACHINE_CODE if self.ready and numba is not None else GENERIC_PYTHON] += 1
-            self.fallbacks[NOT_WRITTEN] += 1
+            self.generic_ran(1, NOT_WRITTEN)
         return status
 
     def generic(self, *arguments):
