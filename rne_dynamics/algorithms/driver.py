@@ -269,9 +269,9 @@ class Algorithm:
                 owned(robot, data)  # raises: what data= must be
             if gravity is None and drive and not external_wrenches and not extras:
                 # the fewest steps: the held memory and call (the robot's written code, once made) and gravity
-                block, result, arguments, call = data.held.get(self, NOT_HELD)
-                if call(*arguments, *state, *self.defaults) == OK:
-                    return result
+                held = data.held.get(self, NOT_HELD)
+                if held.call(*held.arguments, *state, *self.defaults) == OK:
+                    return held.result
         environment = self.defaults if gravity is None else (gravity_vector(gravity),)
         code = None if external_wrenches else robot.written.get((self, drive, *extras_key(extras)), False)
         counted = code is False  # (without data, a state counted towards WARM here: not again by checked)
@@ -358,7 +358,8 @@ class Algorithm:
             result = self.result(*_batch_views(out, slots))
         else:
             row = None
-            block, result, _, _ = self.held(robot, data)
+            held = self.held(robot, data)
+            block, result = held.block, held.result
             status = code.single(block, *inputs[:-1], inputs[-1][0]) if wrenches and code is not None else \
                 code.single(block, *inputs) if code is not None else None
             if status not in EXPLAINED:
