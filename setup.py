@@ -9,7 +9,8 @@ setup(
     name=PACKAGE,
     version="0.1.0",
     packages=find_packages(exclude=["test", "test.*"]),
-    package_data={PACKAGE: ["data/*.urdf", "data/*.yaml", "data/*.csv"]},
+    # the fixed C of every robot's written code (_native.py completes it with the robot's program)
+    package_data={PACKAGE: ["data/*.urdf", "data/*.yaml", "data/*.csv", "_written_module.c"]},
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),

@@ -25,6 +25,7 @@ from .algorithms.loops import (ClosedLoopForwardDynamicsResult, ClosedLoopInvers
                               closed_loop_forward_dynamics, closed_loop_inverse_dynamics, closed_loop_state,
                               constrained_forward_dynamics, loop_constraints, mobility, platform_forward_dynamics,
                               platform_inverse_dynamics, prepare_closed_loop, simulate_closed_loop)
+from .algorithms.driver import engine_report
 from .algorithms.observer import MomentumObserver
 from .algorithms.kinematics import (CenterOfMass, center_of_mass, centroidal_momentum, centroidal_momentum_matrix,
                                     forward_kinematics, frame_acceleration, frame_jacobian, frame_placement,
@@ -62,7 +63,7 @@ __all__ = [
     "ForwardDynamicsResult", "forward_dynamics", "inverse_dynamics_derivatives", "joint_wrench_derivatives",
     "forward_dynamics_derivatives", "torque_rate", "torque_acceleration", "joint_torque_regressor",
     "inertial_parameters",
-    "BaseParameters", "base_parameters", "Trajectory", "simulate", "step", "MomentumObserver",
+    "BaseParameters", "base_parameters", "Trajectory", "simulate", "step", "MomentumObserver", "engine_report",
     # closed loops and parallel robots
     "Loops", "LoopClosure", "loop_constraints", "LoopConstraints", "close_loops", "actuation_jacobian",
     "closed_loop_state", "closed_loop_inverse_dynamics", "ClosedLoopInverseDynamicsResult",

@@ -4,7 +4,8 @@ the caller runs the kernel's Python (:func:`~rne_dynamics._trace.traceable`), ex
 large kernel for minutes on a 2-core machine: no call, test or node waits for it.
 
 A kernel is named for the background process by ``(module, function, argument)``: ``module.function(argument)``
-returns its dispatcher in a new process (the algorithms' entries are made at import, not module attributes).
+returns its dispatcher in a new process (the algorithms' entries are made at import, not module attributes); the
+process is :mod:`rne_dynamics._compile_child`.
 """
 import atexit
 import functools
@@ -20,10 +21,8 @@ from collections import deque
 import numpy as np
 
 from ._jit import numba
+from ._tuning import COMPILE_ON_CALLER as ON_CALLER
 from ._trace import traceable
-
-#: ``RNE_DYNAMICS_COMPILE=caller`` compiles on the caller's path instead (a benchmark that wants machine code now).
-ON_CALLER = os.environ.get("RNE_DYNAMICS_COMPILE") == "caller"
 
 _lock = threading.Lock()
 _queue = deque()   # (dispatcher, signature, locator) waiting for the worker
@@ -148,21 +147,6 @@ def _work():
         _ended[0] += 1
 
 
-#: The background process: import the package, find the dispatcher, compile the signature into numba's cache.
-CHILD = """
-import importlib, os, pickle, sys, threading, time
-os.nice(10)  # after the callers' work
-def end_with(parent):  # a caller that ends, or is killed, takes its compile with it
-    while os.getppid() == parent:
-        time.sleep(0.5)
-    os._exit(1)
-threading.Thread(target=end_with, args=(os.getppid(),), daemon=True).start()
-module, function, argument, signature = sys.argv[1:]
-dispatcher = getattr(importlib.import_module(module), function)(argument)
-dispatcher.compile(pickle.loads(bytes.fromhex(signature)))
-"""
-
-
 def _build(signature, locator):
     module, function, argument = locator
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -170,9 +154,9 @@ def _build(signature, locator):
     with _lock:
         if _exiting:  # (the worker thread runs on while the interpreter exits)
             return False
-        process = subprocess.Popen([sys.executable, "-c", CHILD, module, function, argument,
-                                    pickle.dumps(signature).hex()], env=environment, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.PIPE)
+        process = subprocess.Popen([sys.executable, "-m", f"{__package__}._compile_child", module, function,
+                                    argument, pickle.dumps(signature).hex()], env=environment,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         _running.append(process)
     _, errors = process.communicate()
     with _lock:

@@ -16,6 +16,7 @@ import glob
 import hashlib
 import inspect
 import linecache
+import math
 import os
 import re
 import sys
@@ -24,7 +25,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from . import _trace
+from . import _trace, _tuning
 
 try:
     import numba
@@ -35,10 +36,17 @@ try:
     from numba.np.arrayobj import make_array, populate_array
 except ImportError:  # the same code, uncompiled: slow but exact
     numba = None
-if os.environ.get("RNE_DYNAMICS_JIT") == "0":
+if _tuning.JIT == "0":
     numba = None
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+#: The status codes every engine returns (a generic entry, a robot's written code as C or as Python), defined here
+#: only: ``OK``; an argument of the wrong size or type; a number that is not finite; a quaternion that is not unit;
+#: a result that overflowed; a state past a guard of the written code (the generic kernel runs it). A step may also
+#: return ``SINGULAR + k``: velocity coordinate ``k`` drives no mass (its pivot is not positive).
+OK, BAD_SHAPE, NOT_FINITE, NOT_UNIT, OVERFLOW, GUARD = range(6)
+SINGULAR = 16
 
 
 #: Folders whose modules import this one only to ask about the compiled kernels: their edits recompile nothing.
@@ -357,6 +365,14 @@ def _layout(function):
         typing.__signature__ = inspect.signature(function)
         overload(function, jit_options={"_nrt": False})(typing)
     return function
+
+
+@helper
+def is_unit(a, b, c, d, tolerance):
+    """The quaternion ``(a, b, c, d)`` has a norm within ``tolerance`` of 1: the one definition of the check, which
+    the kernels call and the written code spells out, in C and in Python, from its trace
+    (:func:`rne_dynamics._native.unit_check`)."""
+    return abs(math.sqrt(a * a + b * b + c * c + d * d) - 1.0) <= tolerance
 
 
 def skip_zero(x):

@@ -28,21 +28,17 @@ import threading
 
 import numpy as np
 
-#: Status codes, as the driver's (``algorithms.driver``): the driver re-runs a failed state on its generic kernel.
-OK, BAD_SHAPE, NOT_FINITE, NOT_UNIT, OVERFLOW, GUARD = range(6)
+from ._jit import BAD_SHAPE, GUARD, NOT_FINITE, NOT_UNIT, OK, OVERFLOW, is_unit
+from ._trace import trace, traceable
+from ._tuning import COMPILER, COMPILERS, LANES, PART, TIMEOUT
+
 #: The C compiler and its flags. ``-O1``: straight-line code gains little from more, and builds in half the time;
 #: the host's instructions (``-march=native``, where the compiler has it: AVX's three-operand forms) make it 10-25%
 #: faster; no fused multiply-adds (``-ffp-contract=off``), so that the C gives the bits of its Python spelling and of
 #: the generic kernels (numba fuses none): a call's numbers do not depend on which of them served it. (``-O2`` with
 #: fused products was 20% faster per state on ANYmal and Talos.)
-COMPILER = os.environ.get("CC", "cc")
 FLAGS = ["-O1", "-shared", "-fPIC", "-fno-math-errno", "-ffp-contract=off", "-w"]
 HOST_FLAGS = ["-march=native"]
-#: Seconds a build may take before it is abandoned (the Python goes on serving).
-TIMEOUT = 600
-#: Builds run at once: one per core (a large program takes the compiler a few hundred MB); a build that a caller waits
-#: for runs at once beside them (:func:`hurry`).
-COMPILERS = os.cpu_count() or 1
 _compilers = threading.Condition()
 _running = 0
 #: The writer's version: part of every cache key, so modules of an older writer are never loaded.
@@ -90,6 +86,26 @@ def spelled(op, args, unary, binary, operand):
     return binary[op].format(operand(args[0]), operand(args[1]))
 
 
+def expression(program, k, unary, binary, literal, read):
+    """Node ``k`` of ``program`` (or the constant ``k``) as one expression, its operands inlined: spelled with the
+    format tables ``unary`` and ``binary``, ``literal`` (a constant) and ``read(argument, element)`` (an input)."""
+    if type(k) is not int:
+        return literal(k)
+    op, args = program.ops[k]
+    if op == "input":
+        return read(*args)
+    return spelled(op, args, unary, binary, lambda a: f"({expression(program, a, unary, binary, literal, read)})")
+
+
+@functools.cache
+def unit_check(tolerance):
+    """``(program, node)``: the trace of :func:`~rne_dynamics._jit.is_unit` on a quaternion (input 0, elements 0 to
+    3) at ``tolerance``, which the C and the Python of a written code spell (:func:`expression`)."""
+    program, (node,) = trace(lambda u: [traceable(is_unit)(u[0], u[1], u[2], u[3], tolerance).value],
+                             [np.array([0.0, 0.0, 0.0, 1.0])])
+    return program, node
+
+
 def statements(program, outputs, unary, binary, literal):
     """``(k, expression)`` for each node that the outputs and guards use, in order, spelled with the format tables
     ``unary`` and ``binary`` (by operation), ``literal`` (a constant) and ``x{argument}[{element}]`` for inputs."""
@@ -100,16 +116,10 @@ def statements(program, outputs, unary, binary, literal):
         yield k, spelled(op, args, unary, binary, operand)
 
 
-#: Statements per C function: the compiler's time grows faster than a function's length (50,000 statements in one
-#: function took 49 s at -O1, in parts of this size a few seconds), and a part costs one call.
-PART = 2500
-
-
-#: States a batch computes at once, one in each lane of a vector (GCC's and clang's vector extension: AVX's
-#: registers on x86-64, NEON's on arm64, pairs or single numbers elsewhere). A lane runs the one-state code's
-#: operations in the same order, so it gives the same bits. Per state, on one core: Talos with a floating base 1.9x
-#: less; ANYmal, whose twelve sines a state run lane by lane, as much on a quiet machine and 2x less on a busy one.
-LANES = 4
+# A batch computes LANES states at once, one in each lane of a vector (GCC's and clang's vector extension: AVX's
+# registers on x86-64, NEON's on arm64, pairs or single numbers elsewhere). A lane runs the one-state code's
+# operations in the same order, so it gives the same bits. Per state, on one core: Talos with a floating base 1.9x
+# less; ANYmal, whose twelve sines a state run lane by lane, as much on a quiet machine and 2x less on a busy one.
 #: The operations of the vector instructions; the others (a sine, a comparison) run lane by lane.
 VECTOR_OPERATIONS = {"add", "sub", "mul", "div", "neg", "input"}
 
@@ -198,271 +208,46 @@ def c_parts(program, outputs, inputs, lanes=1):
     return "\n".join(functions), "\n".join(body), max(len(slots) + len(ahead), 1), "\n".join(statements_ahead)
 
 
-TEMPLATE = r"""
-#define PY_SSIZE_T_CLEAN
-#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
-#include <Python.h>
-#include <math.h>
-#include <stdint.h>
-#include <string.h>
-#include <numpy/arrayobject.h>
-#ifdef __AVX__
-#include <immintrin.h>
-#endif
+#: The fixed part of every module, which :func:`c_source` completes with the program's macros and functions.
+MODULE_C = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_written_module.c")
 
-#define INPUTS {inputs}
-#define OUTPUTS {outputs}
-static const Py_ssize_t sizes[INPUTS] = {{{sizes}}};
-static const int quaternions[] = {{{quaternions}}};  /* the first q index of each quaternion, then -1 */
-#define SLOTS {slots}  /* the result's arrays: offset in the outputs, dimensions, shape */
-static const Py_ssize_t slot_offset[SLOTS + 1] = {{{slot_offsets}}};
-static const int slot_ndim[SLOTS + 1] = {{{slot_ndims}}};
-static const npy_intp slot_dims[SLOTS + 1][4] = {{{slot_dims}}};
 
-#define TEMPORARIES {temporaries}  /* the numbers passed from one part to a later one */
-#define LANES {lanes}
-#define LANE_TEMPORARIES {lane_temporaries}
-typedef double vec __attribute__((vector_size(LANES * sizeof(double))));
-
-{parts}
-static int compute({parameters}, double *restrict T, double *restrict out)
-{{
-{body}
-}}
-
-{lanes_parts}
-static int lanes_compute({lanes_parameters}, vec *restrict T, double *const *restrict out)
-{{
-{lanes_body}
-}}
-
-/* the numbers of the LANES states of rows x0[s], ... that are computed lane by lane from their inputs only (a joint
-   angle's sine), into T, before the vectors' arithmetic (which would wait for each) */
-static void lanes_ahead({lanes_parameters}, vec *restrict T)
-{{
-    for (int s = 0; s < LANES; s++) {{
-{ahead}
-    }}
-}}
-
-/* a float64 C-contiguous array of n elements (a multiple of n, if many); its data, or NULL */
-static double *array_of(PyObject *o, Py_ssize_t n, int many, Py_ssize_t *count, int writable)
-{{
-    if (!PyArray_Check(o)) return NULL;
-    PyArrayObject *a = (PyArrayObject *)o;
-    if (PyArray_TYPE(a) != NPY_DOUBLE || !PyArray_IS_C_CONTIGUOUS(a) || (writable && !PyArray_ISWRITEABLE(a)))
-        return NULL;
-    Py_ssize_t size = PyArray_SIZE(a);
-    if (many ? (n == 0 || size % n != 0) : size < n) return NULL;
-    *count = n ? size / n : 0;
-    return (double *)PyArray_DATA(a);
-}}
-
-/* whether all n numbers are finite: no branch per number (an inf or a NaN has every exponent bit set), so that
-   the compiler makes it a few vector instructions */
-__attribute__((optimize("tree-vectorize")))
-static int all_finite(const double *x, Py_ssize_t n)
-{{
-    uint64_t bad = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {{
-        uint64_t bits;
-        memcpy(&bits, x + i, sizeof bits);
-        bad |= ((bits & 0x7ff0000000000000u) + 0x0010000000000000u) & 0x8000000000000000u;
-    }}
-#ifdef __AVX__
-    /* the wide registers cleared: left dirty (gcc's -march=native code did not clear them on this AMD CPU), they
-       slowed the interpreter's code after the call by a third (a Python loop of Pinocchio's rnea after a batch:
-       3.05 against 2.37 us a call). Every entry's last step is this check of its outputs, after the vector lanes */
-    _mm256_zeroupper();
-#endif
-    return bad == 0;
-}}
-
-/* whether the quaternions of configuration q have unit norm */
-static int unit_quaternions(const double *q)
-{{
-    for (int k = 0; quaternions[k] >= 0; k++) {{
-        const double *u = q + quaternions[k];
-        double norm = sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2] + u[3] * u[3]);
-        if (!(fabs(norm - 1.0) <= {tolerance})) return 0;
-    }}
-    return 1;
-}}
-
-/* one state's outputs (their finiteness is the caller's to check); its inputs' finiteness too unless known; T:
-   TEMPORARIES numbers */
-static int state(double *const *x, double *out, int inputs_finite, double *T)
-{{
-    for (int k = 0; k < INPUTS && !inputs_finite; k++)
-        if (!all_finite(x[k], sizes[k])) return {not_finite};
-    if (!unit_quaternions(x[0])) return {not_unit};
-    return compute({arguments}, T, out);
-}}
-
-/* the LANES states from row n of the inputs at base (a row every step[k] numbers; finite), at once, into their rows
-   of out; any status but OK leaves them to be run one by one. T: LANE_TEMPORARIES vectors */
-static int lanes_state(double *const *base, const Py_ssize_t *step, Py_ssize_t n, double *out, vec *T)
-{{
-    const double *x[INPUTS + 1][LANES];
-    double *rows[LANES];
-    for (int s = 0; s < LANES; s++) {{
-        if (!unit_quaternions(base[0] + (n + s) * step[0])) return {not_unit};
-        for (int k = 0; k < INPUTS; k++) x[k][s] = base[k] + (n + s) * step[k];
-        rows[s] = out + (n + s) * OUTPUTS;
-    }}
-    lanes_ahead({arguments}, T);
-    return lanes_compute({arguments}, T, rows);
-}}
-
-/* a state's status with its outputs checked */
-static int checked_state(double *const *x, double *out)
-{{
-    double *T = malloc(TEMPORARIES * sizeof(double));
-    if (!T) return {overflow};
-    int status = state(x, out, 0, T);
-    free(T);
-    return status == {ok} && !all_finite(out, OUTPUTS) ? {overflow} : status;
-}}
-
-static PyObject *single(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{{
-    Py_ssize_t count;
-    double *x[INPUTS + 1];
-    if (nargs != INPUTS + 1) return PyLong_FromLong({bad_shape});
-    double *out = array_of(args[0], OUTPUTS, 0, &count, 1);
-    if (!out) return PyLong_FromLong({bad_shape});
-    for (int k = 0; k < INPUTS; k++) {{
-        x[k] = array_of(args[k + 1], sizes[k], 1, &count, 0);
-        if (!x[k] || count != 1) return PyLong_FromLong({bad_shape});
-    }}
-    return PyLong_FromLong(checked_state(x, out));
-}}
-
-/* one state into a new block; the result: the block (no slots), its first view (kind None) or every view in a
-   tuple of type kind */
-static PyObject *fresh(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{{
-    Py_ssize_t count;
-    double *x[INPUTS + 1];
-    if (nargs != INPUTS + 1) return PyLong_FromLong({bad_shape});
-    for (int k = 0; k < INPUTS; k++) {{
-        x[k] = array_of(args[k + 1], sizes[k], 1, &count, 0);
-        if (!x[k] || count != 1) return PyLong_FromLong({bad_shape});
-    }}
-    npy_intp length = OUTPUTS;
-    PyObject *block = PyArray_SimpleNew(1, &length, NPY_DOUBLE);
-    if (!block) return NULL;
-    double *data = (double *)PyArray_DATA((PyArrayObject *)block);
-    int status = checked_state(x, data);
-    if (status != {ok}) {{
-        Py_DECREF(block);
-        return PyLong_FromLong(status);
-    }}
-    if (SLOTS == 0) return block;
-    PyObject *kind = args[0], *result = NULL;
-    if (kind != Py_None) {{
-        result = kind == (PyObject *)&PyTuple_Type ? PyTuple_New(SLOTS)
-                 : ((PyTypeObject *)kind)->tp_alloc((PyTypeObject *)kind, SLOTS);
-        if (!result) {{
-            Py_DECREF(block);
-            return NULL;
-        }}
-    }}
-    for (int s = 0; s < (result ? SLOTS : 1); s++) {{
-        PyObject *view = PyArray_New(&PyArray_Type, slot_ndim[s], (npy_intp *)slot_dims[s], NPY_DOUBLE, NULL,
-                                     data + slot_offset[s], 0, NPY_ARRAY_CARRAY, NULL);
-        if (!view) {{
-            Py_XDECREF(result);
-            Py_DECREF(block);
-            return NULL;
-        }}
-        Py_INCREF(block);
-        PyArray_SetBaseObject((PyArrayObject *)view, block);
-        if (!result) {{
-            Py_DECREF(block);
-            return view;
-        }}
-        PyTuple_SET_ITEM(result, s, view);
-    }}
-    Py_DECREF(block);
-    return result;
-}}
-
-static PyObject *batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{{
-    Py_ssize_t N, count, step[INPUTS];
-    double *base[INPUTS], *x[INPUTS + 1];
-    if (nargs != INPUTS + 1) return Py_BuildValue("(ii)", {bad_shape}, 0);
-    double *out = array_of(args[0], OUTPUTS, 1, &N, 1);
-    if (!out) return Py_BuildValue("(ii)", {bad_shape}, 0);
-    for (int k = 0; k < INPUTS; k++) {{
-        base[k] = array_of(args[k + 1], sizes[k], 1, &count, 0);
-        if (!base[k] || (count != 1 && count != N)) return Py_BuildValue("(ii)", {bad_shape}, 0);
-        step[k] = count == 1 ? 0 : sizes[k];
-    }}
-    int status = {ok}, inputs_finite = 1;
-    Py_ssize_t n = 0;
-    Py_BEGIN_ALLOW_THREADS
-    double *T = malloc(TEMPORARIES * sizeof(double));
-    vec *lane_T = N >= LANES ? aligned_alloc(sizeof(vec), LANE_TEMPORARIES * sizeof(vec)) : NULL;
-    /* finiteness over all states at once (a state at a time only if something is not finite) */
-    for (int k = 0; k < INPUTS; k++)
-        inputs_finite = inputs_finite && all_finite(base[k], (step[k] ? N : 1) * sizes[k]);
-    for (; T && lane_T && inputs_finite && n + LANES <= N; n += LANES)
-        if (lanes_state(base, step, n, out, lane_T) != {ok}) break;  /* these states again, one by one */
-    for (; T && n < N; n++) {{
-        for (int k = 0; k < INPUTS; k++) x[k] = base[k] + n * step[k];
-        status = state(x, out + n * OUTPUTS, inputs_finite, T);
-        if (status != {ok}) break;
-    }}
-    if (!T)
-        status = {overflow};
-    else if (!all_finite(out, n * OUTPUTS)) {{  /* the first state that overflowed, before any other fault */
-        status = {overflow};
-        for (n = 0; all_finite(out + n * OUTPUTS, OUTPUTS); n++) ;
-    }}
-    free(T);
-    free(lane_T);
-    Py_END_ALLOW_THREADS
-    return Py_BuildValue("(in)", status, status == {ok} ? (Py_ssize_t)0 : n);
-}}
-
-static PyMethodDef methods[] = {{
-    {{"single", (PyCFunction)(void (*)(void))single, METH_FASTCALL, "one state"}},
-    {{"batch", (PyCFunction)(void (*)(void))batch, METH_FASTCALL, "a batch of states"}},
-    {{"fresh", (PyCFunction)(void (*)(void))fresh, METH_FASTCALL, "one state into a new array"}},
-    {{NULL, NULL, 0, NULL}}
-}};
-
-static struct PyModuleDef module = {{PyModuleDef_HEAD_INIT, "{name}", NULL, -1, methods}};
-
-PyMODINIT_FUNC PyInit_{name}(void)
-{{
-    import_array();
-    return PyModule_Create(&module);
-}}
-"""
+@functools.cache
+def module_c():
+    """The text of :data:`MODULE_C`."""
+    with open(MODULE_C) as f:
+        return f.read()
 
 
 def c_source(name, program, outputs, sizes, quaternions=(), tolerance=1e-6, slots=()):
     """The extension module ``name`` computing ``outputs`` from inputs of ``sizes`` elements; ``quaternions``: the
     first index in input 0 of each unit quaternion, checked to ``tolerance``; ``slots``: ``(offset, shape)`` of each
-    result array in the outputs, for ``fresh``."""
+    result array in the outputs, for ``fresh``: the macros :data:`MODULE_C` names, its text, then the program."""
     inputs = len(sizes)
     parts, body, temporaries, _ = c_parts(program, outputs, inputs)
     lanes_parts, lanes_body, lane_temporaries, ahead = c_parts(program, outputs, inputs, LANES)
     table = [(int(offset), tuple(int(n) for n in shape)) for offset, shape in slots] + [(0, ())]
-    return TEMPLATE.format(
-        slots=len(slots), slot_offsets=", ".join(str(offset) for offset, _ in table),
-        slot_ndims=", ".join(str(len(shape)) for _, shape in table),
-        slot_dims=", ".join("{" + ", ".join(map(str, shape + (0,) * (4 - len(shape)))) + "}" for _, shape in table),
-        name=name, inputs=inputs, outputs=len(outputs), sizes=", ".join(map(str, sizes)) or "0",
-        quaternions=", ".join(map(str, list(quaternions) + [-1])), tolerance=repr(float(tolerance)),
-        parameters=", ".join(f"const double *restrict x{k}" for k in range(inputs)),
-        arguments=", ".join(f"x[{k}]" for k in range(inputs)), parts=parts, body=body, temporaries=temporaries,
-        lanes_parameters=", ".join(f"const double *const *restrict x{k}" for k in range(inputs)), lanes=LANES,
-        lanes_parts=lanes_parts, lanes_body=lanes_body, lane_temporaries=lane_temporaries, ahead=ahead, ok=OK,
-        bad_shape=BAD_SHAPE, not_finite=NOT_FINITE, not_unit=NOT_UNIT, overflow=OVERFLOW)
+    parameters = ", ".join(f"const double *restrict x{k}" for k in range(inputs))
+    lanes_parameters = ", ".join(f"const double *const *restrict x{k}" for k in range(inputs))
+    macros = dict(
+        MODULE_NAME=name, INPUTS=inputs, OUTPUTS=len(outputs), SIZES=", ".join(map(str, sizes)) or "0",
+        QUATERNIONS=", ".join(map(str, list(quaternions) + [-1])),
+        SLOTS=len(slots), SLOT_OFFSETS=", ".join(str(offset) for offset, _ in table),
+        SLOT_NDIMS=", ".join(str(len(shape)) for _, shape in table),
+        SLOT_DIMS=", ".join("{" + ", ".join(map(str, shape + (0,) * (4 - len(shape)))) + "}" for _, shape in table),
+        TEMPORARIES=temporaries, LANES=LANES, LANE_TEMPORARIES=lane_temporaries, PARAMETERS=parameters,
+        LANES_PARAMETERS=lanes_parameters, STATUS_OK=OK, STATUS_BAD_SHAPE=BAD_SHAPE, STATUS_NOT_FINITE=NOT_FINITE,
+        STATUS_NOT_UNIT=NOT_UNIT, STATUS_OVERFLOW=OVERFLOW)
+    macros["INPUT_ROWS(x)"] = ", ".join(f"x[{k}]" for k in range(inputs))
+    macros["IS_UNIT(u)"] = "(" + expression(*unit_check(float(tolerance)), C_UNARY, C_BINARY, _literal,
+                                            lambda _, element: f"u[{element}]") + ")"
+    return "\n".join(
+        [f"#define {macro} {value}" for macro, value in macros.items()]
+        + [module_c(), parts, f"static int compute({parameters}, double *restrict T, double *restrict out)",
+           "{", body, "}", "", lanes_parts,
+           f"static int lanes_compute({lanes_parameters}, vec *restrict T, double *const *restrict out)",
+           "{", lanes_body, "}", "", f"static void lanes_ahead({lanes_parameters}, vec *restrict T)", "{",
+           "    for (int s = 0; s < LANES; s++) {", ahead, "    }", "}", ""])
 
 
 def cache_folder():
@@ -613,20 +398,16 @@ def remove_other_versions(key):
         parts = os.path.basename(path)[:-len(".program")].rsplit("_", 2)
         if len(parts) != 3 or parts[0] != call or len(parts[1]) != 8:
             continue
-        try:
+        with contextlib.suppress(FileNotFoundError):  # another process removed it first
             if parts[1] != version[:8]:
                 os.remove(path)
             else:
                 with open(path) as f:
                     named.add(f.read().strip())
-        except OSError:  # another process removed it first
-            pass
     for path in glob.glob(os.path.join(folder, f"{glob.escape(call)}_program_*{suffix}")):
         if os.path.basename(path)[:-len(suffix)] not in named:
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 os.remove(path)
-            except OSError:
-                pass
 
 
 def digest(*parts):

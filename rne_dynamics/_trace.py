@@ -19,14 +19,11 @@ from threading import RLock
 
 import numpy as np
 
+from ._tuning import MAX_NODES
+
 
 class Untraceable(TypeError):
     """The step did something a straight-line program cannot record."""
-
-
-#: Nodes a program may have: a larger one (the derivatives of a chain of hundreds of bodies) would take minutes to
-#: trace and build; its generic kernel serves instead.
-MAX_NODES = 150_000
 
 
 class Program:

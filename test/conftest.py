@@ -7,6 +7,7 @@ import pytest
 
 os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
 os.environ.setdefault("ROS_DOMAIN_ID", str(40 + os.getpid() % 50))
+os.environ.setdefault("RNE_DYNAMICS_STRICT", "1")  # an engine that fails raises (rne_dynamics/_tuning.py)
 sys.path.insert(0, os.path.dirname(__file__))
 
 # Hypothesis budgets (test_fuzz.py): "ci", the default, runs in about a minute and draws the same examples on every
@@ -44,5 +45,7 @@ def every_background_compile_succeeds():
     """A kernel numba cannot compile still gives exact answers (its Python serves), so only this says so: the run
     fails on any background compile that failed."""
     yield
-    from rne_dynamics import _compile
+    from rne_dynamics import _compile, engine_report
     assert not _compile.failures, f"numba could not compile: {_compile.failures}"
+    failed = {name: report["failures"] for name, report in engine_report().items() if report["failures"]}
+    assert not failed, f"engines failed (a background build's failure raises only in its thread): {failed}"

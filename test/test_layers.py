@@ -2,7 +2,8 @@
 below it, so no import circle joins two folders. Read from the source (every ``import``, in functions too), not by
 importing it.
 
-The layers, bottom up: ``_jit`` (with ``_trace`` and ``_native``), ``errors`` and ``robots`` (leaves); ``model``;
+The layers, bottom up: the machine-code layer (``_tuning``, ``_jit``, ``_compile`` and its ``_compile_child``,
+``_trace``, ``_native``), ``errors`` and ``robots`` (leaves); ``model``;
 ``algorithms``; ``planning``; the package face (``rne_dynamics/__init__.py``, ``import rne_dynamics as rd``);
 ``nodes``; ``tools`` (the ``live`` command starts the nodes); the entry points (``__main__``, ``launch_files``).
 """
@@ -10,8 +11,8 @@ import ast
 import pathlib
 
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "rne_dynamics"
-LAYERS = [("_jit", "_compile", "_trace", "_native", "errors", "robots"), ("model",), ("algorithms",), ("planning",),
-          ("face",), ("nodes",), ("tools",), ("__main__", "launch_files")]
+LAYERS = [("_tuning", "_jit", "_compile", "_compile_child", "_trace", "_native", "errors", "robots"), ("model",),
+          ("algorithms",), ("planning",), ("face",), ("nodes",), ("tools",), ("__main__", "launch_files")]
 LEVEL = {part: level for level, parts in enumerate(LAYERS) for part in parts}
 
 

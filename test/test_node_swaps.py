@@ -48,7 +48,7 @@ def test_a_model_of_new_numbers_is_swapped_in_with_machine_code_and_nothing_trac
     assert model.settings["payload.mass"] == 1.7 and traced == []
     made = [code for code in model.robot.written.values() if code is not None]
     assert made and all(code.native for code in made)
-    held = [call for data in (model.data, model.gravity_data) for _, _, _, call in data.held.values()]
+    held = [h.call for data in (model.data, model.gravity_data) for h in data.held.values()]
     assert held and all(isinstance(call, types.BuiltinFunctionType) for call in held)  # C, not the traced Python
 
     torques = []

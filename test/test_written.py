@@ -107,7 +107,7 @@ def test_machine_code_equals_the_generic_kernels_and_its_python(path, monkeypatc
         program, outputs, sizes = written.program_of(algorithm, robot, robot.fdata)
         slots = [(int(s.offset), tuple(map(int, s.shape))) for s in algorithm.slots(robot)[0]]
         single, _, fresh = written.python_functions(written.python_source(program, outputs, sizes, [3], 1e-6, slots),
-                                                    lambda: None)
+                                                    lambda: None, [0])
         arguments = inputs(algorithm, robot, rng)
         ours, theirs = np.empty(len(outputs)), np.empty(len(outputs))
         code = written.written(algorithm, robot)
@@ -188,7 +188,7 @@ def test_a_state_past_a_guard_is_refused_for_the_generic_kernel(native, part, tm
         single, batch = module.single, module.batch
     else:
         single, batch, _ = written.python_functions(written.python_source(program, outputs, [1], [], 1e-6),
-                                                    lambda: None)
+                                                    lambda: None, [0])
     out = np.empty(1)
     assert single(out, np.array([5.0])) == OK and out[0] == 5.0
     assert single(out, np.array([-5.0])) == _native.GUARD
@@ -271,7 +271,7 @@ def test_specialised_data_runs_machine_code_and_keeps_the_generic_answers(tmp_pa
     rng = np.random.default_rng(3)
     q, qd, qdd = (rng.uniform(-1.5, 1.5, robot.nv) for _ in range(3))
     first = rd.inverse_dynamics(robot, q, qd, qdd, data=data)
-    assert type(data.held[rnea.INVERSE_DYNAMICS][3]).__name__ == "builtin_function_or_method"
+    assert type(data.held[rnea.INVERSE_DYNAMICS].call).__name__ == "builtin_function_or_method"
     expected = generic(rnea.INVERSE_DYNAMICS, robot, (q, qd, qdd, gravity_vector(None)))
     assert oracle.relative_error(np.concatenate([x.ravel() for x in first]), expected) < TOLERANCE
     link = robot.link_names[-1]

@@ -20,6 +20,7 @@ state, on every core once it is machine code, copying each state's results into 
 numba compiles an entry off the caller's path (:mod:`rne_dynamics._compile`): until its machine code is in numba's
 cache, the entry's Python serves.
 """
+import collections
 import concurrent.futures
 import functools
 import os
@@ -27,20 +28,18 @@ import os
 import numpy as np
 
 from .._compile import machine_code
-from .._jit import Slot, all_of, apply, arithmetic_kernel, carve, helper, last_sizes, status_of
+from .._jit import (BAD_SHAPE, NOT_FINITE, NOT_UNIT, OK, OVERFLOW, SINGULAR, Slot, all_of, apply,
+                    arithmetic_kernel, carve, helper, last_sizes, numba, status_of)
 from .._trace import traceable
+from .._tuning import BUILD_WAIT, LONG_BATCH, PIECES, THREAD_ROWS, WARM
 from ..errors import SingularMassMatrixError
-from ..model.data import memory, owned
+from ..model.data import Data, Held, memory, owned
 from ..model.joints import unit_quaternions
 from ..model.robot import model_view, model_view_inline
-from .written import extras_key, view_spellings, written
-from .inputs import (QUATERNION_TOLERANCE, _explain, all_finite, body_wrenches,
-                     check_quaternions, gravity_vector, overflow, states)
+from .written import WRENCHES, extras_key, view_spellings, written
+from .inputs import (QUATERNION_TOLERANCE, _explain, all_finite, body_wrenches, check_quaternions,
+                     gravity_vector, one_state_arrays, overflow, states)
 
-#: Status codes of a compiled entry; a step may also return ``SINGULAR + k``: velocity coordinate ``k`` drives no
-#: mass (its pivot is not positive).
-OK, BAD_SHAPE, NOT_FINITE, NOT_UNIT, OVERFLOW = range(5)
-SINGULAR = 16
 #: The statuses of a robot's written code that say all there is to say: any other (a guard) runs the generic kernel.
 EXPLAINED = (OK, NOT_FINITE, NOT_UNIT, OVERFLOW)
 
@@ -143,18 +142,6 @@ def result_maker(result, slots):
     return eval(f"lambda block: result({', '.join(view_spellings(slots))})", {"result": result})
 
 
-#: States from which a batch waits for its written code's machine code rather than run its Python.
-LONG_BATCH = 1000
-#: Seconds such a batch waits at most (then it runs the Python, the build going on).
-BUILD_WAIT = 5.0
-#: A batch runs on one thread unless every thread gets this many states; its threads take it in pieces of at least
-#: this many states.
-THREAD_ROWS = 64
-#: Pieces of a batch per thread: a thread takes the next piece when it is done with one, so that a core that other
-#: work slows (a busy machine, a virtual machine's neighbours) does fewer pieces rather than hold up the batch.
-PIECES = 8
-
-
 @functools.cache
 def _threads():
     return concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1, thread_name_prefix="rne_dynamics batch")
@@ -190,14 +177,52 @@ def written_rows(batch, out, inputs):
     return rows
 
 
-#: States a robot's allocating call serves on the generic kernel before its written code is made.
-WARM = 16
 #: Every algorithm, in the order of their modules' import.
 ALGORITHMS = []
 
 
+def engine_report():
+    """Per algorithm that has run (by its name, ``step_memory``), where its states were computed and why:
+    ``{"states": {engine: count}, "fallbacks": {reason: count}, "not written": {reason: count}, "failures": [...]}``.
+
+    The engines: ``"written machine code"`` and ``"written Python"`` (the robot's written code, built as C or
+    served as Python until it is), ``"generic machine code"`` and ``"generic Python"`` (the generic entry, as numba
+    compiled it or as its Python). ``fallbacks``: the states the generic entry computed, by why (a robot's first
+    allocating states, a state past a guard, no written code, a large program's build under way); ``not written``:
+    the written codes not made, by why (counted once per robot and variant); ``failures``: what failed in an engine
+    (a step that raised while traced, a C build), each also logged (``RNE_DYNAMICS_STRICT=1`` raises it). Counts
+    since the process started; only states computed without error are counted."""
+    report = {}
+    for algorithm in ALGORITHMS:
+        held = algorithm.held_generic_states
+        generic = collections.Counter({GENERIC_MACHINE_CODE if numba is not None else GENERIC_PYTHON: held})
+        states = {MACHINE_CODE: sum(module.served() for module in algorithm.native_modules.values()),
+                  WRITTEN_PYTHON: sum(served[0] for served in algorithm.python_served),
+                  **(generic + algorithm.generic_runs)}
+        states = {engine: n for engine, n in states.items() if n}
+        fallbacks = dict(algorithm.fallbacks + collections.Counter({NOT_WRITTEN: held}))
+        if states or algorithm.not_written or algorithm.failures:
+            report[algorithm.name] = {"states": states, "fallbacks": fallbacks,
+                                      "not written": dict(algorithm.not_written), "failures": list(algorithm.failures)}
+    return report
+
+
 def _first(array, *_):
     return array
+
+
+#: The held entry of an algorithm that a ``Data`` has not run yet: its call says so (the run path then makes one).
+NOT_HELD = Held(None, None, (), lambda *_: BAD_SHAPE)
+
+
+#: The engines a state runs on, as :func:`engine_report` names them.
+MACHINE_CODE, WRITTEN_PYTHON, GENERIC_MACHINE_CODE, GENERIC_PYTHON = (
+    "written machine code", "written Python", "generic machine code", "generic Python")
+#: Why a state ran on the generic kernel (:meth:`Algorithm.why_generic`).
+WARMING = f"warm-up: a robot's first WARM={WARM} allocating states"
+PAST_GUARD = "a state past a guard of the written code"
+NOT_WRITTEN = "no written code (why: not_written)"
+BUILDING = "too large for Python: its machine code is being built"
 
 
 class Algorithm:
@@ -211,6 +236,10 @@ class Algorithm:
     the code hands back), so it has no compiled entry; ``writable=False``: only its compiled entry, never a written
     code (a step whose branches on the state, an iterative solve, would make the written code's guards hand most
     states back after a long trace and build).
+
+    Two engines run a state: the robot's written code (its machine code, or its Python until that is built) and the
+    generic entry (numba's machine code, or its Python). Which ran, and why the generic one did, is counted
+    (:func:`engine_report`).
     """
 
     def __init__(self, step, layout, arguments, what, result=_first, *, gravity=False, wrenches=False, extras=(),
@@ -226,65 +255,80 @@ class Algorithm:
                        if generic else None)
         # the one compiled call is tried first once it has its one signature (else numba would compile another)
         self.ready = generic and not hasattr(self.single, "disable_compile")
+        # the report (engine_report): states by engine and by reason, written codes not made, engine failures; the
+        # written code's states are counted by the code itself (its C modules, its Python's counters)
+        self.generic_runs, self.fallbacks = collections.Counter(), collections.Counter()
+        self.not_written, self.failures = collections.Counter(), []
+        self.native_modules, self.python_served = {}, []
+        self.held_generic_states = 0  # states a Data's held generic entry computed (no written code: typed_generic)
 
     def run(self, robot, data, state, gravity=None, external_wrenches=None, extras=(), drive=True):
         """Run on one state or a batch (``state``: the arrays named by ``arguments``), in ``data`` if given; with the
         drives' armature and friction, or (``drive=False``) rigid-body dynamics only. (A method, not ``__call__``:
-        calling an instance with keywords costs a tenth of a small robot's call.)"""
-        if data is not None and gravity is None and drive and not external_wrenches and not extras:
-            try:  # the fewest steps: the held memory and call (the robot's written code, once made) and gravity
-                held = data.held.get(self)
-                if held is not None and data.robot is robot and held[3](*held[2], *state, *self.defaults,
-                                                                        *extras) == OK:
-                    return held[1]
-            except (TypeError, AttributeError, ValueError, IndexError):
-                pass  # another type of argument or Data, or (run as plain Python) a bad shape
+        calling an instance with keywords costs a tenth of a small robot's call.)
+
+        Each engine takes what it can check itself: the written code any arguments (it returns ``BAD_SHAPE`` for
+        what is not a float64 array of one state's size); the generic entry only arrays of the types numba compiled
+        it for (:func:`~rne_dynamics.algorithms.inputs.one_state_arrays`); :meth:`checked` converts anything else
+        and explains every error."""
+        if data is not None:
+            if type(data) is not Data or data.robot is not robot:
+                owned(robot, data)  # raises: what data= must be
+            if gravity is None and drive and not external_wrenches and not extras:
+                # the fewest steps: the held memory and call (the robot's written code, once made) and gravity
+                held = data.held.get(self, NOT_HELD)
+                if held.call(*held.arguments, *state, *self.defaults) == OK:
+                    return held.result
+        environment = self.defaults if gravity is None else (gravity_vector(gravity),)
         code = (None if external_wrenches or not self.writable
                 else robot.written.get((self, drive, *extras_key(extras)), False))
-        if code is False:
+        counted = code is False  # (without data, a state counted towards WARM here: not again by checked)
+        if counted:
             code = written(self, robot, drive, extras) if data is not None else self.written(robot, drive, extras)
-        if code is not None:  # the robot's written code, unless an argument needs converting or explaining
-            try:
-                environment = self.defaults if gravity is None else (gravity_vector(gravity),)
-                if data is None:
-                    result = code.fresh(self.kind, *state, *environment)  # the result in new memory, or a status
-                    if result.__class__ is not int:
-                        return result if self.finish is None else self.finish(*result)
-                elif data.robot is robot:
-                    held = self.held(robot, data)
-                    if code.single(held[0], *state, *environment) == OK:
-                        return held[1]
-            except (TypeError, AttributeError, ValueError, IndexError):
-                pass
+        if code is not None and code.single is not None:  # (a large program's Python: none while it is built)
+            if data is None:
+                result = code.fresh(self.kind, *state, *environment)  # the result in new memory, or a status
+                if result.__class__ is not int:
+                    return result if self.finish is None else self.finish(*result)
+            else:
+                held = self.held(robot, data)
+                if code.single(held.block, *state, *environment) == OK:
+                    return held.result
+        # the generic entry's one compiled call, on arguments of its types (a batch: numba would type its arguments
+        # to refuse them, 0.25 ms)
         fdata = robot.fdata if drive else robot.rigid_body_fdata
-        # one compiled call, unless an argument needs converting or explaining (a batch: numba would type its
-        # arguments to refuse them, 0.25 ms)
-        if self.ready and not external_wrenches and getattr(state[0], "ndim", 1) == 1:
-            try:
-                environment = self.defaults if gravity is None else (gravity_vector(gravity),)
-                if data is not None:
-                    if data.robot is robot:
-                        held = data.held[self]
-                        if self.single(fdata, robot.idata, held[0], *state, *environment, *extras) == OK:
-                            return held[1]
-                else:
-                    make, size = robot.workspace_shapes[self][3:]
-                    block = np.empty(size)
-                    if self.single(fdata, robot.idata, block, *state, *environment, *extras) == OK:
-                        return make(block)
-            except (TypeError, AttributeError, KeyError, ValueError, IndexError):
-                pass  # another type of argument or Data, a first call, or (run as plain Python) a bad shape
-        return self.checked(robot, fdata, data, state, gravity, external_wrenches, extras)
+        if self.ready and not external_wrenches and one_state_arrays(state):
+            held = self.held(robot, data)
+            if self.single(fdata, robot.idata, held.block, *state, *environment, *extras) == OK:
+                self.generic_ran(1, self.why_generic(robot, data, drive, extras, False, code))
+                return held.result
+        return self.checked(robot, fdata, data, state, gravity, external_wrenches, extras, counted and data is None)
 
     def written(self, robot, drive, extras, wrenches=False, states=1):
-        """The robot's written code for an allocating call (:func:`~rne_dynamics.algorithms.written.written`), or
-        None: a robot's first :data:`WARM` states without ``data=`` run the generic kernel (its machine code, or its
-        Python until numba has it): tracing costs about a hundred of its calls, which a robot called a few times (a
-        test, a script) never repays; a call with ``data=`` makes the written code at once."""
+        """The robot's written code for an allocating call of ``states`` states
+        (:func:`~rne_dynamics.algorithms.written.written`), or None: a robot's first :data:`WARM` states without
+        ``data=`` run the generic kernel (its machine code, or its Python until numba has it): tracing costs about a
+        hundred of its calls, which a robot called a few times (a test, a script) never repays; a call with
+        ``data=`` makes the written code at once."""
         served = robot.generic_states[self] = robot.generic_states.get(self, 0) + states
         if served <= WARM:
             return None
         return written(self, robot, drive, extras, wrenches)
+
+    def why_generic(self, robot, data, drive, extras, wrenches, code):
+        """Why a state of ``robot`` ran on the generic kernel, given the written ``code`` that the call had (None if
+        it had none)."""
+        if code is not None and code.single is not None:
+            return PAST_GUARD
+        if data is None and robot.generic_states.get(self, 0) <= WARM:
+            return WARMING
+        made = robot.written.get((self, drive, *((WRENCHES,) if wrenches else ()), *extras_key(extras)))
+        return BUILDING if made is not None else NOT_WRITTEN
+
+    def generic_ran(self, states, why):
+        """Count ``states`` that the generic entry computed, by engine and by ``why`` it ran (:meth:`why_generic`)."""
+        self.generic_runs[GENERIC_MACHINE_CODE if self.ready and numba is not None else GENERIC_PYTHON] += states
+        self.fallbacks[why] += states
 
     def parameters(self, robot, data, gravity, external_wrenches, batch):
         """The checked external body wrenches (``()`` if the step takes none) and gravity (likewise) that the step
@@ -295,17 +339,18 @@ class Algorithm:
             f_ext = (f_ext[0] if not batch else np.broadcast_to(f_ext, (batch,) + f_ext.shape[1:]),)
         return f_ext, (gravity_vector(gravity),) * self.gravity
 
-    def checked(self, robot, fdata, data, state, gravity, external_wrenches, extras):
+    def checked(self, robot, fdata, data, state, gravity, external_wrenches, extras, counted):
         """The call on the model ``(fdata, robot.idata)`` with its arguments converted and checked, and every error
         explained. Finiteness and unit quaternions are checked per state by the call that runs (the written code's and
-        the generic kernel's status), not here again."""
+        the generic kernel's status), not here again. ``counted``: one state of an allocating call was counted
+        towards :data:`WARM` already."""
         state = states(robot, finite=False, unit_quaternions=False, **dict(zip(self.arguments, state)))
         batch = len(state[0]) if state[0].ndim == 2 else 0
         f_ext, g = self.parameters(robot, data, gravity, external_wrenches, batch)
         drive = fdata is robot.fdata
         wrenches = bool(f_ext) and f_ext[0].size > 0
         code = (written(self, robot, drive, extras, wrenches) if data is not None
-                else self.written(robot, drive, extras, wrenches, max(batch, 1)))
+                else self.written(robot, drive, extras, wrenches, max(batch, 1) - counted))
         # the written code takes the body wrenches after gravity, flat; its statuses but a guard's need no generic run
         inputs = (*state, *g, np.ascontiguousarray(f_ext[0]).reshape(max(batch, 1), -1)) if wrenches else (*state, *g)
         if batch:
@@ -316,10 +361,13 @@ class Algorithm:
             status, row = in_threads(written_rows(code.batch, out, inputs), batch) if code is not None else (None, 0)
             if status not in EXPLAINED:  # the generic kernel, which also says what is wrong
                 status, row = self.generic_batch(fdata, robot.idata, size, out, state, f_ext, g, extras)
+                self.generic_ran(batch if status == OK else row, self.why_generic(robot, data, drive, extras, wrenches,
+                                                                                   code))
             result = self.result(*_batch_views(out, slots))
         else:
             row = None
-            block, result, _, _ = self.held(robot, data)
+            held = self.held(robot, data)
+            block, result = held.block, held.result
             status = code.single(block, *inputs[:-1], inputs[-1][0]) if wrenches and code is not None else \
                 code.single(block, *inputs) if code is not None else None
             if status not in EXPLAINED:
@@ -328,16 +376,18 @@ class Algorithm:
                     out = memory(robot, data, "environment", (3 + f_ext[0].size,))
                     environment = (environment_of(g[0], f_ext[0], out),)
                 status = self.generic(fdata, robot.idata, block, *state, *environment, *extras)
+                self.generic_ran(int(status == OK), self.why_generic(robot, data, drive, extras, wrenches, code))
         if status != OK:
             raise self.error(robot, status, state, "" if row is None else f" at state {row}")
         return result
 
     def held(self, robot, data):
-        """``(block, result, arguments, call)``: one state's memory, the result made of its views, and the call
-        (the robot's written code, else the generic entry) with its first arguments that the held call with the
-        standard environment makes; kept in ``data`` if given (the written code's build swaps its machine code in)."""
+        """The :class:`~rne_dynamics.model.data.Held` of one state: its memory, the result made of its views, and
+        the call (the robot's written code, else the generic entry on arguments of its types) with its first
+        arguments that the held call with the standard environment makes; kept in ``data`` if given (the written
+        code's build swaps its machine code in). Without ``data``, new memory."""
         if data is not None:
-            held = owned(robot, data).held.get(self)
+            held = data.held.get(self)
             if held is not None:
                 return held
         _, _, _, make, size = self.slots(robot)
@@ -345,12 +395,25 @@ class Algorithm:
         # the written code for a held call (an algorithm with extras: its written code is by them; an allocating
         # call takes only the memory from here)
         code = None if self.extras or data is None else written(self, robot)
-        call = self.single if self.ready else self.generic
-        held = ((block, make(block), (block,), code.single) if code is not None
-                else (block, make(block), (robot.fdata, robot.idata, block), call))
+        held = (Held(block, make(block), (block,), code.single) if code is not None
+                else Held(block, make(block), (robot.fdata, robot.idata, block), self.typed_generic))
         if data is not None:
             data.held[self] = held
         return held
+
+    def typed_generic(self, *arguments):
+        """The generic entry as a held call (a robot without written code for it): on arguments of its types only
+        (any other: ``BAD_SHAPE``, and the caller converts them); its states counted."""
+        if not one_state_arrays(arguments[3:3 + len(self.arguments)]):
+            return BAD_SHAPE
+        if not self.ready:  # its Python, until numba has it
+            status = self.generic(*arguments)
+            if status == OK:
+                self.generic_ran(1, NOT_WRITTEN)
+            return status
+        status = self.single(*arguments)
+        self.held_generic_states += status == OK  # (an int: a Counter's item costs a tenth of a microsecond more)
+        return status
 
     def generic(self, *arguments):
         """The generic entry on ``arguments``: its machine code when numba has it (loaded from numba's cache, or

@@ -28,6 +28,21 @@ def _floats(value, name):
     return x if x.flags.writeable else x.copy()  # one compiled kernel: numba compiles read-only arrays apart
 
 
+def compiled_form(x):
+    """Whether ``x`` is an array as the compiled kernels take it, with no conversion: a float64 ndarray, C-contiguous,
+    aligned and writeable (numba compiles read-only arrays apart)."""
+    return x.__class__ is np.ndarray and x.dtype is _FLOAT64 and x.flags.carray
+
+
+def one_state_arrays(arrays):
+    """Whether every one of ``arrays`` is one state's vector in :func:`compiled_form`: the types the generic entries
+    are compiled for, so that numba's dispatch takes them (a wrong length is the entry's status to report)."""
+    for x in arrays:
+        if not (x.__class__ is np.ndarray and x.ndim == 1 and compiled_form(x)):
+            return False
+    return True
+
+
 #: The names under which the calls take configurations (``nq`` entries); every other joint-space argument has ``nv``.
 CONFIGURATIONS = ("q", "q0", "q1")
 
@@ -51,7 +66,7 @@ def states(robot, finite=True, unit_quaternions=True, **arrays):
     batch = None
     nq, nv = robot.nq, robot.nv
     for name, x in arrays.items():  # one pass, the common case in a few attribute reads per array
-        if not (type(x) is np.ndarray and x.dtype is _FLOAT64 and x.flags.carray):  # else taken as it is
+        if not compiled_form(x):  # else taken as it is
             x = _floats(x, name)
         shape = x.shape
         if batch is None:

@@ -13,7 +13,6 @@ no external wrenches, no per-call parameters such as a link); any state it canno
 non-finite number, a bad size) returns a non-zero status and the generic kernel runs it and explains.
 """
 import math
-import os
 import sys
 import sysconfig
 import logging
@@ -21,24 +20,35 @@ import threading
 
 import numpy as np
 
-from .. import _jit, _native, _trace
+from .. import _jit, _native, _trace, _tuning
+from .._jit import BAD_SHAPE, GUARD, NOT_FINITE, NOT_UNIT, OK, OVERFLOW
 from .._trace import Untraceable, trace, traceable
+from .._tuning import HOT, PYTHON_LIMIT, STRICT, VARIANTS
+from ..model.data import Held
 from ..model.robot import model_view
 from .configuration import random_configuration
 from .inputs import NO_WRENCHES, QUATERNION_TOLERANCE, gravity_vector
 
 log = logging.getLogger(__name__)
-OK, BAD_SHAPE, NOT_FINITE, NOT_UNIT, OVERFLOW, GUARD = (_native.OK, _native.BAD_SHAPE, _native.NOT_FINITE,
-                                                       _native.NOT_UNIT, _native.OVERFLOW, _native.GUARD)
-#: Programs larger than this are not written as Python (compiling it would take longer than it serves).
-PYTHON_LIMIT = 60000
-#: The machine code is built once the Python has served this many states: a robot called a few times (a test, a
-#: script) costs no compiler run, one called in a loop gets machine code within milliseconds of running time.
-HOT = 64
 #: The key of the variant that takes external wrenches.
 WRENCHES = "external wrenches"
-#: ``RNE_DYNAMICS_WRITTEN=0``: every call runs its generic kernel; ``=python``: the written code, never built.
-MODE = os.environ.get("RNE_DYNAMICS_WRITTEN", "")
+#: ``RNE_DYNAMICS_WRITTEN`` (:mod:`rne_dynamics._tuning`): ``"0"`` every call runs its generic kernel, ``"python"``
+#: the written code is never built.
+MODE = _tuning.WRITTEN
+
+
+class EngineFailure(RuntimeError):
+    """An engine failed where it should not have (a step that raised while traced, a C build that failed): raised
+    with ``RNE_DYNAMICS_STRICT=1`` (the tests), else logged and counted (``rd.engine_report()``)."""
+
+
+def engine_failure(algorithm, message):
+    """Record that an engine of ``algorithm`` failed (``message`` says how): a warning in the log and an entry of its
+    report; raised as :class:`EngineFailure` with ``RNE_DYNAMICS_STRICT=1``."""
+    algorithm.failures.append(message)
+    log.warning("%s: %s; the generic kernel serves", algorithm.name, message)
+    if STRICT:
+        raise EngineFailure(f"{algorithm.name}: {message}")
 
 _stamp = None
 
@@ -48,7 +58,7 @@ def sources_stamp():
     computed once per process."""
     global _stamp
     if _stamp is None:
-        writers = [open(module.__file__, "rb").read() for module in (_trace, _native, sys.modules[__name__])]
+        writers = [open(module.__file__, "rb").read() for module in (_trace, _native, _tuning, sys.modules[__name__])]
         _stamp = _native.digest(_jit._sources_hash(), *writers)
     return _stamp
 
@@ -63,6 +73,7 @@ class Written:
         self.single = self.batch = self.fresh = None
         self.native = False
         self.failure = None
+        self.served = [0]  # states its Python computed
         self.waited_for = threading.Event()  # a caller waits: the build runs at once (not behind queued ones)
         self._build = build
         self._builder = None
@@ -135,12 +146,11 @@ def view_spellings(slots):
 
 def python_source(program, outputs, sizes, quaternions, tolerance, slots=()):
     """The program as the Python functions ``single``, ``batch`` and ``fresh`` with the C module's checks, statuses
-    and result (:func:`~rne_dynamics._native.c_source`); they count the states served and call ``hot()`` at the
-    :data:`HOT`-th."""
+    and result (:func:`~rne_dynamics._native.c_source`); they count the states computed in ``served[0]`` and call
+    ``hot()`` at the :data:`HOT`-th."""
     names = [f"x{k}" for k in range(len(sizes))]
     unary, binary = _native.python_spelling(_native.C_UNARY), _native.python_spelling(_native.C_BINARY)
-    lines = [f"def single(block, {', '.join(names)}):", "    served[0] += 1",
-             f"    if served[0] == {HOT}:", "        hot()"]
+    lines = [f"def single(block, {', '.join(names)}):"]
     for name, n in zip(names, sizes):
         lines.append(f"    if {name}.__class__ is not ndarray or {name}.shape != ({n},) or {name}.dtype != float64: "
                      f"return {BAD_SHAPE}")
@@ -149,8 +159,9 @@ def python_source(program, outputs, sizes, quaternions, tolerance, slots=()):
     for name in names:
         lines += [f"    {name} = {name}.tolist()", f"    if not all(map(isfinite, {name})): return {NOT_FINITE}"]
     for s in quaternions:
-        norm = f"sqrt(x0[{s}] ** 2 + x0[{s + 1}] ** 2 + x0[{s + 2}] ** 2 + x0[{s + 3}] ** 2)"
-        lines.append(f"    if not abs({norm} - 1.0) <= {tolerance!r}: return {NOT_UNIT}")
+        is_unit = _native.expression(*_native.unit_check(float(tolerance)), unary, binary, lambda c: f"({c!r})",
+                                     lambda _, element: f"x0[{s + element}]")
+        lines.append(f"    if not {is_unit}: return {NOT_UNIT}")
     lines.append("    try:")
 
     def operand(a):
@@ -163,7 +174,7 @@ def python_source(program, outputs, sizes, quaternions, tolerance, slots=()):
     lines.append(f"    except (ZeroDivisionError, OverflowError, ValueError):\n        return {GUARD}")
     lines += [f"    if (t{k} != 0.0) != {side}: return {GUARD}" for k, side in program.guards]
     lines += [f"    if not all(map(isfinite, out)): return {OVERFLOW}", f"    block[:{len(outputs)}] = out",
-              f"    return {OK}", "", "",
+              "    served[0] += 1", f"    if served[0] == {HOT}:", "        hot()", f"    return {OK}", "", "",
               f"def batch(out, {', '.join(names)}):",
               "    for n in range(out.shape[0]):",
               f"        status = single(out[n], {', '.join(f'{x} if {x}.ndim == 1 else {x}[n]' for x in names)})",
@@ -175,10 +186,10 @@ def python_source(program, outputs, sizes, quaternions, tolerance, slots=()):
     return "\n".join(lines) + "\n"
 
 
-def python_functions(source, hot):
-    """``single``, ``batch`` and ``fresh`` of :func:`python_source`'s text; ``hot()`` is called when they have
-    served enough."""
-    namespace = dict(served=[0], hot=hot, ndarray=np.ndarray, empty=np.empty, float64=np.dtype(np.float64),
+def python_functions(source, hot, served):
+    """``single``, ``batch`` and ``fresh`` of :func:`python_source`'s text; they count the states they computed in
+    ``served[0]`` and call ``hot()`` when they have served enough."""
+    namespace = dict(served=served, hot=hot, ndarray=np.ndarray, empty=np.empty, float64=np.dtype(np.float64),
                      isfinite=math.isfinite, sqrt=math.sqrt, sin=math.sin, cos=math.cos, tanh=math.tanh,
                      exp=math.exp, log=math.log, atan=math.atan, asin=math.asin, acos=math.acos, inf=math.inf,
                      nan=math.nan)
@@ -193,10 +204,6 @@ def module_name(algorithm, robot, fdata, extras=(), wrenches=False):
                          sysconfig.get_config_var("EXT_SUFFIX"), _native.host(), wrenches,
                          *(e.tobytes() if isinstance(e, np.ndarray) else repr(e) for e in extras))
     return _native.module_name(algorithm.name, sources_stamp(), key)
-
-
-#: Written codes of one algorithm with extras per robot: the values beyond them run the generic kernel.
-VARIANTS = 8
 
 
 def extras_key(extras):
@@ -221,6 +228,7 @@ def written(algorithm, robot, drive=True, extras=(), wrenches=False, wait=False)
             if made is False:
                 # a caller varying an extra (a simulator's time step) would trace and keep one program per value
                 if extras and sum(other[0] is algorithm for other in robot.written) >= VARIANTS:
+                    algorithm.not_written[f"more than VARIANTS={VARIANTS} values of its parameters"] += 1
                     return None
                 fdata = robot.fdata if drive else robot.rigid_body_fdata
                 made = robot.written[key] = make(algorithm, robot, fdata, extras, wrenches)
@@ -230,36 +238,42 @@ def written(algorithm, robot, drive=True, extras=(), wrenches=False, wait=False)
 
 
 def make(algorithm, robot, fdata, extras, wrenches):
-    """Load the machine code from the cache, else trace and serve the Python (the machine code is built when hot)."""
+    """Load the machine code from the cache, else trace and serve the Python (the machine code is built when hot);
+    None where the step cannot be written out (the reason counted in ``algorithm.not_written``)."""
     if MODE == "0":
+        algorithm.not_written["RNE_DYNAMICS_WRITTEN=0"] += 1
         return None
     key = module_name(algorithm, robot, fdata, extras, wrenches)
     made = Written(lambda made: install(made, key, name, source, algorithm, robot))
-    if use(made, key):
+    if use(made, key, algorithm):
         return made
     try:
         program, outputs, sizes = program_of(algorithm, robot, fdata, extras, wrenches)
-    except (Untraceable, ArithmeticError, TypeError, ValueError, IndexError, AttributeError) as error:
-        log.debug("%s on robot '%s' runs its generic kernel: it cannot be written out (%s)", algorithm.name,
-                  robot.name, error)
+    except Untraceable as error:  # a program too large, or a step that computes what a program cannot record
+        algorithm.not_written[f"cannot be written out: {error}"] += 1
+        return None
+    except (ArithmeticError, TypeError, ValueError, IndexError, AttributeError) as error:  # a step's bug
+        algorithm.not_written["tracing failed"] += 1
+        engine_failure(algorithm, f"tracing it on robot '{robot.name}' raised {error!r}")
         return None
     quaternions = [int(s) for s in robot.quaternions]
     slots = algorithm.slots(robot)[0]
     name, source = _native.named_source(algorithm.name, _native.c_source(_native.UNNAMED, program, outputs, sizes,
                                                                          quaternions, QUATERNION_TOLERANCE, slots))
-    if use(made, name):  # the sources changed, this program did not: built already
+    if use(made, name, algorithm):  # the sources changed, this program did not: built already
         _native.index(key, name)
         return made
     if len(program.ops) <= PYTHON_LIMIT:
         hot = made.start if MODE != "python" else (lambda: None)
         made.single, made.batch, made.fresh = python_functions(
-            python_source(program, outputs, sizes, quaternions, QUATERNION_TOLERANCE, slots), hot)
+            python_source(program, outputs, sizes, quaternions, QUATERNION_TOLERANCE, slots), hot, made.served)
+        algorithm.python_served.append(made.served)
     elif MODE != "python":
         made.start()  # too large to serve as Python: the generic kernel serves until the machine code is in
     return made
 
 
-def use(made, name):
+def use(made, name, algorithm):
     """Put the cached module ``name`` in ``made``; whether there is one."""
     try:
         module = _native.load(name)
@@ -267,26 +281,33 @@ def use(made, name):
         return False
     if module is None:
         return False
-    made.single, made.batch, made.fresh, made.native = module.single, module.batch, module.fresh, True
+    put(made, module, algorithm)
     return True
+
+
+def put(made, module, algorithm):
+    """Serve ``made`` by the built ``module``, whose states ``algorithm``'s report counts."""
+    made.single, made.batch, made.fresh, made.native = module.single, module.batch, module.fresh, True
+    algorithm.native_modules[module.__file__] = module  # (one counter per file: robots of one program share it)
 
 
 def install(made, key, name, source, algorithm, robot):
     """Build the C module ``name``, index it under the model's ``key``, then put it in ``made`` and in the held
-    entries of the robot's ``Data`` objects."""
+    entries of the robot's ``Data`` objects. A failed build is an engine failure (the Python, if any, serves on)."""
     try:
         _native.build(name, source, made.waited_for)
         _native.index(key, name)
         module = _native.load(name)
     except (OSError, RuntimeError, ImportError) as error:
         made.failure = str(error)
+        engine_failure(algorithm, f"its C on robot '{robot.name}' did not build: {made.failure}")
         return
     if module is None:  # removed since it was built: a process of other sources shares the cache folder
         made.failure = f"{name} was removed from {_native.cache_folder()} by a build of other sources"
         return
-    made.single, made.batch, made.fresh, made.native = module.single, module.batch, module.fresh, True
+    put(made, module, algorithm)
     if made is robot.written.get((algorithm, True)):  # the held call of a Data
         for data in list(robot.datas):
             held = data.held.get(algorithm)
             if held is not None:
-                data.held[algorithm] = (held[0], held[1], (held[0],), module.single)
+                data.held[algorithm] = Held(held.block, held.result, (held.block,), module.single)

@@ -36,7 +36,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._jit import helper
+from .._jit import helper, is_unit
 from ..errors import ModelError
 from .spatial import add_scaled, dot6, quaternion_rotation
 
@@ -360,7 +360,6 @@ def unit_quaternions(m, q, tolerance):
         start = quaternion_start(m.jtype[i])
         if start >= 0:
             s = m.idx_q[i] + start
-            norm = math.sqrt(q[s] * q[s] + q[s + 1] * q[s + 1] + q[s + 2] * q[s + 2] + q[s + 3] * q[s + 3])
-            if not abs(norm - 1.0) <= tolerance:
+            if not is_unit(q[s], q[s + 1], q[s + 2], q[s + 3], tolerance):
                 return False
     return True

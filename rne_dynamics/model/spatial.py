@@ -132,46 +132,6 @@ def rigid_inertia_matrix(mass, h, I, out):
 
 
 @helper
-def congruence_to_parent_add(R, p, A, out, work):
-    """``out += X^T A X``: a 6x6 force-from-motion matrix (articulated inertia, RBDA eq. 7.23) moved to the parent
-    frame. ``work`` is ``(2, 6, 6)`` scratch.
-
-    With ``X = diag(R^T, R^T) [[1, -p x], [0, 1]]``: ``B = diag(R, R) A diag(R^T, R^T)``, then
-    ``out += [[B11, B12 - B11 px], [B21 + px B11, B22 + px (B12 - B11 px) - B21 px]]``.
-    """
-    T = work[0]
-    B = work[1]
-    for r in range(6):  # T = A diag(R^T, R^T)
-        for b in range(0, 6, 3):
-            for c in range(3):
-                T[r, b + c] = A[r, b] * R[c, 0] + A[r, b + 1] * R[c, 1] + A[r, b + 2] * R[c, 2]
-    for a in range(0, 6, 3):  # B = diag(R, R) T
-        for r in range(3):
-            for c in range(6):
-                B[a + r, c] = R[r, 0] * T[a, c] + R[r, 1] * T[a + 1, c] + R[r, 2] * T[a + 2, c]
-    for r in range(3):  # rows of B11 px and B21 px: row x p
-        for a in range(0, 6, 3):
-            c0, c1, c2 = cross(B[a + r, 0], B[a + r, 1], B[a + r, 2], p[0], p[1], p[2])
-            T[a + r, 0], T[a + r, 1], T[a + r, 2] = c0, c1, c2
-    for r in range(3):
-        for c in range(3):
-            out[r, c] += B[r, c]
-            out[3 + r, c] += B[3 + r, c]
-            B[r, 3 + c] -= T[r, c]  # B12 - B11 px
-            out[r, 3 + c] += B[r, 3 + c]
-            out[3 + r, 3 + c] += B[3 + r, 3 + c] - T[3 + r, c]
-    for c in range(3):  # columns of px B11 and px (B12 - B11 px): p x column
-        c0, c1, c2 = cross(p[0], p[1], p[2], B[0, c], B[1, c], B[2, c])
-        out[3, c] += c0
-        out[4, c] += c1
-        out[5, c] += c2
-        c0, c1, c2 = cross(p[0], p[1], p[2], B[0, 3 + c], B[1, 3 + c], B[2, 3 + c])
-        out[3, 3 + c] += c0
-        out[4, 3 + c] += c1
-        out[5, 3 + c] += c2
-
-
-@helper
 def rows3(R):
     """The rows of a 3x3 matrix as tuples: read once, kept in registers while the caller writes arrays."""
     return ((R[0, 0], R[0, 1], R[0, 2]), (R[1, 0], R[1, 1], R[1, 2]), (R[2, 0], R[2, 1], R[2, 2]))
@@ -296,13 +256,6 @@ def force_to_child(R, p, f, out):
     for k in range(3):
         out[k] = R[0, k] * f[0] + R[1, k] * f[1] + R[2, k] * f[2]
         out[3 + k] = R[0, k] * n0 + R[1, k] * n1 + R[2, k] * n2
-
-
-@helper
-def scaled_sum(x, scale, y, out):
-    """``out = x + scale * y`` for 6-vectors (element by element: no temporary array)."""
-    for k in range(6):
-        out[k] = x[k] + scale * y[k]
 
 
 @helper

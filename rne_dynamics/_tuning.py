@@ -1,0 +1,64 @@
+"""Every tunable of the machine-code layer and every environment variable that steers it, with what each trades.
+
+The modules that use a value import it from here (``written.HOT`` is this ``HOT``); a test that changes one sets it on
+the module that reads it. The figures behind each choice are in docs/performance.md.
+"""
+import os
+
+# --- which engine runs a call (algorithms/driver.py, algorithms/written.py) ---------------------------------------
+#: States a robot's allocating call serves on the generic kernel before its written code is traced: tracing costs
+#: about a hundred generic calls, which a robot called a few times (a test, a script) never repays.
+WARM = 16
+#: States the written code's Python serves before its machine code is built: a robot called a few times costs no
+#: compiler run, one called in a loop gets machine code within milliseconds of running time.
+HOT = 64
+#: Operations above which a program is not served as Python (compiling the Python would cost more than it serves);
+#: the generic kernel serves until the machine code is in.
+PYTHON_LIMIT = 60000
+#: Written programs per algorithm with per-call parameters per robot: a caller varying a parameter (a simulator's
+#: time step) would otherwise trace and keep one program per value; the values beyond run the generic kernel.
+VARIANTS = 8
+#: Operations a traced program may have: a larger one (the derivatives of a chain of hundreds of bodies) would take
+#: minutes to trace and build; its generic kernel serves instead.
+MAX_NODES = 150_000
+
+# --- batches (algorithms/driver.py) -------------------------------------------------------------------------------
+#: States from which a batch waits for its written code's machine code (about a second) rather than run its Python
+#: (about a millisecond a state).
+LONG_BATCH = 1000
+#: Seconds such a batch waits at most (then it runs the Python, the build going on).
+BUILD_WAIT = 5.0
+#: A batch runs on one thread unless every thread gets this many states (a thread's start costs more than fewer);
+#: its threads take it in pieces of at least this many.
+THREAD_ROWS = 64
+#: Pieces of a batch per thread: a core that other work slows does fewer pieces rather than hold up the batch; more
+#: pieces cost more hand-overs.
+PIECES = 8
+
+# --- the C (_native.py) -------------------------------------------------------------------------------------------
+#: Statements per C function: the compiler's time grows faster than a function's length (50,000 statements in one
+#: function took 49 s at -O1, in parts of this size a few seconds); each part costs a call.
+PART = 2500
+#: States a batch computes at once, one in each lane of a vector: wider is fewer instructions a state, but more
+#: registers spilled and a longer tail run one by one.
+LANES = 4
+#: Seconds a build may take before it is abandoned (the Python goes on serving).
+TIMEOUT = 600
+#: Builds run at once: one per core (a large program takes the compiler a few hundred MB); a build a caller waits for
+#: runs at once beside them.
+COMPILERS = os.cpu_count() or 1
+
+# --- environment variables ----------------------------------------------------------------------------------------
+#: ``RNE_DYNAMICS_JIT=0``: every kernel runs as plain Python (read by _jit.py, which imports numba or not).
+JIT = os.environ.get("RNE_DYNAMICS_JIT", "")
+#: ``RNE_DYNAMICS_WRITTEN=0``: every call runs its generic kernel; ``=python``: the written code, never built.
+WRITTEN = os.environ.get("RNE_DYNAMICS_WRITTEN", "")
+#: ``RNE_DYNAMICS_COMPILE=caller``: numba compiles on the caller's path (a benchmark that wants machine code now)
+#: rather than in the background process.
+COMPILE_ON_CALLER = os.environ.get("RNE_DYNAMICS_COMPILE") == "caller"
+#: ``RNE_DYNAMICS_STRICT=1`` (the tests set it): an engine that fails (a step that raises while traced, a C build
+#: that fails) raises rather than being logged and counted as a fallback (``rd.engine_report()``).
+STRICT = os.environ.get("RNE_DYNAMICS_STRICT") == "1"
+#: ``CC``: the C compiler. (``RNE_DYNAMICS_CACHE``, the folder of the built modules, ``native/`` under it, is read
+#: at each use: ``_native.cache_folder``.)
+COMPILER = os.environ.get("CC", "cc")

@@ -1,0 +1,108 @@
+"""``rd.engine_report()``: per algorithm, the states each engine computed and why the generic kernel ran, counted
+exactly (a robot's first WARM allocating states, the written code's Python and machine code, a batch's states, a
+robot without written code); an engine that fails is an error under ``RNE_DYNAMICS_STRICT=1`` (the tests) and a
+logged, counted fallback that still gives the generic kernel's numbers otherwise."""
+import logging
+
+import numpy as np
+import pytest
+
+import rne_dynamics as rd
+from rne_dynamics.algorithms import driver, rnea, written
+
+ID = rnea.INVERSE_DYNAMICS
+TOLERANCE = 1e-12
+
+
+def counts():
+    """The inverse dynamics' report now (empty if it has not run)."""
+    report = rd.engine_report().get(ID.name, {})
+    return {key: dict(report.get(key, {})) for key in ("states", "fallbacks", "not written")}
+
+
+def change(before, after):
+    """What each count of ``after`` added to ``before``, the counts that did not change left out."""
+    return {key: {k: n - before[key].get(k, 0) for k, n in after[key].items() if n != before[key].get(k, 0)}
+            for key in after}
+
+
+@pytest.fixture
+def arm(monkeypatch, tmp_path):
+    """A new bundled arm, a cache folder of the test's own, and one random state."""
+    monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
+    robot = rd.load_urdf(rd.bundled_robot_path())
+    rng = np.random.default_rng(4)
+    return robot, [rng.uniform(-1.0, 1.0, robot.nv) for _ in range(3)]
+
+
+def test_the_report_counts_each_engines_states_and_why_the_generic_kernel_ran(arm, monkeypatch):
+    robot, state = arm
+    monkeypatch.setattr(written, "MODE", "python")  # the written code's Python, never built: its count is exact
+    before = counts()
+    for _ in range(driver.WARM + 3):  # allocating: the first WARM states on the generic kernel, then the written code
+        rd.inverse_dynamics(robot, *state)
+    data = robot.data()
+    for _ in range(5):
+        rd.inverse_dynamics(robot, *state, data=data)
+    rd.inverse_dynamics(robot, list(state[0]), *state[1:], data=data)  # a list: converted, then the written code
+    batch = rd.inverse_dynamics(robot, *(np.tile(x, (40, 1)) for x in state))
+    added = change(before, counts())
+    generic = {engine: added["states"].pop(engine, 0) for engine in (driver.GENERIC_MACHINE_CODE,
+                                                                      driver.GENERIC_PYTHON)}
+    assert sum(generic.values()) == driver.WARM  # (numba's machine code once its background compile is in)
+    assert added == {"states": {driver.WRITTEN_PYTHON: 3 + 5 + 1 + 40}, "fallbacks": {driver.WARMING: driver.WARM},
+                     "not written": {}}
+    np.testing.assert_allclose(batch.torques[17], rd.inverse_dynamics(robot, *state).torques, rtol=0, atol=TOLERANCE)
+
+
+def test_machine_code_states_are_counted_by_the_built_module(arm):
+    robot, state = arm
+    data = robot.data()
+    rd.inverse_dynamics(robot, *state, data=data)
+    assert written.written(ID, robot, wait=True).native  # built (about a second) and swapped into data
+    before = counts()
+    for _ in range(7):
+        rd.inverse_dynamics(robot, *state, data=data)
+    rd.inverse_dynamics(robot, *(np.tile(x, (9, 1)) for x in state), data=data)
+    assert change(before, counts()) == {"states": {driver.MACHINE_CODE: 7 + 9}, "fallbacks": {}, "not written": {}}
+
+
+def test_a_robot_without_written_code_says_why(arm, monkeypatch):
+    robot, state = arm
+    monkeypatch.setattr(written, "MODE", "0")
+    before = counts()
+    data = robot.data()
+    expected = None
+    for _ in range(4):
+        expected = rd.inverse_dynamics(robot, *state, data=data).torques.copy()
+    added = change(before, counts())
+    assert added["not written"] == {"RNE_DYNAMICS_WRITTEN=0": 1}
+    assert added["fallbacks"] == {driver.NOT_WRITTEN: 4} and sum(added["states"].values()) == 4
+    assert set(added["states"]) <= {driver.GENERIC_MACHINE_CODE, driver.GENERIC_PYTHON}
+    monkeypatch.setattr(written, "MODE", "python")
+    other = rd.load_urdf(rd.bundled_robot_path())
+    np.testing.assert_allclose(rd.inverse_dynamics(other, *state, data=other.data()).torques, expected, rtol=0,
+                               atol=TOLERANCE)
+
+
+def test_a_failing_engine_raises_under_strict_and_otherwise_is_logged_counted_and_served(arm, monkeypatch, caplog):
+    robot, state = arm
+    reference = rd.inverse_dynamics(robot, *state).torques  # (an allocating call: the generic kernel, no trace)
+
+    def broken(*_):
+        raise IndexError("a step's bug")
+    monkeypatch.setattr(written, "program_of", broken)
+    monkeypatch.setattr(ID, "failures", [])  # (the session's check of engine failures is for real ones)
+    monkeypatch.setattr(written, "STRICT", True)
+    with pytest.raises(written.EngineFailure, match="tracing it on robot 'rne_arm6' raised IndexError"):
+        rd.inverse_dynamics(robot, *state, data=robot.data())
+    monkeypatch.setattr(written, "STRICT", False)
+    other = rd.load_urdf(rd.bundled_robot_path())
+    before = counts()
+    with caplog.at_level(logging.WARNING, logger=written.__name__):
+        torques = rd.inverse_dynamics(other, *state, data=other.data()).torques
+    message = "tracing it on robot 'rne_arm6' raised IndexError(\"a step's bug\")"
+    assert message in caplog.text and ID.failures == [message] * 2
+    added = change(before, counts())
+    assert added["not written"] == {"tracing failed": 1} and added["fallbacks"] == {driver.NOT_WRITTEN: 1}
+    np.testing.assert_allclose(torques, reference, rtol=0, atol=TOLERANCE)
