@@ -369,7 +369,7 @@ def build(name, source, waited_for=None):
     """Compile ``source`` into the cached module ``name`` (written under a temporary name, then renamed, so a
     concurrent reader never sees half a file); raises ``RuntimeError`` with the compiler's message. ``waited_for``:
     an event set by :func:`hurry` when a caller waits for the module."""
-    folder = cache_folder()
+    folder, destination = cache_folder(), path_of(name)  # both now: the cache may be another when the build ends
     os.makedirs(folder, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=folder) as scratch:
         c_file = os.path.join(scratch, name + ".c")
@@ -385,7 +385,7 @@ def build(name, source, waited_for=None):
             raise RuntimeError(f"{COMPILER} took more than {TIMEOUT} s on {name}") from None
         if done.returncode != 0:
             raise RuntimeError(f"{COMPILER} failed on {name}: {done.stderr.strip()[-2000:]}")
-        os.replace(target, path_of(name))
+        os.replace(target, destination)
 
 
 def remove_other_versions(key):
