@@ -22,4 +22,7 @@ phase "installing rne_dynamics from this checkout (editable: edits take effect w
 .venv/bin/python -m pip install -qq --no-deps -e .
 phase "building the bundled arm's machine code (rne-dynamics compile: a line per call)"
 .venv/bin/rne-dynamics compile
+# the step is numba's (100 s once per installation, this project's 2-core VM): built on while live or the tests start
+phase "compiling the simulator's step in the background (a minute or two, once; log: .venv/compile-simulator.log)"
+nohup .venv/bin/rne-dynamics compile --simulator > .venv/compile-simulator.log 2>&1 &
 phase "done: .venv is ready"

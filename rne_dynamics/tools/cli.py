@@ -208,12 +208,14 @@ def build_parser():
                                    "set-up runs it; any other robot's is built at its first calls, in the background)")
     compile_.add_argument("--generic", action="store_true", help="also compile the generic numba kernels (minutes, "
                           "once per installation; they serve the rare states and calls the written code does not)")
+    compile_.add_argument("--simulator", action="store_true", help="only the simulator's step (a minute or two, once "
+                          "per installation; setup_venv.sh runs it in the background, live runs its Python until then)")
     return parser
 
 
 def run_compile(args):
     from . import precompile
-    return precompile.run(generic=args.generic)
+    return precompile.run(generic=args.generic, simulator=args.simulator)
 
 
 def run_flexible(args):

@@ -64,12 +64,17 @@ def calls(rd, robot, batch):
          ] * (not batch)
 
 
-def run(robot_path=None, generic=False, out=partial(print, flush=True)):
+def run(robot_path=None, generic=False, simulator=False, out=partial(print, flush=True)):
     """Build the bundled arm's written machine code (fixed and floating base), and with ``generic`` compile every
-    generic kernel; prints one line per step with the count. Returns the exit code."""
+    generic kernel; prints one line per step with the count. ``simulator``: only the simulator's step
+    (:func:`compile_simulator`). Returns the exit code."""
     import rne_dynamics as rd
     from ..algorithms import written
     from ..algorithms.driver import ALGORITHMS
+
+    if simulator:
+        compile_simulator(rd, out)
+        return 0
 
     start = time.perf_counter()
     robots = [rd.load_urdf(robot_path or bundled_robot_path(), floating_base=floating) for floating in (False, True)]
@@ -94,8 +99,7 @@ def run(robot_path=None, generic=False, out=partial(print, flush=True)):
 def compile_checks(rd, robots, out):
     """Compile (or load from numba's cache) the small kernels that run in Python around every call: the checks of
     the arguments and ``integrate``, for one state and a batch (a few seconds; their Python costs microseconds a
-    state until the background process has compiled them); and the simulator's step, which runs only as its generic
-    kernel (a minute or two: its Python costs milliseconds a step, too slow for a simulation at 100 Hz-1 kHz)."""
+    state until the background process has compiled them)."""
     from .. import _compile
     from .._jit import numba
     from ..algorithms.inputs import states
@@ -111,15 +115,26 @@ def compile_checks(rd, robots, out):
                 v = np.zeros(q.shape[:-1] + (robot.nv,))
                 states(robot, q=q, v=v)
                 rd.integrate(robot, q, v, 0.01)
-        out(f"  the argument checks and integrate compiled ({time.perf_counter() - t:.1f} s)")
-        t = time.perf_counter()
-        robot = robots[0]  # the step is one generic kernel for every robot (it has no written code: simulate.STEP)
-        rest = np.zeros(robot.nv)
-        rd.step(robot, rd.neutral(robot), rest, rest, 0.001)
-        out(f"  the simulator's step compiled ({time.perf_counter() - t:.1f} s): live and the forward node "
-            "start in real time")
     finally:
         _compile.ON_CALLER = False
+    out(f"  the argument checks and integrate compiled ({time.perf_counter() - t:.1f} s)")
+
+
+def compile_simulator(rd, out):
+    """Compile (or load from numba's cache) the simulator's step: it runs only as its generic kernel, one for every
+    robot (:data:`~rne_dynamics.algorithms.simulate.STEP` has no written code), whose Python costs milliseconds a
+    step (3 ms on the bundled arm, 12 ms on a 7-joint arm with a gripper): too slow for 1 kHz. 100 s on this
+    project's 2-core VM, once per installation: ``scripts/setup_venv.sh`` runs it in the background."""
+    from .. import _compile
+    robot = rd.load_urdf(bundled_robot_path())
+    rest = np.zeros(robot.nv)
+    t = time.perf_counter()
+    _compile.ON_CALLER = True  # here, not in a background process that would end with this one
+    try:
+        rd.step(robot, rd.neutral(robot), rest, rest, 0.001)
+    finally:
+        _compile.ON_CALLER = False
+    out(f"the simulator's step compiled ({time.perf_counter() - t:.1f} s)")
 
 
 def compile_generic(rd, robot, out):
