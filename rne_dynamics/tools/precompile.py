@@ -10,6 +10,7 @@ import glob
 import os
 import shutil
 import time
+from contextlib import contextmanager
 from functools import partial
 
 import numpy as np
@@ -96,18 +97,28 @@ def run(robot_path=None, generic=False, simulator=False, out=partial(print, flus
     return 0
 
 
+@contextmanager
+def compiling_here():
+    """numba compiles in this process, not in the background process that would end with it: this is the caller
+    that wants the kernels."""
+    from .. import _compile
+    _compile.ON_CALLER = True
+    try:
+        yield
+    finally:
+        _compile.ON_CALLER = False
+
+
 def compile_checks(rd, robots, out):
     """Compile (or load from numba's cache) the small kernels that run in Python around every call: the checks of
     the arguments and ``integrate``, for one state and a batch (a few seconds; their Python costs microseconds a
     state until the background process has compiled them)."""
-    from .. import _compile
     from .._jit import numba
     from ..algorithms.inputs import states
     if numba is None:
         return
     t = time.perf_counter()
-    _compile.ON_CALLER = True
-    try:
+    with compiling_here():
         for robot in robots:
             for batch in (0, 3):
                 rng = np.random.default_rng(0)
@@ -115,8 +126,6 @@ def compile_checks(rd, robots, out):
                 v = np.zeros(q.shape[:-1] + (robot.nv,))
                 states(robot, q=q, v=v)
                 rd.integrate(robot, q, v, 0.01)
-    finally:
-        _compile.ON_CALLER = False
     out(f"  the argument checks and integrate compiled ({time.perf_counter() - t:.1f} s)")
 
 
@@ -125,42 +134,37 @@ def compile_simulator(rd, out):
     robot (:data:`~rne_dynamics.algorithms.simulate.STEP` has no written code), whose Python costs milliseconds a
     step (3 ms on the bundled arm, 12 ms on a 7-joint arm with a gripper): too slow for 1 kHz. 100 s on this
     project's 2-core VM, once per installation: ``scripts/setup_venv.sh`` runs it in the background."""
-    from .. import _compile
     robot = rd.load_urdf(bundled_robot_path())
     rest = np.zeros(robot.nv)
     t = time.perf_counter()
-    _compile.ON_CALLER = True  # here, not in a background process that would end with this one
-    try:
+    with compiling_here():
         rd.step(robot, rd.neutral(robot), rest, rest, 0.001)
-    finally:
-        _compile.ON_CALLER = False
     out(f"the simulator's step compiled ({time.perf_counter() - t:.1f} s)")
 
 
 def compile_generic(rd, robot, out):
     """Compile (or load from numba's cache) every generic kernel on ``robot``: one pass over the public calls with
     the written code off."""
-    from .. import _compile
     from ..algorithms import written
     from ..algorithms.driver import ALGORITHMS
 
     out("compiling the generic kernels (once per installation; cached in the package's __pycache__ folders)")
     mode, written.MODE = written.MODE, "0"
-    _compile.ON_CALLER = True  # here, not in the background: this is the caller that wants them
     try:
-        robot = robot.with_drive()  # a new robot object: none of its calls has written code yet
-        passes = [(name + (" batch" if batch else ""), call)
-                  for batch in (0, 3) for name, call in calls(rd, robot, batch)]
-        platform = rd.load_urdf(GOUGH_STEWART, loops=GOUGH_STEWART_LOOPS)
-        legs = np.zeros(len(platform.actuated_joint_names))
-        passes.append(("closed_loop_inverse_dynamics (Gough-Stewart)",
-                       lambda: rd.closed_loop_inverse_dynamics(platform, legs, legs, legs)))
-        for n, (name, call) in enumerate(passes, 1):
-            t = time.perf_counter()
-            call()
-            out(f"  [{n:2d}/{len(passes)}] {name:<44} {time.perf_counter() - t:6.1f} s")
+        with compiling_here():
+            robot = robot.with_drive()  # a new robot object: none of its calls has written code yet
+            passes = [(name + (" batch" if batch else ""), call)
+                      for batch in (0, 3) for name, call in calls(rd, robot, batch)]
+            platform = rd.load_urdf(GOUGH_STEWART, loops=GOUGH_STEWART_LOOPS)
+            legs = np.zeros(len(platform.actuated_joint_names))
+            passes.append(("closed_loop_inverse_dynamics (Gough-Stewart)",
+                           lambda: rd.closed_loop_inverse_dynamics(platform, legs, legs, legs)))
+            for n, (name, call) in enumerate(passes, 1):
+                t = time.perf_counter()
+                call()
+                out(f"  [{n:2d}/{len(passes)}] {name:<44} {time.perf_counter() - t:6.1f} s")
     finally:
-        written.MODE, _compile.ON_CALLER = mode, False
+        written.MODE = mode
     missed = [a.name for a in ALGORITHMS if not getattr(a.single, "signatures", True)]
     if missed:  # driver.ALGORITHMS is the registry: a new algorithm that calls() does not reach is named here
         out(f"not compiled (no call above reaches them; add one here): {', '.join(missed)}")
