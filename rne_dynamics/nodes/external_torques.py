@@ -19,9 +19,9 @@ from sensor_msgs.msg import JointState
 
 import rne_dynamics as rd
 
-from ..errors import ModelError, StateError
+from ..errors import StateError
 from .messages import doubles, stamp_seconds
-from .parameters import DOUBLE, DOUBLES, PER_JOINT, STRING, Spec, joint_array, per_joint
+from .parameters import DOUBLE, DOUBLES, PER_JOINT, STRING, Spec, joint_array, named_link, per_joint
 
 PARAMETERS = (
     Spec("observer_gain", 0.0, DOUBLE, "momentum observer gain (1/s): external joint torques from the measured "
@@ -49,9 +49,7 @@ def check_parameter(name, value):
 
 def check_names(robot, values):
     per_joint("observer_thresholds", values["observer_thresholds"], robot)
-    link = values["observer_wrench_link"]
-    if link and link not in robot.link_names:
-        raise ModelError(f"observer_wrench_link: robot '{robot.name}' has no link '{link}'")
+    named_link("observer_wrench_link", values, robot)
 
 
 class ExternalTorques:

@@ -228,6 +228,13 @@ def joint_array(name, values, robot, default):
     return array
 
 
+def named_link(name, values, robot):
+    """A link-name parameter: empty (off) or one of ``robot``'s links, else :class:`ModelError` naming both."""
+    link = values[name]
+    if link and link not in robot.link_names:
+        raise ModelError(f"{name}: robot '{robot.name}' has no link '{link}'")
+
+
 def per_joint(name, values, robot):
     """A per-joint parameter as :meth:`Robot.with_drive` takes it (``None`` keeps the robot's values)."""
     if len(values) == 0:

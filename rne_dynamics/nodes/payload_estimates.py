@@ -22,7 +22,7 @@ import rne_dynamics as rd
 
 from ..errors import ModelError, StateError
 from .messages import stamp_seconds
-from .parameters import DOUBLE, STRING, Spec
+from .parameters import DOUBLE, STRING, Spec, named_link
 
 PARAMETERS = (
     Spec("payload_estimation_link", "", STRING, "link whose payload is estimated online from the measured effort "
@@ -35,10 +35,9 @@ BATCH = 20
 #: Least seconds between two ``~/payload_estimate`` messages.
 PUBLISH_PERIOD = 0.1
 
+
 def check_names(robot, values):
-    link = values["payload_estimation_link"]
-    if link and link not in robot.link_names:
-        raise ModelError(f"payload_estimation_link: robot '{robot.name}' has no link '{link}'")
+    named_link("payload_estimation_link", values, robot)
 
 
 class PayloadEstimates:
