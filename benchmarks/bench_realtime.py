@@ -55,7 +55,7 @@ def main(argv=None):
     zero = np.zeros(robot.dof)
     for _ in range(100):  # the step's machine code, built here and cached on disk, where the node's process finds it
         rd.step(robot, home, zero, zero, 1e-9 * period_ns(args.rate))
-    for code in robot.written.values():
+    for code in robot.engines.written.values():
         if code is not None:  # None: no written code (RNE_DYNAMICS_WRITTEN=0)
             code.wait(600)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT] + sys.path), PYTHONUNBUFFERED="1")

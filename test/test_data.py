@@ -112,7 +112,7 @@ def built(robot):
     data = robot.data()
     for _, call in calls(robot, np.random.default_rng(2)):
         call(data)
-    codes = [code for code in robot.written.values() if code is not None and not code.native]
+    codes = [code for code in robot.engines.written.values() if code is not None and not code.native]
     for code in codes:
         code.start()
     for code in codes:
@@ -177,7 +177,7 @@ def chain():
 def test_data_calls_on_a_long_chain_allocate_no_array(chain, name, monkeypatch):
     call = dict(calls(chain, np.random.default_rng(2)))[name]
     call(chain.data())
-    for code in list(chain.written.values()):  # the machine code of what the call runs (its Python allocates)
+    for code in list(chain.engines.written.values()):  # the machine code of what the call runs (its Python allocates)
         if code is not None:
             code.wait()
     monkeypatch.setattr(_compile, "ON_CALLER", True)  # and of the generic kernel, where it still serves

@@ -46,7 +46,7 @@ def test_a_model_of_new_numbers_is_swapped_in_with_machine_code_and_nothing_trac
                               zip(("link", "mass", "com", "inertia"), payload))).successful
     model = h.node.model
     assert model.settings["payload.mass"] == 1.7 and traced == []
-    made = [code for code in model.robot.written.values() if code is not None]
+    made = [code for code in model.robot.engines.written.values() if code is not None]
     assert made and all(code.native for code in made)
     held = [h.call for data in (model.data, model.gravity_data) for h in data.held.values()]
     assert held and all(isinstance(call, types.BuiltinFunctionType) for call in held)  # C, not the traced Python

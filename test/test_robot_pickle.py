@@ -1,8 +1,12 @@
-"""A robot pickles after the algorithms have run on it (the nodes build their models in another process), without
-its caches, and computes the same numbers after the trip."""
+"""A robot is frozen: what the machine-code layer keeps for it is one object, ``robot.engines``. It pickles after
+the algorithms have run on it (the nodes build their models in another process), without its caches, and computes
+the same numbers after the trip."""
+import dataclasses
+import functools
 import pickle
 
 import numpy as np
+import pytest
 
 import oracle
 import rne_dynamics as rd
@@ -14,8 +18,23 @@ def test_a_used_robot_pickles_and_computes_the_same():
     rng = np.random.default_rng(3)
     q, qd, qdd = (rng.uniform(-1.0, 1.0, robot.dof) for _ in range(3))
     expected = rd.inverse_dynamics(robot, q, qd, qdd).torques
-    assert robot.workspace_shapes  # the algorithms' caches are filled
+    assert robot.engines.workspace_shapes  # the machine-code layer's caches are filled
     copy = pickle.loads(pickle.dumps(robot))
-    assert "workspace_shapes" not in vars(copy)
+    assert not copy.engines.workspace_shapes and copy.engines is not robot.engines
     np.testing.assert_array_equal(rd.inverse_dynamics(copy, q, qd, qdd).torques, expected)
     assert copy.joint_names == robot.joint_names and copy.locked_joints == robot.locked_joints
+
+
+def test_a_robot_keeps_no_mutable_cache_but_its_engines():
+    """The written codes, live Data objects, warm-up counts and workspace shapes are ``robot.engines``'s, not cached
+    properties of the frozen class; a new robot (``with_payload``) starts with its own."""
+    cached = {name for name, value in vars(rd.Robot).items() if isinstance(value, functools.cached_property)}
+    assert not cached & {"written", "datas", "generic_states", "written_lock", "workspace_shapes", "engines"}
+    robot = rd.load_urdf(rd.bundled_robot_path())
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        robot.engines = None
+    data = robot.data()
+    rd.inverse_dynamics(robot, np.zeros(6), np.zeros(6), np.zeros(6), data=data)
+    assert list(robot.engines.datas) == [data] and robot.engines.workspace_shapes
+    heavier = robot.with_payload(robot.link_names[-1], 1.0)
+    assert heavier.engines is not robot.engines and not heavier.engines.workspace_shapes

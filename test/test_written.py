@@ -308,7 +308,7 @@ robot = rd.load_urdf(rd.bundled_robot_path())
 q, qd, tau = np.load(sys.argv[1])
 start = time.perf_counter()
 qdd = rd.forward_dynamics(robot, q, qd, tau, data=robot.data())
-code = robot.written[(aba.ACCELERATIONS, True)]
+code = robot.engines.written[(aba.ACCELERATIONS, True)]
 print(time.perf_counter() - start, int(code.native), *qdd)
 code.wait()
 """
@@ -363,8 +363,8 @@ def test_a_varying_extra_is_written_out_for_a_few_values_only(python_only, monke
         finally:
             written.MODE = "python"
         assert oracle.relative_error(ours, theirs) < TOLERANCE
-    assert sum(key[0] is JACOBIAN and code is not None for key, code in robot.written.items()) == written.VARIANTS
-    assert all(code is None for key, code in reference.written.items() if key[0] is JACOBIAN)
+    assert sum(key[0] is JACOBIAN and code is not None for key, code in robot.engines.written.items()) == written.VARIANTS
+    assert all(code is None for key, code in reference.engines.written.items() if key[0] is JACOBIAN)
 
 
 def test_the_simulator_step_runs_its_compiled_entry_only(python_only, monkeypatch):
@@ -375,4 +375,4 @@ def test_the_simulator_step_runs_its_compiled_entry_only(python_only, monkeypatc
     robot = rd.load_urdf(rd.bundled_robot_path())
     for _ in range(3):
         rd.step(robot, np.zeros(robot.nq), np.zeros(robot.nv), np.zeros(robot.nv), 1e-3)
-    assert not [key for key in robot.written if key[0] is STEP]
+    assert not [key for key in robot.engines.written if key[0] is STEP]

@@ -281,7 +281,7 @@ class Algorithm:
                     return held.result
         environment = self.defaults if gravity is None else (gravity_vector(gravity),)
         code = (None if external_wrenches or not self.writable
-                else robot.written.get((self, drive, *extras_key(extras)), False))
+                else robot.engines.written.get((self, drive, *extras_key(extras)), False))
         counted = code is False  # (without data, a state counted towards WARM here: not again by checked)
         if counted:
             code = written(self, robot, drive, extras) if data is not None else self.written(robot, drive, extras)
@@ -310,7 +310,7 @@ class Algorithm:
         ``data=`` run the generic kernel (its machine code, or its Python until numba has it): tracing costs about a
         hundred of its calls, which a robot called a few times (a test, a script) never repays; a call with
         ``data=`` makes the written code at once."""
-        served = robot.generic_states[self] = robot.generic_states.get(self, 0) + states
+        served = robot.engines.generic_states[self] = robot.engines.generic_states.get(self, 0) + states
         if served <= WARM:
             return None
         return written(self, robot, drive, extras, wrenches)
@@ -320,9 +320,9 @@ class Algorithm:
         it had none)."""
         if code is not None and code.single is not None:
             return PAST_GUARD
-        if data is None and robot.generic_states.get(self, 0) <= WARM:
+        if data is None and robot.engines.generic_states.get(self, 0) <= WARM:
             return WARMING
-        made = robot.written.get((self, drive, *((WRENCHES,) if wrenches else ()), *extras_key(extras)))
+        made = robot.engines.written.get((self, drive, *((WRENCHES,) if wrenches else ()), *extras_key(extras)))
         return BUILDING if made is not None else NOT_WRITTEN
 
     def generic_ran(self, states, why):
@@ -445,11 +445,11 @@ class Algorithm:
     def slots(self, robot):
         """``(result slots, end of results, size, result maker, size)`` of this algorithm's memory for ``robot``,
         measured once; the maker (:func:`result_maker`) makes the result of one state's block."""
-        shape = robot.workspace_shapes.get(self)
+        shape = robot.engines.workspace_shapes.get(self)
         if shape is None:
             w, results, size = self.layout(None, traceable(model_view)(robot.fdata, robot.idata))  # Python: no compile
             slots = tuple(s for s in w if isinstance(s, Slot) and s.offset + int(np.prod(s.shape)) <= results)
-            shape = robot.workspace_shapes[self] = (slots, results, size, result_maker(self.result, slots), size)
+            shape = robot.engines.workspace_shapes[self] = (slots, results, size, result_maker(self.result, slots), size)
         return shape
 
     def error(self, robot, status, state, where):

@@ -207,7 +207,7 @@ def module_name(algorithm, robot, fdata, extras=(), wrenches=False):
 
 
 def extras_key(extras):
-    """The per-call parameters as a key of ``robot.written``: an array by its bytes."""
+    """The per-call parameters as a key of ``robot.engines.written``: an array by its bytes."""
     return tuple([e.tobytes() if e.__class__ is np.ndarray else e for e in extras])
 
 
@@ -221,17 +221,17 @@ def written(algorithm, robot, drive=True, extras=(), wrenches=False, wait=False)
     if wrenches and not algorithm.wrenches or not algorithm.writable:
         return None
     key = (algorithm, drive, *((WRENCHES,) if wrenches else ()), *extras_key(extras))
-    made = robot.written.get(key, False)
+    made = robot.engines.written.get(key, False)
     if made is False:
-        with robot.written_lock:
-            made = robot.written.get(key, False)
+        with robot.engines.lock:
+            made = robot.engines.written.get(key, False)
             if made is False:
                 # a caller varying an extra (a simulator's time step) would trace and keep one program per value
-                if extras and sum(other[0] is algorithm for other in robot.written) >= VARIANTS:
+                if extras and sum(other[0] is algorithm for other in robot.engines.written) >= VARIANTS:
                     algorithm.not_written[f"more than VARIANTS={VARIANTS} values of its parameters"] += 1
                     return None
                 fdata = robot.fdata if drive else robot.rigid_body_fdata
-                made = robot.written[key] = make(algorithm, robot, fdata, extras, wrenches)
+                made = robot.engines.written[key] = make(algorithm, robot, fdata, extras, wrenches)
     if wait and made is not None:
         made.wait()
     return made if made is not None and made.single is not None else None  # (a large one: its build under way)
@@ -306,8 +306,8 @@ def install(made, key, name, source, algorithm, robot):
         made.failure = f"{name} was removed from {_native.cache_folder()} by a build of other sources"
         return
     put(made, module, algorithm)
-    if made is robot.written.get((algorithm, True)):  # the held call of a Data
-        for data in list(robot.datas):
+    if made is robot.engines.written.get((algorithm, True)):  # the held call of a Data
+        for data in list(robot.engines.datas):
             held = data.held.get(algorithm)
             if held is not None:
                 data.held[algorithm] = Held(held.block, held.result, (held.block,), module.single)

@@ -5,6 +5,8 @@ holds the workspaces and results of its algorithms.
 ``data`` and returns views of it, valid until the next call with the same ``data``; once each call has run with it,
 nothing more is allocated. Without ``data=`` every call allocates its own results.
 """
+import threading
+import weakref
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -24,6 +26,23 @@ class Held:
     result: Any
     arguments: tuple
     call: Callable
+
+
+class Engines:
+    """What the machine-code layer keeps for one robot, the only mutable part of a frozen
+    :class:`~rne_dynamics.model.robot.Robot` (``robot.engines``; not pickled: the receiver starts with an empty one).
+
+    ``written``: per ``(algorithm, drive, ...)`` the robot's written code (:mod:`~rne_dynamics.algorithms.written`),
+    or None where its generic kernel serves, made under ``lock``; ``datas``: the robot's live :class:`Data` objects,
+    whose held calls the written code's machine code replaces when it is built; ``generic_states``: per algorithm,
+    the allocating states its generic kernel served before the written code was made (the driver's warm-up);
+    ``workspace_shapes``: per algorithm, its memory's measured slots (``Algorithm.slots``)."""
+    __slots__ = ("written", "datas", "generic_states", "workspace_shapes", "lock")
+
+    def __init__(self):
+        self.written, self.generic_states, self.workspace_shapes = {}, {}, {}
+        self.datas = weakref.WeakSet()
+        self.lock = threading.Lock()
 
 
 class Data:

@@ -7,8 +7,6 @@ index ``-1`` (a floating base is body 0, moved by a free-flyer joint). Each join
 coordinate. The kernels receive two buffers (``fdata``, ``idata``) and read them through :func:`model_view`: numba
 dispatches two arrays far faster than a dozen.
 """
-import threading
-import weakref
 from collections import namedtuple
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -19,7 +17,7 @@ from .._jit import helper, kernel
 from ..errors import ModelError
 from .body import inertia_problem, triangle_problem
 from . import drive
-from .data import Data
+from .data import Data, Engines
 from .joints import rotation_terms, type_of_code
 
 #: Fields of the model seen by the kernels; per body unless noted.
@@ -183,6 +181,9 @@ class Robot:
     transmissions: tuple = ()  # drive.JointTransmission: motors through gears, their terms in the per-joint arrays
     fdata: np.ndarray = field(init=False, repr=False)
     idata: np.ndarray = field(init=False, repr=False)
+    #: The only mutable part: what the machine-code layer keeps for this robot (its written codes, its live Data
+    #: objects, its workspaces' shapes), never compared, copied or pickled.
+    engines: Engines = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
         for label in ("friction_offset", "coulomb_velocity"):
@@ -195,6 +196,7 @@ class Robot:
         idata.setflags(write=False)
         object.__setattr__(self, "fdata", fdata)
         object.__setattr__(self, "idata", idata)
+        object.__setattr__(self, "engines", Engines())
 
     @cached_property
     def rigid_body_fdata(self):
@@ -237,29 +239,8 @@ class Robot:
     def data(self):
         """A new :class:`~rne_dynamics.model.data.Data` for this robot: pass it as ``data=`` to compute in it."""
         data = Data(self)
-        self.datas.add(data)
+        self.engines.datas.add(data)
         return data
-
-    @cached_property
-    def datas(self):
-        """The robot's live ``Data`` objects: the written code (:mod:`~rne_dynamics.algorithms.written`) replaces
-        their held calls when its machine code is ready."""
-        return weakref.WeakSet()
-
-    @cached_property
-    def written(self):
-        """Per ``(algorithm, drive)``: the robot's written code (:mod:`~rne_dynamics.algorithms.written`), or None
-        where its generic kernel serves."""
-        return {}
-
-    @cached_property
-    def generic_states(self):
-        """Per algorithm: the states its generic kernel served before the written code was made (``driver``)."""
-        return {}
-
-    @cached_property
-    def written_lock(self):
-        return threading.Lock()
 
     @cached_property
     def nb(self):
@@ -332,15 +313,14 @@ class Robot:
         return self.quaternions.size > 0
 
     def __getstate__(self):
-        """Pickled without its cached properties (derived, and the algorithms' workspace makers are not picklable):
-        the receiver computes them again (a node's model is built in another process)."""
+        """Pickled without its cached properties and its engines (derived, and the algorithms' workspace makers are
+        not picklable): the receiver computes them again (a node's model is built in another process)."""
         cached = {name for name, value in vars(type(self)).items() if isinstance(value, cached_property)}
-        return {name: value for name, value in self.__dict__.items() if name not in cached}
+        return {name: value for name, value in self.__dict__.items() if name not in cached and name != "engines"}
 
-    @cached_property
-    def workspace_shapes(self):
-        """The shapes of the algorithms' workspaces, filled as they are first asked for (:func:`workspace`)."""
-        return {}
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        object.__setattr__(self, "engines", Engines())
 
     @cached_property
     def body_joint_names(self):

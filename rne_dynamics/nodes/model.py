@@ -262,7 +262,7 @@ class DynamicsModel:
         made (:mod:`rne_dynamics.algorithms.written`: built as C and cached on disk, keyed by the model's numbers), so
         that a process computing with the same numbers loads it rather than trace it."""
         end = time.monotonic() + timeout
-        for made in list(self.robot.written.values()):
+        for made in list(self.robot.engines.written.values()):
             if made is not None:
                 made.wait(max(0.0, end - time.monotonic()))
 
