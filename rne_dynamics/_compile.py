@@ -1,25 +1,24 @@
 """numba's machine code off the caller's path: a kernel a call needs is loaded from numba's disk cache if it is
-there, and otherwise compiled by a background process (one at a time, at low priority) into that cache; until then
+there, and otherwise compiled by the builder (:mod:`rne_dynamics._compile_child`: one at a time per caller, at low
+priority, in a process that outlives its caller) into that cache; until then
 the caller runs the kernel's Python (:func:`~rne_dynamics._trace.traceable`), exact and slower. numba compiles a
 large kernel for minutes on a 2-core machine: no call, test or node waits for it.
 
 A kernel is named for the background process by ``(module, function, argument)``: ``module.function(argument)``
-returns its dispatcher in a new process (the algorithms' entries are made at import, not module attributes); the
-process is :mod:`rne_dynamics._compile_child`.
+returns its dispatcher in a new process (the algorithms' entries are made at import, not module attributes).
 """
 import atexit
 import functools
 import importlib
-import os
 import pickle
-import subprocess
-import sys
+import tempfile
 import threading
 import warnings
 from collections import deque
 
 import numpy as np
 
+from . import _compile_child
 from ._jit import numba
 from ._tuning import COMPILE_ON_CALLER as ON_CALLER
 from ._trace import traceable
@@ -28,7 +27,6 @@ _lock = threading.Lock()
 _queue = deque()   # (dispatcher, signature, locator) waiting for the worker
 _state = {}        # (dispatcher, signature) -> "queued", "built" or "failed"
 _worker = None
-_running = []      # the background process, for atexit
 _ended = [0]       # background compiles ended in this process
 _asked = {}        # dispatcher -> the count of ended compiles when it last had no machine code for a caller
 _exiting = False
@@ -149,20 +147,16 @@ def _work():
 
 def _build(signature, locator):
     module, function, argument = locator
-    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    environment = dict(os.environ, PYTHONPATH=os.pathsep.join([package_parent, os.environ.get("PYTHONPATH", "")]))
-    with _lock:
-        if _exiting:  # (the worker thread runs on while the interpreter exits)
-            return False
-        process = subprocess.Popen([sys.executable, "-m", f"{__package__}._compile_child", module, function,
-                                    argument, pickle.dumps(signature).hex()], env=environment,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        _running.append(process)
-    _, errors = process.communicate()
-    with _lock:
-        _running.remove(process)
-    if process.returncode != 0 and not _exiting:
-        lines = errors.decode(errors="replace").strip().splitlines()
+    with tempfile.TemporaryFile() as errors:
+        with _lock:
+            if _exiting:  # (the worker thread runs on while the interpreter exits)
+                return False
+            process = _compile_child.start(["numba", module, function, argument, pickle.dumps(signature).hex()],
+                                           errors)
+        process.wait()
+        errors.seek(0)
+        lines = errors.read().decode(errors="replace").strip().splitlines()
+    if process.returncode != 0:
         failure = f"{module}.{function}({argument!r}): {lines[-1] if lines else f'exit code {process.returncode}'}"
         failures.append(failure)
         warnings.warn(f"numba could not compile {failure} in the background; its Python serves", RuntimeWarning,
@@ -172,12 +166,11 @@ def _build(signature, locator):
 
 @atexit.register
 def _stop():
-    """A process exits without waiting for a background compile (the next process queues it again)."""
+    """A process exits without waiting for its background compile, which goes on and is cached for the next process
+    (the compiles queued behind it are not started)."""
     global _exiting
     with _lock:
         _exiting = True
-        for process in _running:
-            process.kill()
 
 
 def wait():

@@ -1,24 +1,85 @@
-"""The background process of :mod:`rne_dynamics._compile`: import the package, find the dispatcher, compile the
-signature into numba's cache. ``python -m rne_dynamics._compile_child MODULE FUNCTION ARGUMENT SIGNATURE``:
-``MODULE.FUNCTION(ARGUMENT)`` is the dispatcher, ``SIGNATURE`` its argument types, pickled, in hexadecimal."""
+"""The builder: a process of its own session (it outlives its caller: a build that was started finishes and is
+cached for the next process) that builds one thing into the cache. Run as a script, so that a C build imports
+nothing but the standard library.
+
+``python _compile_child.py c REQUEST DESTINATION TIMEOUT COMPILERS COMMAND...``: compile the C file ``REQUEST.c``
+(:func:`build_c`). ``python _compile_child.py numba MODULE FUNCTION ARGUMENT SIGNATURE``: ``MODULE.FUNCTION(ARGUMENT)``
+is a dispatcher, ``SIGNATURE`` its argument types, pickled, in hexadecimal; compiled into numba's cache at ``nice``
+10, after the callers' work (:mod:`rne_dynamics._compile`).
+"""
+import contextlib
+import fcntl
 import importlib
 import os
 import pickle
+import subprocess
 import sys
-import threading
+import tempfile
 import time
 
 
-def end_with(parent):
-    """A caller that ends, or is killed, takes its compile with it."""
-    while os.getppid() == parent:
-        time.sleep(0.5)
-    os._exit(1)
+def start(arguments, errors, **environment):
+    """Start the builder on ``arguments`` (above) in a session of its own (a Ctrl-C of the caller's terminal, or the
+    caller's end, leaves it running), with ``environment`` added to the caller's and its standard error into the file
+    ``errors``: a pipe would break when the caller ends first."""
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.pathsep.join([package_parent, os.environ.get("PYTHONPATH", "")])
+    return subprocess.Popen([sys.executable, os.path.abspath(__file__), *arguments],
+                            env=dict(os.environ, PYTHONPATH=path, **environment), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=errors, start_new_session=True)
+
+
+def compiler_slot(folder, compilers, hurry):
+    """One of the machine's ``compilers`` slots (an open file locked in ``folder``; closing it frees the slot),
+    waited for in turn with every builder's process; or None at once when the file ``hurry`` exists (a caller waits
+    for this build)."""
+    os.makedirs(folder, exist_ok=True)
+    while not os.path.exists(hurry):
+        for k in range(compilers):
+            slot = open(os.path.join(folder, str(k)), "a")
+            try:
+                fcntl.flock(slot, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return slot
+            except BlockingIOError:
+                slot.close()
+        time.sleep(0.1)
+    return None
+
+
+def build_c(request, destination, timeout, compilers, *command):
+    """Compile ``request.c`` by ``command`` (the compiler and its flags) into ``destination`` (under a temporary name,
+    then renamed, so a concurrent reader never sees half a file), in a compiler slot of the cache folder's
+    ``compilers/`` unless ``request.hurry`` exists; exits with the compiler's message if it fails. A second builder of
+    the same request waits for the first's module."""
+    folder, name = os.path.split(request)
+    with open(request + ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # (a second builder of it waits here, then finds the module)
+        if not os.path.exists(destination):
+            with tempfile.TemporaryDirectory(dir=folder) as scratch:
+                target = os.path.join(scratch, "module.so")
+                slot = compiler_slot(os.path.join(folder, "compilers"), int(compilers), request + ".hurry")
+                try:
+                    done = subprocess.run([*command, request + ".c", "-o", target, "-lm"], capture_output=True,
+                                          text=True, timeout=float(timeout))
+                except subprocess.TimeoutExpired:
+                    sys.exit(f"{command[0]} took more than {timeout} s on {name}")
+                finally:
+                    if slot is not None:
+                        slot.close()
+                if done.returncode != 0:
+                    sys.exit(f"{command[0]} failed on {name}: {done.stderr.strip()[-2000:]}")
+                os.replace(target, destination)
+        for leftover in (".c", ".hurry", ".lock"):  # (a builder waiting on the lock finds the module)
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(request + leftover)
 
 
 if __name__ == "__main__":
-    os.nice(10)  # after the callers' work
-    threading.Thread(target=end_with, args=(os.getppid(),), daemon=True).start()
-    module, function, argument, signature = sys.argv[1:]
-    dispatcher = getattr(importlib.import_module(module), function)(argument)
-    dispatcher.compile(pickle.loads(bytes.fromhex(signature)))
+    kind, *arguments = sys.argv[1:]
+    if kind == "c":
+        build_c(*arguments)
+    else:
+        os.nice(10)
+        module, function, argument, signature = arguments
+        dispatcher = getattr(importlib.import_module(module), function)(argument)
+        dispatcher.compile(pickle.loads(bytes.fromhex(signature)))

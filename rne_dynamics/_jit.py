@@ -3,11 +3,12 @@
 ``RNE_DYNAMICS_JIT=0`` in the environment runs them as plain Python with numba installed: exact and slow, with no
 compile time (a developer's test loop).
 
-Kernels are cached on disk (``cache=True``), so only the first process on a machine pays the compile time. numba
-stamps a cached kernel with its own file only, so a kernel would keep stale machine code of a helper changed in
-another file; ours are cached in a directory named by a hash of the kernel modules it depends on (its module and
-those it imports, read from their import statements): an edit recompiles the kernels of the edited module and of
-the modules that import it, no others.
+Kernels are cached on disk (``cache=True``), so only the first process on a machine pays the compile time, in the
+package's one cache folder (:func:`~rne_dynamics._tuning.cache_root`, ``numba/``). numba stamps a cached kernel with
+its own file only, so a kernel would keep stale machine code of a helper changed in another file; ours are cached in
+a directory named by a hash of the kernel modules it depends on (its module and those it imports, read from their
+import statements): an edit recompiles the kernels of the edited module and of the modules that import it, no
+others. numba's index keys each kernel by the host's CPU as well.
 """
 import ast
 import copy
@@ -126,8 +127,8 @@ if numba is not None:
     _CacheImpl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)
     if _InTree is not None and _CacheImpl is not None:
         class _PackageLocator(_InTree):
-            """Caches our kernels in the package's __pycache__, in a directory named by the hash of the sources
-            each depends on (:func:`_stamp_of`)."""
+            """Caches our kernels in the cache folder's ``numba/``, in a directory named by the hash of the sources
+            each depends on (:func:`_stamp_of`), then by the module's folder in the package."""
             def __init__(self, py_func, py_file):
                 super().__init__(py_func, py_file)
                 self.stamp = _stamp_of(py_func)
@@ -139,7 +140,8 @@ if numba is not None:
             def get_cache_path(self):
                 # a directory per source version: numba unpickles an index before it checks the stamp, and an
                 # index of older sources can name classes that no longer exist
-                return os.path.join(super().get_cache_path(), "kernels-" + self.stamp[:16])
+                folder = os.path.relpath(os.path.dirname(os.path.abspath(self._py_file)), PACKAGE_DIR)
+                return os.path.join(_tuning.cache_root(), "numba", "kernels-" + self.stamp[:16], folder)
 
             @classmethod
             def from_function(cls, py_func, py_file):
@@ -153,14 +155,15 @@ if numba is not None:
 def cache_directories():
     """The directories that hold the compiled kernels of this version of the sources (of the kernels made so far:
     every one once the package's algorithms are imported)."""
-    found = glob.glob(os.path.join(PACKAGE_DIR, "**", "__pycache__", "kernels-*"), recursive=True)
     current = {"kernels-" + stamp[:16] for stamp in _stamps}
-    return [path for path in found if os.path.basename(path) in current]
+    return [path for path in glob.glob(os.path.join(_tuning.cache_root(), "numba", "kernels-*"))
+            if os.path.basename(path) in current]
 
 
 def compiled():
     """Whether this version of the kernels has been compiled here (``rne-dynamics compile``, or earlier runs)."""
-    return numba is None or any(glob.glob(os.path.join(path, "*.nbi")) for path in cache_directories())
+    return numba is None or any(glob.glob(os.path.join(path, "**", "*.nbi"), recursive=True)
+                                for path in cache_directories())
 
 
 def kernel(function):

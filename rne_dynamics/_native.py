@@ -24,13 +24,13 @@ import platform
 import subprocess
 import sysconfig
 import tempfile
-import threading
 
 import numpy as np
 
+from . import _compile_child
 from ._jit import BAD_SHAPE, GUARD, NOT_FINITE, NOT_UNIT, OK, OVERFLOW, is_unit
 from ._trace import trace, traceable
-from ._tuning import COMPILER, COMPILERS, LANES, PART, TIMEOUT
+from ._tuning import COMPILER, COMPILERS, LANES, PART, TIMEOUT, cache_root
 
 #: The C compiler and its flags. ``-O1``: straight-line code gains little from more, and builds in half the time;
 #: the host's instructions (``-march=native``, where the compiler has it: AVX's three-operand forms) make it 10-25%
@@ -39,8 +39,6 @@ from ._tuning import COMPILER, COMPILERS, LANES, PART, TIMEOUT
 #: fused products was 20% faster per state on ANYmal and Talos.)
 FLAGS = ["-O1", "-shared", "-fPIC", "-fno-math-errno", "-ffp-contract=off", "-w"]
 HOST_FLAGS = ["-march=native"]
-_compilers = threading.Condition()
-_running = 0
 #: The writer's version: part of every cache key, so modules of an older writer are never loaded.
 VERSION = "1"
 
@@ -252,8 +250,7 @@ def c_source(name, program, outputs, sizes, quaternions=(), tolerance=1e-6, slot
 
 def cache_folder():
     """Where built modules are kept: ``$RNE_DYNAMICS_CACHE/native``, else ``~/.cache/rne_dynamics/native``."""
-    root = os.environ.get("RNE_DYNAMICS_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "rne_dynamics")
-    return os.path.join(root, "native")
+    return os.path.join(cache_root(), "native")
 
 
 def module_name(call, version, key):
@@ -306,11 +303,8 @@ def index_path(key):
 def index(key, name):
     """Record that the model's ``key`` (:func:`module_name`) runs the program module ``name`` (written under a
     temporary name, then renamed)."""
-    folder = cache_folder()
-    os.makedirs(folder, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", dir=folder, delete=False) as f:
-        f.write(name)
-    os.replace(f.name, index_path(key))
+    os.makedirs(cache_folder(), exist_ok=True)
+    write_atomically(index_path(key), name)
     remove_other_versions(key)
 
 
@@ -340,52 +334,46 @@ def host_flags():
     return HOST_FLAGS if probe.returncode == 0 else []
 
 
-@contextlib.contextmanager
-def _compiler(waited_for):
-    """A run of the compiler: one of :data:`COMPILERS`, or at once when the event ``waited_for`` is set (a caller
-    waits for this build, :func:`hurry`) rather than behind the builds queued before it."""
-    global _running
-    with _compilers:
-        while _running >= COMPILERS and not (waited_for is not None and waited_for.is_set()):
-            _compilers.wait()
-        _running += 1
-    try:
-        yield
-    finally:
-        with _compilers:
-            _running -= 1
-            _compilers.notify()
+def build(name, source, waited_for=None, key=None):
+    """Build ``source`` into the cached module ``name`` by the builder (:mod:`rne_dynamics._compile_child`: a process
+    of its own session, so the build finishes and is cached when its caller ends first), indexed under the model's
+    ``key`` if given (:func:`index`, written first: a process that finds the index before the module builds nothing
+    more); wait for it and raise ``RuntimeError`` with the compiler's message. ``waited_for``: an event a caller sets
+    (:func:`hurry`) when it waits for the module: the build then runs at once rather than behind the other builds of
+    the machine."""
+    folder = cache_folder()  # now: the cache may be another when the build ends
+    os.makedirs(folder, exist_ok=True)
+    request = os.path.join(folder, name)
+    write_atomically(request + ".c", source)
+    if key:
+        index(key, name)
+    command = [COMPILER, *FLAGS, *host_flags(), f"-I{sysconfig.get_paths()['include']}", f"-I{np.get_include()}"]
+    with tempfile.TemporaryFile("w+") as errors:
+        builder = _compile_child.start(["c", request, path_of(name), str(TIMEOUT), str(COMPILERS), *command], errors)
+        hurried = False
+        while builder.poll() is None:
+            if waited_for is not None and not hurried and waited_for.wait(0.05):
+                hurried = True
+                write_atomically(request + ".hurry", "")
+            elif waited_for is None or hurried:
+                builder.wait()
+        errors.seek(0)
+        message = errors.read().strip()
+    if builder.returncode != 0:
+        raise RuntimeError(message or f"the builder of {name} ended with {builder.returncode}")
 
 
 def hurry(waited_for):
     """Set the event ``waited_for`` of a build (:func:`build`): a caller waits for it, and it runs at once if it is
     queued."""
     waited_for.set()
-    with _compilers:
-        _compilers.notify_all()
 
 
-def build(name, source, waited_for=None):
-    """Compile ``source`` into the cached module ``name`` (written under a temporary name, then renamed, so a
-    concurrent reader never sees half a file); raises ``RuntimeError`` with the compiler's message. ``waited_for``:
-    an event set by :func:`hurry` when a caller waits for the module."""
-    folder, destination = cache_folder(), path_of(name)  # both now: the cache may be another when the build ends
-    os.makedirs(folder, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=folder) as scratch:
-        c_file = os.path.join(scratch, name + ".c")
-        with open(c_file, "w") as f:
-            f.write(source)
-        target = os.path.join(scratch, "module.so")
-        command = [COMPILER, *FLAGS, *host_flags(), f"-I{sysconfig.get_paths()['include']}", f"-I{np.get_include()}",
-                   c_file, "-o", target, "-lm"]
-        try:
-            with _compiler(waited_for):
-                done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT)
-        except subprocess.TimeoutExpired:
-            raise RuntimeError(f"{COMPILER} took more than {TIMEOUT} s on {name}") from None
-        if done.returncode != 0:
-            raise RuntimeError(f"{COMPILER} failed on {name}: {done.stderr.strip()[-2000:]}")
-        os.replace(target, destination)
+def write_atomically(path, text):
+    """Write ``text`` to ``path`` under a temporary name, then rename it: a reader never sees half a file."""
+    with tempfile.NamedTemporaryFile("w", dir=os.path.dirname(path), delete=False) as f:
+        f.write(text)
+    os.replace(f.name, path)
 
 
 def remove_other_versions(key):

@@ -44,8 +44,9 @@ PART = 2500
 LANES = 4
 #: Seconds a build may take before it is abandoned (the Python goes on serving).
 TIMEOUT = 600
-#: Builds run at once: one per core (a large program takes the compiler a few hundred MB); a build a caller waits for
-#: runs at once beside them.
+#: C builds run at once on the machine, whatever process asked for them (a compiler slot each: a locked file in the
+#: cache): one per core (a large program takes the compiler a few hundred MB); a build a caller waits for runs at once
+#: beside them.
 COMPILERS = os.cpu_count() or 1
 
 # --- environment variables ----------------------------------------------------------------------------------------
@@ -59,6 +60,13 @@ COMPILE_ON_CALLER = os.environ.get("RNE_DYNAMICS_COMPILE") == "caller"
 #: ``RNE_DYNAMICS_STRICT=1`` (the tests set it): an engine that fails (a step that raises while traced, a C build
 #: that fails) raises rather than being logged and counted as a fallback (``rd.engine_report()``).
 STRICT = os.environ.get("RNE_DYNAMICS_STRICT") == "1"
-#: ``CC``: the C compiler. (``RNE_DYNAMICS_CACHE``, the folder of the built modules, ``native/`` under it, is read
-#: at each use: ``_native.cache_folder``.)
+#: ``CC``: the C compiler.
 COMPILER = os.environ.get("CC", "cc")
+
+
+def cache_root():
+    """``RNE_DYNAMICS_CACHE``, default ``~/.cache/rne_dynamics``: the one folder of what is built, each named by the
+    digest of its sources (``native/``: the written codes' C modules and their compiler slots; ``numba/``: numba's
+    kernels, ``kernels-STAMP/``). Read at each use: a C build's when it starts, a numba kernel's when it is made (at
+    import)."""
+    return os.environ.get("RNE_DYNAMICS_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "rne_dynamics")

@@ -1,4 +1,5 @@
-"""The on-disk kernel cache (rne_dynamics/_jit.py): one directory per version of the kernel sources."""
+"""The on-disk kernel cache (rne_dynamics/_jit.py): one directory per version of the kernel sources, under the
+package's one cache folder (RNE_DYNAMICS_CACHE)."""
 import glob
 import math
 import os
@@ -8,7 +9,7 @@ import sys
 
 import pytest
 
-from rne_dynamics import _jit
+from rne_dynamics import _jit, _tuning
 
 pytestmark = pytest.mark.skipif(_jit.numba is None, reason="numba is not installed: nothing is compiled or cached")
 
@@ -31,8 +32,8 @@ def test_kernels_are_cached_under_the_hash_of_the_sources_they_import():
     assert isinstance(locator, _jit._PackageLocator)
     # the entry is written by the driver and calls gravity's step: both modules' imports, and only theirs
     stamp = _jit._sources_hash(["algorithms.driver", "algorithms.gravity"])
-    assert locator.get_cache_path() == os.path.join(_jit.PACKAGE_DIR, "algorithms", "__pycache__",
-                                                    "kernels-" + stamp[:16])
+    assert locator.get_cache_path() == os.path.join(_tuning.cache_root(), "numba", "kernels-" + stamp[:16],
+                                                    "algorithms")
     assert stamp != _jit._sources_hash(["algorithms.driver"]) != _jit._sources_hash()
     sources, imports = _jit._package_modules()
     imported = imports["algorithms.gravity"] | imports["algorithms.driver"]
@@ -44,7 +45,8 @@ def test_an_edit_recompiles_the_kernels_that_import_the_edited_module_and_no_oth
     """An edit to a kernel module moves its kernels' cache to a new directory (an old index can name classes that
     are gone), the numbers stay right, and a kernel whose module does not import it loads its machine code."""
     shutil.copytree(_jit.PACKAGE_DIR, tmp_path / "rne_dynamics", ignore=shutil.ignore_patterns("__pycache__"))
-    env = dict(os.environ, PYTHONPATH=str(tmp_path), RNE_DYNAMICS_COMPILE="caller")  # numba compiles, and caches
+    env = dict(os.environ, PYTHONPATH=str(tmp_path), RNE_DYNAMICS_COMPILE="caller",  # numba compiles, and caches
+               RNE_DYNAMICS_CACHE=str(tmp_path / "cache"))
 
     def run():
         out = subprocess.run([sys.executable, "-c", RUN], env=env, cwd=tmp_path, capture_output=True, text=True,
@@ -69,15 +71,16 @@ def test_an_edit_recompiles_the_kernels_that_import_the_edited_module_and_no_oth
 
 
 def test_compiled_says_whether_this_version_has_kernels_on_disk(tmp_path):
-    """What the nodes tell a user at start: a package copy without its caches has none; once a kernel ran, it has."""
+    """What the nodes tell a user at start: a cache folder without this version's kernels has none; once a kernel
+    ran, it has."""
     import numpy as np
     from rne_dynamics.algorithms.inputs import all_finite
     all_finite(np.zeros(3))  # a kernel compiled on the caller's path (or loaded): this version has its cache now
     assert _jit.compiled()
     shutil.copytree(_jit.PACKAGE_DIR, tmp_path / "rne_dynamics", ignore=shutil.ignore_patterns("__pycache__"))
     out = subprocess.run([sys.executable, "-c", "from rne_dynamics import _jit; print(_jit.compiled())"],
-                         env=dict(os.environ, PYTHONPATH=str(tmp_path)), cwd=tmp_path, capture_output=True, text=True,
-                         timeout=60)
+                         env=dict(os.environ, PYTHONPATH=str(tmp_path), RNE_DYNAMICS_CACHE=str(tmp_path / "cache")),
+                         cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "False", out.stderr
 
 
@@ -98,8 +101,9 @@ def test_a_python_caller_of_a_kernel_numba_has_not_compiled_gets_its_python_at_o
     import numpy as np
     import rne_dynamics as rd
     shutil.copytree(_jit.PACKAGE_DIR, tmp_path / "rne_dynamics", ignore=shutil.ignore_patterns("__pycache__"))
-    out = subprocess.run([sys.executable, "-c", COLD_INTEGRATE], env=dict(os.environ, PYTHONPATH=str(tmp_path)),
-                         cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    out = subprocess.run([sys.executable, "-c", COLD_INTEGRATE], cwd=tmp_path, capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=str(tmp_path), RNE_DYNAMICS_CACHE=str(tmp_path / "cache")),
+                         timeout=600)
     assert out.returncode == 0, out.stderr
     values, compiled = out.stdout.splitlines()
     robot = rd.load_urdf(rd.bundled_robot_path(), floating_base=True)

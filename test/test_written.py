@@ -13,7 +13,7 @@ import pytest
 
 import oracle
 import rne_dynamics as rd
-from rne_dynamics import _native, _trace
+from rne_dynamics import _compile_child, _native, _trace
 from rne_dynamics.algorithms import aba, crba, gravity, rnea, written
 from rne_dynamics.algorithms.driver import ALGORITHMS, BAD_SHAPE, NOT_FINITE, NOT_UNIT, OK, OVERFLOW
 from rne_dynamics.algorithms.inputs import gravity_vector
@@ -205,26 +205,66 @@ def test_a_state_past_a_guard_is_refused_for_the_generic_kernel(native, part, tm
 
 
 def test_a_build_a_caller_waits_for_does_not_queue_behind_the_others(tmp_path, monkeypatch):
-    """Builds share one compiler per core; a build that a caller waits for (a long batch) runs at once beside them,
-    rather than behind builds queued before it."""
-    import contextlib
+    """Builds share one compiler per core of the machine (a locked file each in the cache, whatever process builds);
+    a build that a caller waits for (a long batch) runs at once beside them, rather than behind builds queued
+    before it."""
     import threading
     monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
     program, outputs = _trace.trace(lambda x: [x[0] * x[0]], [np.array([2.0])])
-    with contextlib.ExitStack() as busy:
-        for _ in range(_native.COMPILERS):  # every compiler busy with other builds
-            busy.enter_context(_native._compiler(None))
+    busy = [_compile_child.compiler_slot(str(tmp_path / "native" / "compilers"), _native.COMPILERS,
+                                         str(tmp_path / "not hurried")) for _ in range(_native.COMPILERS)]
+    try:  # every compiler busy with other builds
         waited_for = threading.Event()
         builder = threading.Thread(target=_native.build, args=("queued_00000000_0", _native.c_source(
             "queued_00000000_0", program, outputs, [1]), waited_for))
         builder.start()
-        builder.join(1.0)
+        builder.join(3.0)
         assert builder.is_alive() and _native.load("queued_00000000_0") is None  # queued
         _native.hurry(waited_for)
         builder.join(60.0)
         assert not builder.is_alive()
-        out = np.empty(1)
-        assert _native.load("queued_00000000_0").single(out, np.array([3.0])) == OK and out[0] == 9.0
+    finally:
+        for slot in busy:
+            slot.close()
+    out = np.empty(1)
+    assert _native.load("queued_00000000_0").single(out, np.array([3.0])) == OK and out[0] == 9.0
+
+
+ENDS_AT_ONCE = """
+import os, threading
+import rne_dynamics as rd
+from rne_dynamics import _compile_child
+from rne_dynamics.algorithms import rnea, written
+started, start = threading.Event(), _compile_child.start
+_compile_child.start = lambda *arguments, **keywords: (start(*arguments, **keywords), started.set())[0]
+robot = rd.load_urdf(rd.bundled_robot_path(), floating_base=True)
+written.written(rnea.INVERSE_DYNAMICS, robot).start()
+assert started.wait(120)
+os._exit(0)
+"""
+
+
+def test_a_build_outlives_the_process_that_started_it(tmp_path, monkeypatch):
+    """A process that ends as soon as its robot's build has started (a short script) leaves the build running in
+    the builder's process: the module and its index reach the cache, and the next process runs the machine code
+    from its first call, without tracing."""
+    import time
+    monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
+    environment = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    subprocess.run([sys.executable, "-c", ENDS_AT_ONCE], env=environment, check=True, timeout=300)
+    robot = rd.load_urdf(rd.bundled_robot_path(), floating_base=True)
+    key = written.module_name(rnea.INVERSE_DYNAMICS, robot, robot.fdata)
+    assert _native.load(key) is None  # the process has ended, its build has not
+    start = time.monotonic()
+    while _native.load(key) is None and time.monotonic() - start < 120:
+        time.sleep(0.1)
+    assert _native.load(key) is not None, "the build did not finish after its process ended"
+    found = subprocess.run([sys.executable, "-c", "import rne_dynamics as rd\n"
+                            "from rne_dynamics.algorithms import rnea, written\n"
+                            "robot = rd.load_urdf(rd.bundled_robot_path(), floating_base=True)\n"
+                            "print(written.written(rnea.INVERSE_DYNAMICS, robot).native)"],
+                           env=environment, check=True, capture_output=True, text=True, timeout=300)
+    assert found.stdout.split() == ["True"]
 
 
 def test_a_program_built_in_parts_computes_what_it_computes_in_one(tmp_path, monkeypatch):

@@ -295,8 +295,7 @@ def install(made, key, name, source, algorithm, robot):
     """Build the C module ``name``, index it under the model's ``key``, then put it in ``made`` and in the held
     entries of the robot's ``Data`` objects. A failed build is an engine failure (the Python, if any, serves on)."""
     try:
-        _native.build(name, source, made.waited_for)
-        _native.index(key, name)
+        _native.build(name, source, made.waited_for, key)
         module = _native.load(name)
     except (OSError, RuntimeError, ImportError) as error:
         made.failure = str(error)

@@ -16,6 +16,7 @@ from functools import partial
 import numpy as np
 
 from .._jit import PACKAGE_DIR, cache_directories
+from .._tuning import cache_root
 from ..robots import GOUGH_STEWART, GOUGH_STEWART_LOOPS, bundled_robot_path
 
 
@@ -148,7 +149,7 @@ def compile_generic(rd, robot, out):
     from ..algorithms import written
     from ..algorithms.driver import ALGORITHMS
 
-    out("compiling the generic kernels (once per installation; cached in the package's __pycache__ folders)")
+    out(f"compiling the generic kernels (once per installation; cached in {os.path.join(cache_root(), 'numba')})")
     mode, written.MODE = written.MODE, "0"
     try:
         with compiling_here():
@@ -174,10 +175,11 @@ def compile_generic(rd, robot, out):
 
 
 def remove_stale_caches():
-    """Delete the kernel caches of older versions of the sources; returns how many."""
+    """Delete the kernel caches of other versions of the sources (and those that older versions kept in the
+    package's ``__pycache__`` folders); returns how many."""
     current = set(cache_directories())
-    stale = [path for path in glob.glob(os.path.join(PACKAGE_DIR, "**", "__pycache__", "kernels-*"), recursive=True)
-             if path not in current]
+    stale = [path for path in glob.glob(os.path.join(cache_root(), "numba", "kernels-*")) if path not in current]
+    stale += glob.glob(os.path.join(PACKAGE_DIR, "**", "__pycache__", "kernels-*"), recursive=True)  # (older versions)
     for path in stale:
         shutil.rmtree(path, ignore_errors=True)
     return len(stale)
