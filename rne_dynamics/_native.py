@@ -334,20 +334,21 @@ def host_flags():
     return HOST_FLAGS if probe.returncode == 0 else []
 
 
-def build(name, source, waited_for=None, key=None):
+def build(name, source, waited_for=None, key=None, optimise=True):
     """Build ``source`` into the cached module ``name`` by the builder (:mod:`rne_dynamics._compile_child`: a process
     of its own session, so the build finishes and is cached when its caller ends first), indexed under the model's
     ``key`` if given (:func:`index`, written first: a process that finds the index before the module builds nothing
     more); wait for it and raise ``RuntimeError`` with the compiler's message. ``waited_for``: an event a caller sets
     (:func:`hurry`) when it waits for the module: the build then runs at once rather than behind the other builds of
-    the machine."""
+    the machine. ``optimise=False``: at ``-O0`` (:data:`QUICK_FIRST`)."""
     folder = cache_folder()  # now: the cache may be another when the build ends
     os.makedirs(folder, exist_ok=True)
     request = os.path.join(folder, name)
     write_atomically(request + ".c", source)
     if key:
         index(key, name)
-    command = [COMPILER, *FLAGS, *host_flags(), f"-I{sysconfig.get_paths()['include']}", f"-I{np.get_include()}"]
+    flags = FLAGS if optimise else ["-O0", *FLAGS[1:]]
+    command = [COMPILER, *flags, *host_flags(), f"-I{sysconfig.get_paths()['include']}", f"-I{np.get_include()}"]
     with tempfile.TemporaryFile("w+") as errors:
         builder = _compile_child.start(["c", request, path_of(name), str(TIMEOUT), str(COMPILERS), *command], errors)
         hurried = False

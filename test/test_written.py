@@ -267,6 +267,31 @@ def test_a_build_outlives_the_process_that_started_it(tmp_path, monkeypatch):
     assert found.stdout.split() == ["True"]
 
 
+def test_a_large_program_serves_its_unoptimised_build_until_the_optimised_one_is_in(tmp_path, monkeypatch):
+    """A program of more than QUICK_FIRST operations is built twice in parallel, at -O0 (in a third of the time) and
+    at -O1: the first in serves, the optimised one replaces it, in a held Data too; both give the same bits (no
+    fused or reordered arithmetic at either level), and only the optimised one is indexed for later processes."""
+    monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
+    monkeypatch.setattr(written, "QUICK_FIRST", 0)
+    robot = oracle.load_quietly(rd.bundled_robot_path(), floating_base=True)
+    code = written.written(rnea.INVERSE_DYNAMICS, robot)
+    assert code.quick_first and not code.native
+    data = robot.data()
+    rng = np.random.default_rng(4)
+    state = inputs(rnea.INVERSE_DYNAMICS, robot, rng)[:3]
+    rd.inverse_dynamics(robot, *state, data=data)
+    assert code.wait(120) and code.final
+    assert data.held[rnea.INVERSE_DYNAMICS].call is code.single  # the optimised module, swapped into the Data
+    name = _native.load(written.module_name(rnea.INVERSE_DYNAMICS, robot, robot.fdata)).__name__
+    quick = _native.load(name + "_quick")
+    assert quick is not None and quick.single is not code.single
+    for _ in range(5):
+        arguments = inputs(rnea.INVERSE_DYNAMICS, robot, rng)
+        one, other = (np.zeros(len(data.held[rnea.INVERSE_DYNAMICS].block)) for _ in range(2))
+        assert code.single(one, *arguments) == quick.single(other, *arguments) == OK
+        np.testing.assert_array_equal(one, other)
+
+
 def test_a_program_built_in_parts_computes_what_it_computes_in_one(tmp_path, monkeypatch):
     """A large program is written as several C functions (the compiler's time grows faster than a function's
     length), the values that cross them passing through an array: the same operations in the same order, so the

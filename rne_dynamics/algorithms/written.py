@@ -14,16 +14,17 @@ non-finite number, a bad size) returns a non-zero status and the generic kernel 
 """
 import math
 import sys
-import sysconfig
 import logging
+import sysconfig
 import threading
+import time
 
 import numpy as np
 
 from .. import _jit, _native, _trace, _tuning
 from .._jit import BAD_SHAPE, GUARD, NOT_FINITE, NOT_UNIT, OK, OVERFLOW
 from .._trace import Untraceable, trace, traceable
-from .._tuning import HOT, PYTHON_LIMIT, STRICT, VARIANTS
+from .._tuning import HOT, PYTHON_LIMIT, QUICK_FIRST, STRICT, VARIANTS
 from ..model.data import Held
 from ..model.robot import model_view
 from .configuration import random_configuration
@@ -67,33 +68,38 @@ class Written:
     """A robot's written code for one algorithm: ``single(block, *inputs)`` and ``batch(out, *inputs)``, each
     returning the driver's status codes (the batch: with the first state at fault). Python until the machine code is
     ready (``native``); the machine code is built once the Python has served :data:`HOT` states, or when asked
-    (:meth:`wait`)."""
+    (:meth:`wait`). A program of more than :data:`QUICK_FIRST` operations is also built without optimisation, in
+    parallel, and served until its optimised module (``final``) is in."""
 
     def __init__(self, build):
         self.single = self.batch = self.fresh = None
-        self.native = False
+        self.native = self.final = False
         self.failure = None
         self.served = [0]  # states its Python computed
         self.waited_for = threading.Event()  # a caller waits: the build runs at once (not behind queued ones)
         self._build = build
-        self._builder = None
+        self.quick_first = False  # a large program: built without optimisation too (:data:`QUICK_FIRST`)
+        self._builders = []
         self._lock = threading.Lock()
 
     def start(self):
         """Build the machine code in the background (once; not when it was loaded from the cache)."""
         with self._lock:
-            if self._builder is None and not self.native:
-                self._builder = threading.Thread(target=self._build, args=(self,), daemon=True, name="written")
-                self._builder.start()
+            if not self._builders and not self.final:
+                self._builders = [threading.Thread(target=self._build, args=(self, quick), daemon=True, name="written")
+                                  for quick in (True, False)[not self.quick_first:]]
+                for builder in self._builders:
+                    builder.start()
 
     def wait(self, timeout=None):
-        """Build the machine code if it is not built yet and wait for it (at most ``timeout`` seconds); returns
-        whether it is in use."""
-        if not self.native:
+        """Build the machine code if it is not built yet and wait for its optimised module (at most ``timeout``
+        seconds); returns whether machine code is in use."""
+        if not self.final:
             _native.hurry(self.waited_for)
             self.start()
-            if self._builder is not None:
-                self._builder.join(timeout)
+            end = None if timeout is None else time.monotonic() + timeout
+            for builder in self._builders:
+                builder.join(None if end is None else max(0.0, end - time.monotonic()))
         return self.native
 
 
@@ -244,7 +250,7 @@ def make(algorithm, robot, fdata, extras, wrenches):
         algorithm.not_written["RNE_DYNAMICS_WRITTEN=0"] += 1
         return None
     key = module_name(algorithm, robot, fdata, extras, wrenches)
-    made = Written(lambda made: install(made, key, name, source, algorithm, robot))
+    made = Written(lambda made, quick: install(made, key, name, source, algorithm, robot, quick))
     if use(made, key, algorithm):
         return made
     try:
@@ -263,6 +269,7 @@ def make(algorithm, robot, fdata, extras, wrenches):
     if use(made, name, algorithm):  # the sources changed, this program did not: built already
         _native.index(key, name)
         return made
+    made.quick_first = len(program.ops) > QUICK_FIRST
     if len(program.ops) <= PYTHON_LIMIT:
         hot = made.start if MODE != "python" else (lambda: None)
         made.single, made.batch, made.fresh = python_functions(
@@ -285,17 +292,24 @@ def use(made, name, algorithm):
     return True
 
 
-def put(made, module, algorithm):
-    """Serve ``made`` by the built ``module``, whose states ``algorithm``'s report counts."""
+def put(made, module, algorithm, final=True):
+    """Serve ``made`` by the built ``module`` (its optimised one if ``final``), whose states ``algorithm``'s report
+    counts."""
     made.single, made.batch, made.fresh, made.native = module.single, module.batch, module.fresh, True
+    made.final = final
     algorithm.native_modules[module.__file__] = module  # (one counter per file: robots of one program share it)
 
 
-def install(made, key, name, source, algorithm, robot):
+def install(made, key, name, source, algorithm, robot, quick=False):
     """Build the C module ``name``, index it under the model's ``key``, then put it in ``made`` and in the held
-    entries of the robot's ``Data`` objects. A failed build is an engine failure (the Python, if any, serves on)."""
+    entries of the robot's ``Data`` objects. A failed build is an engine failure (the Python, if any, serves on).
+    ``quick``: the same program built without optimisation as ``name_quick`` (in a third of the time, a few times
+    slower a call), not indexed, served until the optimised module is in."""
+    if quick:
+        source = source.replace(f"#define MODULE_NAME {name}\n", f"#define MODULE_NAME {name}_quick\n")
+        name, key = name + "_quick", None
     try:
-        _native.build(name, source, made.waited_for, key)
+        _native.build(name, source, made.waited_for, key, optimise=not quick)
         module = _native.load(name)
     except (OSError, RuntimeError, ImportError) as error:
         made.failure = str(error)
@@ -304,9 +318,12 @@ def install(made, key, name, source, algorithm, robot):
     if module is None:  # removed since it was built: a process of other sources shares the cache folder
         made.failure = f"{name} was removed from {_native.cache_folder()} by a build of other sources"
         return
-    put(made, module, algorithm)
-    if made is robot.engines.written.get((algorithm, True)):  # the held call of a Data
-        for data in list(robot.engines.datas):
-            held = data.held.get(algorithm)
-            if held is not None:
-                data.held[algorithm] = Held(held.block, held.result, (held.block,), module.single)
+    with made._lock:
+        if quick and made.final:  # the optimised module came first
+            return
+        put(made, module, algorithm, not quick)
+        if made is robot.engines.written.get((algorithm, True)):  # the held call of a Data
+            for data in list(robot.engines.datas):
+                held = data.held.get(algorithm)
+                if held is not None:
+                    data.held[algorithm] = Held(held.block, held.result, (held.block,), module.single)
