@@ -17,7 +17,7 @@ import pytest
 import oracle
 import rne_dynamics as rd
 from rne_dynamics.model import joints
-from rne_dynamics.model.robot import model_view
+from rne_dynamics.model.buffers import model_view
 from test_joint_types import link_element, random_link, text
 
 TOLERANCE = 1e-12

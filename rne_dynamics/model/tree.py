@@ -2,23 +2,18 @@
 
 Checks the structure (one root, no cycle, every joint's links defined, mimic joints resolvable), merges links
 joined by fixed joints into one body (inertia lumped with rotation and the parallel-axis theorem), numbers bodies
-in topological order and collects warnings about implausible mass models. :func:`lock_joints` merges the bodies of
-joints held at given positions the same way (Pinocchio's ``buildReducedModel``).
+in topological order and collects warnings about implausible mass models. :mod:`~rne_dynamics.model.locking` merges
+the bodies of joints held at given positions the same way (Pinocchio's ``buildReducedModel``).
 """
 import warnings
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._jit import kernel
-from .._trace import traceable
-from ..errors import ModelError, ModelWarning
-from .body import Body, JointInfo, inertia_problem, triangle_problem
-from . import drive
-from .joints import FLOATING, TYPES, is_fixed, is_floating, joint_code, motion_subspace, one_coordinate, type_of_code
-from .configuration import neutral_configuration
-from .joints import X_up
-from .robot import Robot, model_view
+from ..errors import ModelWarning
+from .body import Body, JointInfo, inertia_problem, resolve_coordinates, triangle_problem
+from .joints import FLOATING, TYPES, is_fixed, is_floating, joint_code, motion_subspace, one_coordinate
+from .robot import Robot
 
 #: The name of the free-flyer that ``floating_base=True`` puts between the world and the root link (Pinocchio's).
 BASE_JOINT = "root_joint"
@@ -154,7 +149,7 @@ def build_robot(name, links, joints, origins, *, error, source="<robot>", floati
             notes.append(f"link '{link.name}': inertia is {problem}; loaded as given (check_inertia='warn'): "
                          "mass matrices may be indefinite and forward dynamics wrong")
 
-    bodies, joint_names = _resolve_coordinates(bodies, body_joints, fail)
+    bodies, joint_names = resolve_coordinates(bodies, body_joints, fail)
     robot_body_index = {b.joint: i for i, b in enumerate(bodies)}
     by_name = {j.name: j for j in joints}
     base_joint = next((j.name for b, j in zip(bodies, body_joints) if b.parent < 0 and is_floating(j.type)), None)
@@ -209,39 +204,6 @@ def _joint_drives(joint_names, bodies, joints):
     return {"damping": damping, "friction": friction}
 
 
-def _resolve_coordinates(bodies, body_joints, fail):
-    """Number the coordinates in body order (``idx_q``, ``idx_v``) and point every mimic body at its source's.
-    Returns the bodies and ``joint_names``: the joints with coordinates of their own, less the base's free-flyer."""
-    names = [j.name for j in body_joints]
-    first = {}  # joint -> (idx_q, idx_v)
-    nq = nv = 0
-    for body, joint in zip(bodies, body_joints):
-        if joint.mimic is None:
-            first[joint.name] = (nq, nv)
-            nq, nv = nq + body.nq, nv + body.nv
-    resolved = []
-    for body, joint in zip(bodies, body_joints):
-        mult, offset, seen, source = 1.0, 0.0, [joint.name], joint
-        while source.mimic is not None:  # mimic of a mimic composes: q = m1 (m2 q + o2) + o1
-            target, m, o = source.mimic
-            if target not in names:
-                fail(f"joint '{joint.name}': <mimic joint='{target}'> names no movable joint")
-            if target in seen:
-                fail(f"joint '{joint.name}': mimic joints form a loop ({' -> '.join(seen + [target])})")
-            seen.append(target)
-            mult, offset = mult * m, mult * o + offset
-            source = body_joints[names.index(target)]
-        if source is not joint and not one_coordinate(source.type):
-            fail(f"joint '{joint.name}': <mimic joint='{source.name}'> follows a {source.type} joint; a mimic "
-                 "joint follows a joint of one coordinate (revolute, prismatic, screw)")
-        idx_q, idx_v = first[source.name]
-        resolved.append(replace(body, idx_q=idx_q, idx_v=idx_v, q_mult=mult, q_offset=offset,
-                                mimic=source is not joint))
-    joint_names = tuple(j.name for b, j in zip(bodies, body_joints)
-                        if j.mimic is None and not (is_floating(j.type) and b.parent < 0))
-    return resolved, joint_names
-
-
 def _plausibility_warnings(links, bodies, body_joints):
     """Inertias that break the triangle inequality (typical of CAD exports) and joints that move no mass."""
     messages = []
@@ -260,122 +222,3 @@ def _plausibility_warnings(links, bodies, body_joints):
             messages.append(f"joint '{joint.name}' moves no mass (its whole subtree is massless): the mass matrix "
                             "is singular and forward dynamics undefined unless it gets armature")
     return messages
-
-
-@kernel
-def parent_poses(fdata, idata, q, R, p):
-    """Every body's pose ``(R, p)`` in its parent at configuration ``q`` (:func:`~rne_dynamics.model.joints.X_up`)."""
-    m = model_view(fdata, idata)
-    for i in range(m.nb):
-        X_up(m, i, q, R[i], p[i])
-
-
-def lock_joints(robot, positions):
-    """``robot`` with the joints of ``positions`` ``{joint: value}`` held at those values (Pinocchio's
-    ``buildReducedModel``): each locked joint's body is merged into its nearest moving ancestor as a fixed joint's
-    child link is (the world's bodies are not counted), so ``q``, ``v`` and ``joint_names`` lose its coordinates.
-    Implements :meth:`Robot.with_locked_joints <rne_dynamics.model.robot.Robot.with_locked_joints>`."""
-    if not hasattr(positions, "items"):
-        raise ModelError(f"locked joints are a mapping {{joint: position}}, not {type(positions).__name__}")
-    bodies, names = robot.bodies, robot.body_joint_names
-    index = {name: i for i, name in enumerate(names)}
-    source = {i: next(k for k, o in enumerate(bodies) if not o.mimic and o.idx_q == b.idx_q)
-              for i, b in enumerate(bodies)}  # the body whose coordinate moves body i (itself, unless a mimic)
-    q = neutral_configuration(robot)
-    for name, value in positions.items():
-        i = index.get(name)
-        if i is None:
-            why = (" (it is locked already)" if name in robot.locked_joints else
-                   f" ('{name}' is a fixed joint)" if name in robot.joints else "")
-            raise ModelError(f"locked joint '{name}': robot '{robot.name}' has no movable joint of that name{why}; "
-                             f"its movable joints are {', '.join(names)}")
-        b = bodies[i]
-        try:
-            value = np.array(value, float).reshape(-1)
-        except (TypeError, ValueError):
-            raise ModelError(f"locked joint '{name}': position {value!r} is not a number") from None
-        if value.size != b.nq or not np.isfinite(value).all():
-            order = "" if b.nq == 1 else " (" + " ".join(n.rsplit(".", 1)[1] for n in robot.q_names
-                                                        if n.startswith(name + ".")) + ")"
-            raise ModelError(f"locked joint '{name}': expected {b.nq} finite number(s){order}, got {value.tolist()}")
-        start = type_of_code(b.code).quaternion
-        if start >= 0 and abs(np.linalg.norm(value[start:start + 4]) - 1) > 1e-6:
-            raise ModelError(f"locked joint '{name}': the quaternion of {value.tolist()} is not of unit norm")
-        if start >= 0:
-            value[start:start + 4] /= np.linalg.norm(value[start:start + 4])
-        if b.mimic and names[source[i]] not in positions:
-            raise ModelError(f"locked joint '{name}': a mimic joint moves with its source '{names[source[i]]}'; lock "
-                             f"'{names[source[i]]}' (its mimic joints are locked with it)")
-        if not b.mimic:
-            q[b.idx_q:b.idx_q + b.nq] = value
-    at = {i: q[b.idx_q:b.idx_q + b.nq] if not b.mimic else np.array([b.q_mult * q[b.idx_q] + b.q_offset])
-          for i, b in enumerate(bodies)}
-    for name, value in positions.items():
-        i = index[name]
-        if bodies[i].mimic and abs(float(np.ravel(value)[0]) - at[i][0]) > 1e-9 * max(1.0, abs(at[i][0])):
-            raise ModelError(f"locked joint '{name}': a mimic joint of '{names[source[i]]}', held at {at[i][0]:g} "
-                             f"by it, not {float(np.ravel(value)[0]):g}")
-    held = {i for i in range(len(bodies)) if names[source[i]] in positions}
-
-    # Body poses in the world at q, composed from the root (RBDA eq. 2.20); a pose in a locked body is then carried
-    # into its nearest moving ancestor by the composed transform between the two.
-    R, p = np.empty((len(bodies), 3, 3)), np.empty((len(bodies), 3))
-    traceable(parent_poses)(robot.fdata, robot.idata, q, R, p)  # its Python: once per lock, no compile
-    world = {-1: np.eye(4)}
-    for i, b in enumerate(bodies):
-        X = np.eye(4)
-        X[:3, :3], X[:3, 3] = R[i], p[i]
-        world[i] = world[b.parent] @ X
-    ancestor, new_index = {-1: -1}, {-1: -1}
-    for i, b in enumerate(bodies):
-        ancestor[i] = ancestor[b.parent] if b.parent in held else b.parent
-        if i not in held:
-            new_index[i] = len(new_index) - 1
-
-    def to_ancestor(i, R, p):
-        """A pose ``(R, p)`` in body ``i``'s frame, seen from its nearest moving ancestor's."""
-        X = np.linalg.solve(world[ancestor[i]], world[i])
-        return X[:3, :3] @ R, X[:3, :3] @ p + X[:3, 3]
-
-    kept = [i for i in range(len(bodies)) if i not in held]
-    new_bodies = []
-    for i in kept:  # a moving body's joint frame, from a locked parent's frame to its new parent's
-        b = bodies[i]
-        R, p = to_ancestor(b.parent, b.R_tree, b.p_tree) if b.parent in held else (b.R_tree, b.p_tree)
-        new_bodies.append(replace(b, parent=new_index[ancestor[i]], R_tree=R, p_tree=p))
-    for i in sorted(held):
-        b, a = bodies[i], new_index[ancestor[i]]
-        if a >= 0:
-            com = b.h / b.mass if b.mass > 0 else np.zeros(3)
-            R, p = to_ancestor(i, np.eye(3), com)
-            I_com = b.I - b.mass * (com @ com * np.eye(3) - np.outer(com, com))  # RBDA eq. 2.63 reversed
-            new_bodies[a] = new_bodies[a].with_mass_added(b.mass, p, R @ I_com @ R.T)
-    link_frames = {link: (new_index[ancestor[i]], *to_ancestor(i, R, p)) if i in held else (new_index[i], R, p)
-                   for link, (i, R, p) in robot.link_frames.items()}
-    for c in robot.loops.closures if robot.loops else ():  # as read_loops refuses them
-        if link_frames[c.link_a][0] == link_frames[c.link_b][0]:
-            raise ModelError(f"locked joints: loop '{c.name}': link_a '{c.link_a}' and link_b '{c.link_b}' become one "
-                             "rigid body; a cut joint joins two bodies")
-
-    def fail(message):
-        raise ModelError(f"locked joints: {message}")
-
-    base = JointInfo(robot.base_joint, FLOATING, "world", robot.root_link)
-    new_bodies, joint_names = _resolve_coordinates(new_bodies, [robot.joints.get(names[i], base) for i in kept], fail)
-    keep = [robot.joint_names.index(n) for n in joint_names]
-    body_of = {b.joint: k for k, b in enumerate(new_bodies)}
-    locked = {names[i]: tuple(at[i].tolist()) for i in sorted(held)}
-    transmission = robot.transmission and type(robot.transmission)(
-        *(getattr(robot.transmission, f.name)[keep] for f in fields(robot.transmission)))
-    loops = robot.loops and replace(robot.loops, actuated=tuple(a for a in robot.loops.actuated if a in joint_names))
-    # The motors' terms are reflected again on the joints left: a coupled motor turning one of them only becomes
-    # that joint's term.
-    reflected = drive.reflected_terms(robot, robot.transmissions)
-    own = {label: (getattr(robot, label) - reflected[label] if label in drive.REFLECTED
-                   else getattr(robot, label))[keep] for label in drive.RIGID}
-    reduced = replace(
-        robot, joint_names=joint_names, bodies=tuple(new_bodies), joint_bodies=tuple(body_of[n] for n in joint_names),
-        link_frames=link_frames, base_joint=None if robot.base_joint in locked else robot.base_joint, **own,
-        transmission=transmission, loops=loops, locked_joints={**robot.locked_joints, **locked}, transmissions=(),
-        warnings=tuple(w for w in robot.warnings if not any(f"joint '{n}'" in w for n in locked)))
-    return reduced.with_drive(transmissions=robot.transmissions)

@@ -26,7 +26,7 @@ from ..algorithms.rnea import inverse_dynamics
 from ..errors import ModelError
 from ..model.joints import joint_type
 from ..model.urdf import expand_xacro, load_urdf
-from .cli import package_path, xacro_arg
+from .arguments import robot_options
 
 #: Start pose of the bundled arm: elbow bent, wrist down, well inside the limits.
 ARM6_HOME = [0.0, -1.2, 1.0, -1.4, -1.57, 0.0]
@@ -39,13 +39,10 @@ SETTLE = 1.0           # s after the first torques before peaks count: the contr
 
 
 def parse(argv):
-    parser = argparse.ArgumentParser(prog="rne-dynamics live", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="rne-dynamics live", description=__doc__.split("\n\n")[0],
+                                     parents=[robot_options(model=False)])
     parser.add_argument("robot", nargs="?", default=DEFAULT_ROBOT,
                         help="a URDF or xacro path (default: the bundled arm)")
-    parser.add_argument("--xacro-arg", metavar="NAME:=VALUE", type=xacro_arg, action="append", default=[],
-                        dest="xacro_args", help="an argument of a xacro ROBOT (repeatable)")
-    parser.add_argument("--package-path", metavar="NAME=DIR", type=package_path, action="append", default=[],
-                        dest="package_paths", help="a package's share directory for $(find NAME) (repeatable)")
     parser.add_argument("--duration", type=float, default=10.0, help="seconds to run (default: %(default)s)")
     parser.add_argument("--period", type=float, default=1.0, help="seconds between tables (default: %(default)s)")
     parser.add_argument("--rate", type=float, default=100.0, help="simulation rate in Hz (default: %(default)s)")
