@@ -4,9 +4,9 @@
 Each locked joint's body is merged into its nearest moving ancestor as a fixed joint's child link is (inertia moved
 with rotation and the parallel-axis theorem; the world's bodies are not counted), so ``q``, ``v`` and
 ``joint_names`` lose its coordinates. In phases: the positions checked and the configuration they hold
-(:func:`held_configuration`); where each body goes (:func:`merge_plan`, from the bodies' poses at that
-configuration); the bodies merged (:func:`merged_bodies`) and the links carried with them
-(:func:`merged_link_frames`); the reduced robot, its drives reflected again (:func:`reduced_robot`).
+(:func:`_held_configuration`); where each body goes (:func:`_merge_plan`, from the bodies' poses at that
+configuration); the bodies merged (:func:`_merged_bodies`) and the links carried with them
+(:func:`_merged_link_frames`); the reduced robot, its drives reflected again (:func:`_reduced_robot`).
 """
 from dataclasses import fields, replace
 from typing import NamedTuple
@@ -30,15 +30,15 @@ def lock_joints(robot, positions):
     Implements :meth:`Robot.with_locked_joints <rne_dynamics.model.robot.Robot.with_locked_joints>`."""
     if not hasattr(positions, "items"):
         raise ModelError(f"locked joints are a mapping {{joint: position}}, not {type(positions).__name__}")
-    q, locked = held_configuration(robot, positions)
-    merge = merge_plan(robot, q, locked)
-    return reduced_robot(robot, merge, merged_bodies(robot.bodies, merge), merged_link_frames(robot, merge), locked)
+    q, locked = _held_configuration(robot, positions)
+    merge = _merge_plan(robot, q, locked)
+    return _reduced_robot(robot, merge, _merged_bodies(robot.bodies, merge), _merged_link_frames(robot, merge), locked)
 
 
-def held_configuration(robot, positions):
+def _held_configuration(robot, positions):
     """``(q, locked)``: the neutral configuration with the positions of ``positions`` in it, and ``{joint: its
     position (a tuple)}`` of every joint that becomes held, in body order (a mimic joint with its source, at the
-    position it follows). Each position is checked (:func:`checked_position`); a mimic joint named with its source
+    position it follows). Each position is checked (:func:`_checked_position`); a mimic joint named with its source
     must be at the position its source gives it."""
     bodies, names = robot.bodies, robot.body_joint_names
     index = {name: i for i, name in enumerate(names)}
@@ -46,7 +46,7 @@ def held_configuration(robot, positions):
               for i, b in enumerate(bodies)}  # the body whose coordinate moves body i (itself, unless a mimic)
     q = neutral_configuration(robot)
     for name, value in positions.items():
-        value = checked_position(robot, name, value)
+        value = _checked_position(robot, name, value)
         b, moved_by = bodies[index[name]], names[source[index[name]]]
         if b.mimic and moved_by not in positions:
             raise ModelError(f"locked joint '{name}': a mimic joint moves with its source '{moved_by}'; lock "
@@ -63,7 +63,7 @@ def held_configuration(robot, positions):
     return q, {names[i]: tuple(at[i].tolist()) for i in range(len(bodies)) if names[source[i]] in positions}
 
 
-def checked_position(robot, name, value):
+def _checked_position(robot, name, value):
     """The position ``value`` of movable joint ``name`` as ``nq`` finite numbers, its quaternion (if it has one)
     of unit norm and normalised; a :class:`ModelError` names what is wrong."""
     if name not in robot.body_joint_names:
@@ -96,7 +96,7 @@ def parent_poses(fdata, idata, q, R, p):
         X_up(m, i, q, R[i], p[i])
 
 
-class Merge(NamedTuple):
+class _Merge(NamedTuple):
     """Where each body goes when the ``held`` bodies are merged: ``ancestor[i]``, body ``i``'s nearest moving
     ancestor (``-1``: the world); ``index[i]``, a moving body's index in the reduced robot (``index[-1] = -1``);
     ``world[i]``, body ``i``'s pose in the world (4 x 4) at the held configuration."""
@@ -111,8 +111,8 @@ class Merge(NamedTuple):
         return X[:3, :3] @ R, X[:3, :3] @ p + X[:3, 3]
 
 
-def merge_plan(robot, q, locked):
-    """The :class:`Merge` of the bodies of the joints of ``locked`` at configuration ``q``: body poses in the world
+def _merge_plan(robot, q, locked):
+    """The :class:`_Merge` of the bodies of the joints of ``locked`` at configuration ``q``: body poses in the world
     composed from the root (RBDA eq. 2.20), each body's nearest moving ancestor, the moving bodies renumbered."""
     bodies = robot.bodies
     held = {i for i, name in enumerate(robot.body_joint_names) if name in locked}
@@ -128,10 +128,10 @@ def merge_plan(robot, q, locked):
         ancestor[i] = ancestor[b.parent] if b.parent in held else b.parent
         if i not in held:
             index[i] = len(index) - 1
-    return Merge(held, ancestor, index, world)
+    return _Merge(held, ancestor, index, world)
 
 
-def merged_bodies(bodies, merge):
+def _merged_bodies(bodies, merge):
     """The moving bodies of ``bodies``, each hung from its nearest moving ancestor (its joint frame carried from a
     held parent's frame to the new parent's), with the mass of every held body added to its nearest moving
     ancestor's (none to the world)."""
@@ -150,7 +150,7 @@ def merged_bodies(bodies, merge):
     return new_bodies
 
 
-def merged_link_frames(robot, merge):
+def _merged_link_frames(robot, merge):
     """``robot.link_frames`` with every link of a held body placed in its nearest moving ancestor; a loop closure
     whose two links become one rigid body is refused (as :func:`~rne_dynamics.model.loops.read_loops` refuses it)."""
     link_frames = {link: (merge.index[merge.ancestor[i]], *merge.to_ancestor(i, R, p)) if i in merge.held
@@ -162,7 +162,7 @@ def merged_link_frames(robot, merge):
     return link_frames
 
 
-def reduced_robot(robot, merge, bodies, link_frames, locked):
+def _reduced_robot(robot, merge, bodies, link_frames, locked):
     """The reduced robot: ``bodies``' coordinates numbered again, the per-joint drive values, elastic
     transmissions and loops' actuated joints of the joints left, ``locked`` added to ``robot.locked_joints``; the
     motors' terms reflected again on the joints left (a coupled motor turning one of them only becomes that joint's

@@ -39,23 +39,52 @@ def build_robot(name, links, joints, origins, *, error, source="<robot>", floati
     """Build a Robot. ``links``: LinkSpec list; ``joints``: JointInfo list; ``origins[joint] = (R, p)``, the joint
     frame in its parent link frame; ``error``: the exception class to raise (names the element at fault);
     ``floating_base``: put a free-flyer between the world and the root link; ``check_inertia="warn"``: a moving
-    link's indefinite (or asymmetric) inertia is kept with a warning instead of refused (a non-finite one never)."""
+    link's indefinite (or asymmetric) inertia is kept with a warning instead of refused (a non-finite one never).
+
+    In phases: the links' tree and the joints' kinds checked (:func:`_link_tree`, :func:`_check_joint_kinds`); the
+    bodies numbered, fixed joints' links placed in them (:func:`_numbered_bodies`); the links' masses lumped into
+    their bodies (:func:`_lumped_masses`); the indefinite link inertias judged on their lumped bodies
+    (:func:`_judged_inertias`); the coordinates numbered (:func:`~rne_dynamics.model.body.resolve_coordinates`);
+    the Robot, its warnings issued."""
     def fail(message):
         raise error(f"{source}: {message}")
 
     if check_inertia not in CHECK_INERTIA:
         fail(f"check_inertia is one of {', '.join(map(repr, CHECK_INERTIA))}, not {check_inertia!r}")
+    root, children = _link_tree(links, joints, fail)
+    _check_joint_kinds(joints, root, floating_base, fail)
+    bodies, body_joints, frame, notes = _numbered_bodies(links, joints, origins, root, children, floating_base, fail)
+    bodies, suspects, mass_notes = _lumped_masses(links, frame, bodies, fail)
+    notes += mass_notes + _judged_inertias(suspects, bodies, body_joints, check_inertia, fail)
+    bodies, joint_names = resolve_coordinates(bodies, body_joints, fail)
+    robot_body_index = {b.joint: i for i, b in enumerate(bodies)}
+    by_name = {j.name: j for j in joints}
+    base_joint = next((j.name for b, j in zip(bodies, body_joints) if b.parent < 0 and is_floating(j.type)), None)
+    robot = Robot(
+        name=name, joint_names=joint_names, link_names=tuple(link.name for link in links), root_link=root,
+        joints=by_name, bodies=tuple(bodies),
+        joint_bodies=tuple(robot_body_index[n] for n in joint_names),
+        link_frames=frame, base_joint=base_joint,
+        armature=np.zeros(len(joint_names)),
+        **_joint_drives(joint_names, bodies, by_name),
+        warnings=tuple(notes + _plausibility_warnings(links, bodies, body_joints)), source=source)
+    for message in robot.warnings:
+        warnings.warn(f"{source}: {message}", ModelWarning, stacklevel=3)
+    return robot
 
-    notes = []
 
-    link_by_name = {link.name: link for link in links}
-    if not link_by_name:
+def _link_tree(links, joints, fail):
+    """``(root, children)``: the root link and ``{link: the joints hanging from it, in document order}``, once every
+    joint's links are defined, each link is the child of one joint at most and exactly one link is the root. Calls
+    ``fail(message)`` on the first that is not so."""
+    link_names = {link.name for link in links}
+    if not link_names:
         fail("the robot has no <link>")
     parent_joint = {}
     children = {link.name: [] for link in links}
     for joint in joints:
         for role, link in (("parent", joint.parent), ("child", joint.child)):
-            if link not in link_by_name:
+            if link not in link_names:
                 fail(f"joint '{joint.name}': {role} link '{link}' is not defined")
         if joint.parent == joint.child:
             fail(f"joint '{joint.name}': link '{joint.child}' cannot be its own parent")
@@ -71,7 +100,12 @@ def build_robot(name, links, joints, origins, *, error, source="<robot>", floati
              "a robot has exactly one link that is no joint's child")
     if not roots:
         fail("every link is some joint's child, so the joints form a cycle; a robot needs one root link")
-    root = roots[0]
+    return roots[0], children
+
+
+def _check_joint_kinds(joints, root, floating_base, fail):
+    """Calls ``fail(message)`` unless every joint type is known, a floating joint hangs from ``root``, one base at
+    most floats (a floating joint or ``floating_base``) and every mimic joint has one coordinate (or is fixed)."""
     for joint in joints:
         if joint.type not in TYPES:
             fail(f"joint '{joint.name}': unknown type {joint.type!r} (known: {', '.join(TYPES)})")
@@ -88,9 +122,15 @@ def build_robot(name, links, joints, origins, *, error, source="<robot>", floati
         if joint.mimic is not None and not (one_coordinate(joint.type) or is_fixed(joint.type)):
             fail(f"joint '{joint.name}': a {joint.type} joint cannot be a mimic joint")
 
-    # Depth-first, children in document order (as Pinocchio numbers them), a floating joint first; a joint becomes
-    # a body when it is visited, so each subtree is numbered before the next sibling. Fixed joints keep the parent's
-    # body.
+
+def _numbered_bodies(links, joints, origins, root, children, floating_base, fail):
+    """``(bodies, body_joints, frame, notes)``: a massless body per movable joint (and the free-flyer of
+    ``floating_base``), numbered depth-first from ``root`` with children in document order (as Pinocchio numbers
+    them), a floating joint first, so each subtree is numbered before the next sibling; the joint of each body;
+    ``frame[link] = (body, R, p)``, every link placed in its body (a fixed joint's child link in its parent's body,
+    body -1 the world); notes on ignored ``<mimic>`` s of fixed joints. Calls ``fail`` for links the root does not
+    reach."""
+    notes = []
     frame = {root: (-1, np.eye(3), np.zeros(3))}
     bodies, body_joints = [], []
     if floating_base:
@@ -119,8 +159,16 @@ def build_robot(name, links, joints, origins, *, error, source="<robot>", floati
     if unreached:
         fail(f"links {', '.join(repr(n) for n in unreached)} are not connected to the root '{root}': "
              "their joints form a cycle")
+    return bodies, body_joints, frame, notes
 
-    suspects = []  # (link, body, problem): indefinite link inertias, judged on the rigid body once it is lumped
+
+def _lumped_masses(links, frame, bodies, fail):
+    """``(bodies, suspects, notes)``: ``bodies`` with each link's mass, centre of mass and inertia added to its body
+    (RBDA eq. 2.63, rotated into the body frame); ``suspects``, ``(link, body, problem)`` of the moving links whose
+    inertia no rigid body has, judged once the body is whole (:func:`_judged_inertias`); notes on such inertias
+    of links fixed to the world (ignored). Calls ``fail`` for a moving link's non-finite inertia or a body whose
+    sum is not finite."""
+    bodies, suspects, notes = list(bodies), [], []
     for link in links:
         body, R, p = frame[link.name]
         problem = inertia_problem(link.I_com)
@@ -136,6 +184,13 @@ def build_robot(name, links, joints, origins, *, error, source="<robot>", floati
                 if not (np.isfinite(bodies[body].I).all() and np.isfinite(bodies[body].h).all()):
                     fail(f"link '{link.name}': mass {link.mass:g} kg at {link.com.tolist()} m overflows its body's "
                          "inertia (not finite)")
+    return bodies, suspects, notes
+
+
+def _judged_inertias(suspects, bodies, body_joints, check_inertia, fail):
+    """Notes on the ``suspects`` (:func:`_lumped_masses`) that are loaded: slightly indefinite on a physical
+    lumped body (:func:`_slight_on`), or any with ``check_inertia="warn"``; ``fail`` for the others."""
+    notes = []
     for link, body, problem in suspects:
         scale = _slight_on(link, bodies[body])
         if scale:
@@ -148,22 +203,7 @@ def build_robot(name, links, joints, origins, *, error, source="<robot>", floati
         else:
             notes.append(f"link '{link.name}': inertia is {problem}; loaded as given (check_inertia='warn'): "
                          "mass matrices may be indefinite and forward dynamics wrong")
-
-    bodies, joint_names = resolve_coordinates(bodies, body_joints, fail)
-    robot_body_index = {b.joint: i for i, b in enumerate(bodies)}
-    by_name = {j.name: j for j in joints}
-    base_joint = next((j.name for b, j in zip(bodies, body_joints) if b.parent < 0 and is_floating(j.type)), None)
-    robot = Robot(
-        name=name, joint_names=joint_names, link_names=tuple(link.name for link in links), root_link=root,
-        joints=by_name, bodies=tuple(bodies),
-        joint_bodies=tuple(robot_body_index[n] for n in joint_names),
-        link_frames=frame, base_joint=base_joint,
-        armature=np.zeros(len(joint_names)),
-        **_joint_drives(joint_names, bodies, by_name),
-        warnings=tuple(notes + _plausibility_warnings(links, bodies, body_joints)), source=source)
-    for message in robot.warnings:
-        warnings.warn(f"{source}: {message}", ModelWarning, stacklevel=3)
-    return robot
+    return notes
 
 
 def _body(joint, parent, R_tree, p_tree):
