@@ -1,17 +1,21 @@
 """What the commands' parsers share: argparse types (a bounded number, ``NAME:=VALUE``, ``NAME=DIR``,
-``JOINT=POSITION``) and the option groups of every command that reads a ROBOT or a recording."""
+``JOINT=POSITION``) and the option groups of every command that reads a ROBOT or a recording, and of ``live``."""
 import argparse
+import math
 
 from ..model.xacro_expand import argument_entry, package_entry
+from ..robots import DEFAULT_ROBOT
 
 
 def at_least(minimum, kind=int):
-    """An argparse type: a number of ``kind`` not below ``minimum``."""
+    """An argparse type: a finite number of ``kind`` not below ``minimum``."""
     def parse(text):
         try:
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not a{'n integer' if kind is int else ' number'}") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"{value} is not finite")
         if value < minimum:
             raise argparse.ArgumentTypeError(f"{value} is below {minimum}")
         return value
@@ -89,3 +93,19 @@ def robot_source(args):
     """``load_urdf``'s keyword arguments for the ROBOT options of ``args``."""
     return {"xacro_args": dict(args.xacro_args) or None, "package_paths": dict(args.package_paths) or None,
             "locked_joints": dict(args.locked_joints) or None, "check_inertia": args.check_inertia}
+
+
+def live_options():
+    """The options of ``live`` (``rne-dynamics live`` and ``python -m rne_dynamics.tools.live_demo``): a ROBOT with
+    its xacro arguments and package directories, the run's duration, the period of its tables and the simulation
+    rate."""
+    options = argparse.ArgumentParser(add_help=False, parents=[robot_options(model=False)])
+    options.add_argument("robot", nargs="?", default=DEFAULT_ROBOT,
+                         help="a URDF or xacro path (default: the bundled 6-DOF arm)")
+    options.add_argument("--duration", type=at_least(1e-3, float), default=10.0,
+                         help="seconds to run (default: %(default)g)")
+    options.add_argument("--period", type=at_least(1e-3, float), default=1.0,
+                         help="seconds between tables (default: %(default)g)")
+    options.add_argument("--rate", type=at_least(1e-3, float), default=100.0,
+                         help="simulation rate in Hz (default: %(default)g)")
+    return options

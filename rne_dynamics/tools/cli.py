@@ -4,7 +4,7 @@ import os
 import sys
 
 from ..errors import ModelError, StateError
-from .arguments import at_least, recording_options, robot_options, robot_source
+from .arguments import at_least, live_options, recording_options, robot_options, robot_source
 from .loads import MotionError
 from .plan import parse_configuration
 
@@ -66,13 +66,9 @@ def build_parser():
     commands.add_parser("benchmark", help="time the library against Pinocchio and print the table",
                         description="Runs benchmarks/bench_dynamics.py of a source checkout; other options are "
                                     "passed to it.")
-    live = commands.add_parser("live", parents=[robot_options(model=False)],
-                               help="the ROS 2 nodes live (pip rclpy is enough): a simulated robot drives "
-                                    "the inverse dynamics node; prints torques and joint loads")
-    live.add_argument("robot", nargs="?", help="a URDF or xacro path (default: the bundled 6-DOF arm)")
-    live.add_argument("--duration", type=float, help="seconds to run (default: 10)")
-    live.add_argument("--period", type=float, help="seconds between tables (default: 1)")
-    live.add_argument("--rate", type=float, help="simulation rate in Hz (default: 100)")
+    commands.add_parser("live", parents=[live_options()],
+                        help="the ROS 2 nodes live (pip rclpy is enough): a simulated robot drives the inverse "
+                             "dynamics node; prints torques and joint loads")
     identify = commands.add_parser("identify", parents=[robot, recording], help="payload and friction from a "
                                    "recording with measured efforts: estimates, standard deviations, identified.yaml")
     identify.add_argument("robot", metavar="ROBOT", help="a URDF or xacro path")
@@ -201,13 +197,7 @@ def run_benchmark(args):
 
 def run_live(args):
     from . import live_demo
-    argv = [args.robot] if args.robot else []
-    argv += [f"--xacro-arg={name}:={value}" for name, value in args.xacro_args]
-    argv += [f"--package-path={name}={directory}" for name, directory in args.package_paths]
-    for name in ("duration", "period", "rate"):
-        if getattr(args, name) is not None:
-            argv += [f"--{name}", str(getattr(args, name))]
-    return live_demo.main(argv)
+    return live_demo.run(args)
 
 
 HANDLERS = {"demo": run_demo, "inspect": run_inspect, "loads": run_loads, "benchmark": run_benchmark,
