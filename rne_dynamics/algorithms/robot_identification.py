@@ -400,7 +400,11 @@ def _weakest_body(G):
 def _newton(v, G0, M, C, linear, Q=None, centre=None, free=None, stop=None, tolerance=1e-20, iterations=200):
     """Minimise :func:`_log_det_barrier` from the feasible ``v`` by damped Newton steps (backtracking keeps every
     ``G_i`` positive definite; the function is self-concordant, Nesterov & Nemirovskii) over the ``free`` entries
-    (default all), until the Newton decrement is below ``tolerance``; ``stop(v)``: done early."""
+    (default all), until the Newton decrement is below ``tolerance``; ``stop(v)``: done early. Each step is the
+    least-squares solution of the Newton system (its pseudo-inverse's): near the edge of consistency a body's
+    ``G_i^-1`` is all in one direction, the Hessian singular to working precision, and the step leaves alone the
+    directions the barrier cannot see there (a point-mass link of a URDF, pushed there by data no consistent robot
+    explains, made ``solve`` fail)."""
     current = _log_det_barrier(v, G0, M, C, linear, Q, centre)
     if current is None:
         raise SolverFailure(_weakest_body(_matrices(v, G0, M)),
@@ -412,10 +416,11 @@ def _newton(v, G0, M, C, linear, Q=None, centre=None, free=None, stop=None, tole
         scale = 1.0 / np.sqrt(np.maximum(np.diag(hessian), 1e-300))
         step = np.zeros(len(v))
         try:
-            step[free] = -scale * np.linalg.solve(hessian * np.outer(scale, scale), gradient[free] * scale)
-        except np.linalg.LinAlgError:
+            step[free] = -scale * np.linalg.lstsq(hessian * np.outer(scale, scale), gradient[free] * scale,
+                                                  rcond=None)[0]
+        except np.linalg.LinAlgError:   # the SVD of a Hessian that is not finite
             raise SolverFailure(_weakest_body(_matrices(v, G0, M)),
-                                "its Newton system is singular (the data leave its parameters undetermined)") \
+                                "its Newton system is not finite (its pseudo-inertia is at the edge of consistency)") \
                 from None
         decrement = -gradient @ step
         if not decrement > tolerance or (stop is not None and stop(v)):
