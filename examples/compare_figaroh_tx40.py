@@ -71,15 +71,15 @@ def raw_recording(directory):
     return motor @ np.linalg.inv(GEARS).T + ZERO, current @ GEARS
 
 
-def recording(directory, step=10, window=21):
-    """``(time, q, qd, qdd, tau)`` of the motion (:data:`MOTION`), every ``step``-th sample, derivatives by local
+def recording(directory, step=10, window=21, motion=MOTION):
+    """``(time, q, qd, qdd, tau)`` of the ``motion`` (from, to; s), every ``step``-th sample, derivatives by local
     cubic fits over ``window`` samples (on the whole recording, so that the motion's ends are not one-sided)."""
     q, tau = (x[::step] for x in raw_recording(directory))
     time = np.arange(len(q)) * step / RATE
     qd = smooth_derivatives(time, q, window)[0]
     qdd = smooth_derivatives(time, qd, window)[0]
-    motion = (time >= MOTION[0]) & (time <= MOTION[1])
-    return time[motion], q[motion], qd[motion], qdd[motion], tau[motion]
+    part = (time >= motion[0]) & (time <= motion[1])
+    return time[part], q[part], qd[part], qdd[part], tau[part]
 
 
 def figaroh_filtered_recording(directory):
