@@ -5,8 +5,10 @@ and offset friction. Noise-free: the base parameters and friction to 1e-8 relati
 equal to the true ones; with noise: within 3 standard deviations; every body physically consistent; data that agree
 with the URDF leave the URDF's parameters unchanged (the regulariser holds the null space there); too little
 excitation and bad samples refused with their reason. A URDF whose inertials are not physically consistent
-(franka_description's fer) is identified from its nearest consistent robot, on simulated and (when present) on
-Gaz et al.'s real recording; a solver failure is one line naming the link."""
+(franka_description's fer; a point-mass link, as the Staubli TX40's) is identified from its nearest consistent robot,
+on simulated and (when present) on Gaz et al.'s and FIGAROH's real recordings, FIGAROH's published TX40 model
+compared on held-out time; data no consistent robot explains are fitted; a solver failure is one line naming the
+link."""
 import functools
 import importlib.util
 import os
@@ -250,6 +252,30 @@ def test_a_solver_failure_is_one_line_naming_the_link(monkeypatch, tmp_path, cap
     assert cli.main(["identify", FER, str(path), "--links", "-o", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].endswith("link 'fer_link4' (joint 'fer_joint4'): its Newton system is singular"), err
+
+
+def test_a_urdf_whose_last_link_is_a_point_mass_is_identified():
+    """A point-mass link (the Staubli TX40 URDF's last: mass, COM, no inertia about it) has a pseudo-inertia of rank
+    1, not positive definite. A UR5 whose wrist_3_link is made one, on a recording no consistent robot explains (a
+    spring on joint 2, noise): the regularised fit started from the URDF's parameters and crashed with the TypeError
+    (before 2026-11-28); now from the nearest consistent ones: every body consistent, the torques explained better
+    than by the URDF on every joint, to the noise (0.3 N m) but joint 2's spring."""
+    robot = arm("ur5")
+    parameters = inertial_parameters(robot)
+    mass, com = parameters[50], parameters[51:54] / parameters[50]
+    about_origin = mass * (com @ com * np.eye(3) - np.outer(com, com))      # no inertia about the COM
+    parameters[54:] = about_origin[[0, 0, 1, 0, 1, 2], [0, 1, 1, 2, 2, 2]]
+    point_mass = ri.with_inertial_parameters(robot, parameters)
+    assert np.linalg.matrix_rank(pseudo_inertia(parameters[50:])) == 1
+    true, _ = true_robot(robot)
+    q, qd, qdd = motion(robot, 400, seed=0)
+    tau = rd.inverse_dynamics(true, q, qd, qdd).torques
+    tau[:, 1] += 3.0 * np.sin(3 * q[:, 1])
+    tau += 0.3 * np.random.default_rng(0).normal(size=tau.shape)
+    result = rd.identify_robot(point_mass, (q, qd, qdd, tau), coulomb_velocity=COULOMB_VELOCITY, holdout=0.2)
+    assert consistent(result.parameters)
+    assert np.all(result.rmse < 0.5 * result.rmse_given), (result.rmse, result.rmse_given)
+    assert np.all(np.delete(result.rmse, 1) < 0.35), result.rmse
 
 
 def test_data_no_consistent_robot_explains_are_fitted_with_rotor_inertias():
