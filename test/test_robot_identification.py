@@ -254,6 +254,26 @@ def test_a_solver_failure_is_one_line_naming_the_link(monkeypatch, tmp_path, cap
     assert err[-1].endswith("link 'fer_link4' (joint 'fer_joint4'): its Newton system is singular"), err
 
 
+def test_a_held_out_part_where_the_robot_stands_still_is_said():
+    """A UR5 recording whose last 40% is the robot standing still (encoder noise on the velocities, 1e-4 rad/s),
+    half held out: 80% of the held-out samples are still (every joint below 1% of its top speed), in the result,
+    in identified.yaml and in the summary (where a Coulomb law's sign(qd) is the noise's, so the held-out RMSE of any
+    model with friction is); a held-out part in motion says nothing."""
+    robot = arm("ur5")
+    true, _ = true_robot(robot)
+    q, qd, qdd = motion(robot, 500)
+    q[300:], qd[300:], qdd[300:] = q[300], 1e-4 * np.random.default_rng(2).normal(size=(200, 6)), 0.0
+    tau = rd.inverse_dynamics(true, q, qd, qdd).torques
+    result = rd.identify_robot(robot, (q, qd, qdd, tau), coulomb_velocity=COULOMB_VELOCITY, holdout=0.5)
+    assert result.holdout_still == 0.8 and result.as_dict()["holdout_still"] == 0.8
+    assert summary_lines(robot, result)[-1] == ("the robot stands still in 80% of the held-out samples, where a "
+                                                "Coulomb law's sign is the encoders' noise: hold out a part where it "
+                                                "moves")
+    moving = rd.identify_robot(robot, (q[:300], qd[:300], qdd[:300], tau[:300]), coulomb_velocity=COULOMB_VELOCITY,
+                               holdout=0.3)
+    assert moving.holdout_still == 0.0 and "stands still" not in summary_lines(robot, moving)[-1]
+
+
 def test_a_urdf_whose_last_link_is_a_point_mass_is_identified():
     """A point-mass link (the Staubli TX40 URDF's last: mass, COM, no inertia about it) has a pseudo-inertia of rank
     1, not positive definite. A UR5 whose wrist_3_link is made one, on a recording no consistent robot explains (a
@@ -418,10 +438,13 @@ def test_real_staubli_tx40_recording():
     coupled joint 5; with the wrist's gear matrix as a transmission (joint 6's motor's viscous and Coulomb friction
     and rotor inertia estimated motor side, acting on both joints), better on every joint, and joint 5's error
     falls to less than a fifth. Without friction, rotor inertias alone, on the whole recording (its still end
-    too), the fit stopped on link 6's singular Newton system; it runs."""
+    too), the fit stopped on link 6's singular Newton system; it runs, and says that the robot stands still in more
+    than half of that recording's last 30%."""
     example, robot, _, per_joint, wrist = tx40_fits()
-    whole = example.recording(TX40, motion=(0.0, np.inf))[1:]
-    assert consistent(rd.identify_robot(robot, whole, friction=False, armature=True).parameters)
+    whole = rd.identify_robot(robot, example.recording(TX40, motion=(0.0, np.inf))[1:], friction=False,
+                              armature=True, holdout=0.3)
+    assert consistent(whole.parameters)
+    assert whole.holdout_still > 0.5 > 0.1 > wrist.holdout_still, (whole.holdout_still, wrist.holdout_still)
     for result in (per_joint, wrist):
         assert consistent(result.parameters)
     better = per_joint.holdout_rmse < per_joint.holdout_rmse_given
