@@ -120,7 +120,7 @@ def published_model(robot, path, column=3):
     coupling share of a motor turning both joints (``G_6 = [32, 32]``), which here is that motor (rotor inertia
     ``Iam6 / 32^2``, damping ``fvm6 / 32^2``, Coulomb ``fsm6 / 32``, sign law) with its share on each joint's own
     velocity taken off that joint's terms. Joint 6's rotor inertia would be ``-Iam6`` (their model's wrist rotor
-    inertia ``[[Ia5, Iam6], [Iam6, 0]]`` is indefinite, which no motor has): ``model``'s torques on joint 6 less
+    inertia ``[[Ia5, Iam6], [Iam6, 0]]`` is indefinite, which no motor has): ``model``'s torques on joint 6 plus
     ``joint6_rotor qdd6`` are theirs."""
     with open(path, newline="") as stream:
         rows = [(row[0].split()[0], float(row[column])) for row in csv.reader(stream) if row]
@@ -143,7 +143,7 @@ def published_model(robot, path, column=3):
     joints = robot.joint_names
     model = with_inertial_parameters(robot, parameters).with_drive(
         coulomb_velocity=np.zeros(robot.nv), **drive).with_drive(transmissions={"wrist": {
-            "joints": list(joints[4:]), "motors": ["m5", "m6"], "matrix": [[REDUCTIONS[4], 0.0], [n, n]],
+            "joints": list(joints[4:]), "motors": ["m5", "m6"], "matrix": GEARS[4:, 4:].tolist(),
             "rotor_inertia": [0.0, motor["Iam6"] / n ** 2], "damping": [0.0, motor["fvm6"] / n ** 2],
             "friction": [0.0, motor["fsm6"] / n], "coulomb_velocity": [0.0, 0.0]}})
     return model, -motor["Iam6"]
