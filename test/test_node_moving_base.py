@@ -100,7 +100,7 @@ def test_odometry_and_imu_give_the_library_numbers(harness_factory):
     h.publish(Imu, "/inverse_dynamics/base_imu", imu(force, angular[0], 5.0))
     h.publish(Odometry, "/inverse_dynamics/base_odometry", odometry(pose, twist, 5.01))
     h.publish(Imu, "/inverse_dynamics/base_imu", imu(force, angular[1], 5.012))
-    h.spin_until(lambda: h.node.base.imu is not None and h.node.base.imu[0] > 5.011)
+    h.spin_until(lambda: h.node.base.state.imu is not None and h.node.base.state.imu[0] > 5.011)
     h.publish(JointState, "/joint_states", joint_state(NAMES, q, qd, 5.015))
     for received in (torques, base_wrench, com, com_marker, elbow):
         wait_for_count(h, received, 1)
@@ -137,7 +137,7 @@ def test_differentiated_odometry_and_stale_base_state(harness_factory):
     h.publish(Odometry, "/inverse_dynamics/base_odometry", odometry(pose, twist, 7.0))
     later = twist + np.array([0.3, -0.2, 0.1, 0.05, -0.04, 0.2])
     h.publish(Odometry, "/inverse_dynamics/base_odometry", odometry(pose, later, 7.02))
-    h.spin_until(lambda: h.node.base.odometry is not None and h.node.base.odometry[0] > 7.01)
+    h.spin_until(lambda: h.node.base.state.odometry is not None and h.node.base.state.odometry[0] > 7.01)
     h.publish(JointState, "/joint_states", joint_state(NAMES, q, qd, 7.5))  # 0.48 s after: stale
     assert h.wait_for_warning("stale base state: the last ~/base_odometry is -0.480 s from the joint state")
     h.publish(JointState, "/joint_states", joint_state(NAMES, q, qd, 7.03))
@@ -157,7 +157,7 @@ def test_bad_base_messages_are_refused_and_the_last_good_kept(harness_factory):
     pose, twist, force, _, (q, qd) = base_scene(53)
     h.publish(Odometry, "/inverse_dynamics/base_odometry", odometry(pose, twist, 3.0))
     h.publish(Imu, "/inverse_dynamics/base_imu", imu(force, np.zeros(3), 3.0))
-    h.spin_until(lambda: h.node.base.imu is not None)
+    h.spin_until(lambda: h.node.base.state.imu is not None)
     bad_pose = pose.copy()
     bad_pose[3:] *= 1.01
     for topic, msg_type, msg, reason in [
@@ -203,12 +203,12 @@ def test_free_floating_publishes_the_base_acceleration(harness_factory):
     assert accelerations[1].header.frame_id == "satellite" and np.abs(expected.base_acceleration).max() > 1e-3
     pose, twist = np.array([1.0, 2.0, 3.0, 0.0, 0.6, 0.0, 0.8]), rng.uniform(-0.2, 0.2, 6)
     h.publish(Odometry, "/inverse_dynamics/base_odometry", odometry(pose, twist, 9.2, child="satellite"))
-    h.spin_until(lambda: h.node.base.odometry is not None)
+    h.spin_until(lambda: h.node.base.state.odometry is not None)
     h.publish(JointState, "/joint_states", joint_state(names, q, qd1, 9.2))
     wait_for_count(h, accelerations, 3)
     wait_for_count(h, com, 3)
     expected = rd.free_floating_inverse_dynamics(robot, np.concatenate([pose, q]), np.concatenate([twist, qd1]),
-                                                 h.node.derivative.qdd, gravity=np.zeros(3))
+                                                 h.node.accelerations.derivative.qdd, gravity=np.zeros(3))
     np.testing.assert_allclose(torques[2].effort, expected.torques, **EXACT)
     np.testing.assert_allclose([com[2].point.x, com[2].point.y, com[2].point.z],
                                rd.center_of_mass(robot, np.concatenate([pose, q])), **EXACT)
@@ -231,12 +231,12 @@ def test_base_parameter_at_run_time(harness_factory):
     assert not result.successful and "base must be one of fixed, odometry, free_floating" in result.reason
     assert set_parameter("base", "odometry").successful
     assert h.node.model.robot.has_floating_base and h.node.model.robot.nv == 12
-    assert h.node.base is not None and h.node.base.mode == "odometry"
+    assert h.node.base.state is not None and h.node.base.state.mode == "odometry"
     from trajectory_msgs.msg import JointTrajectory
     h.publish(JointTrajectory, "/inverse_dynamics/trajectory", JointTrajectory(joint_names=NAMES))
     assert h.wait_for_warning("trajectory points carry no base motion")
     assert set_parameter("base", "fixed").successful
-    assert not h.node.model.robot.has_floating_base and h.node.base is None
+    assert not h.node.model.robot.has_floating_base and h.node.base.state is None
     free_joint = ('<robot name="drifter"><link name="world"/><link name="body"><inertial><mass value="1"/><inertia '
                   'ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link><joint name="free" '
                   'type="floating"><parent link="world"/><child link="body"/></joint></robot>')

@@ -60,7 +60,7 @@ def test_sensors_change_the_torques_as_the_library(harness):
     wrist, arm = rng.uniform(-20, 20, 6), rng.uniform(-20, 20, 6)
     h.publish(WrenchStamped, "/wrist_ft", wrench_message(wrist))
     h.publish(WrenchStamped, "/arm_ft", wrench_message(arm, frame="forearm_link"))  # written in another link's frame
-    sensors = h.node.wrench_inputs.sensors
+    sensors = h.node.sensors.inputs.sensors
     assert h.spin_until(lambda: all(s.wrench is not None for s in sensors))
     h.publish(JointState, "/joint_states", joint_state(q, qd, 1))
     wait_for_count(h, torques, 1)
@@ -71,7 +71,7 @@ def test_sensors_change_the_torques_as_the_library(harness):
     # silent sensors drop out after the timeout; the wrist sensor speaks again
     h.spin_for(0.5)
     h.publish(WrenchStamped, "/wrist_ft", wrench_message(wrist))
-    assert h.spin_until(lambda: h.node.wrench_inputs.sensors[0].received > sensors[1].received + 0.45)
+    assert h.spin_until(lambda: h.node.sensors.inputs.sensors[0].received > sensors[1].received + 0.45)
     h.publish(JointState, "/joint_states", joint_state(q, qd, 2))
     wait_for_count(h, torques, 2)
     expected = rd.inverse_dynamics(ARM, q, qd, np.zeros(6), external_wrenches={"tool_flange": wrist}).torques
@@ -86,7 +86,7 @@ def test_bad_sensor_messages_and_parameters_are_refused(harness):
     torques = h.collect(JointState, "/inverse_dynamics/torques")
     good = np.array([1.0, -2.0, 3.0, 0.1, 0.2, 0.3])
     h.publish(WrenchStamped, "/wrist_ft", wrench_message(good))
-    assert h.spin_until(lambda: h.node.wrench_inputs.sensors[0].wrench is not None)
+    assert h.spin_until(lambda: h.node.sensors.inputs.sensors[0].wrench is not None)
     for msg, reason in [(wrench_message(good, frame="camera_optical"), "frame_id 'camera_optical' is not a link"),
                         (wrench_message([0.0, np.nan, 0.0, 0.0, 0.0, 0.0]), "is not finite")]:
         h.publish(WrenchStamped, "/wrist_ft", msg)
@@ -109,4 +109,4 @@ def test_bad_sensor_messages_and_parameters_are_refused(harness):
     result = set_topics(["tool_flange"])
     assert not result.successful and "entry 'tool_flange' is not link=topic" in result.reason
     assert set_topics(["wrist_3_link=/other_ft"]).successful
-    assert [s.topic for s in h.node.wrench_inputs.sensors] == ["/other_ft"]
+    assert [s.topic for s in h.node.sensors.inputs.sensors] == ["/other_ft"]

@@ -17,7 +17,9 @@ node publishes about it.
   derivative of the base twist, base frame, as the library's). The base's pose and twist come from
   ``~/base_odometry`` once it publishes; until then the base is taken at rest at the origin.
 
-Both modes publish ``~/center_of_mass`` (``PointStamped`` in the odometry frame). A joint state is combined with
+Both modes publish ``~/center_of_mass`` (``PointStamped`` in the odometry frame) and ``~/center_of_mass_marker`` (a
+sphere there for rviz). Changing ``base`` at run time creates and removes the topics (:class:`BaseTopics`). A joint
+state is combined with
 the latest base messages only if their stamps are within ``base_stamp_tolerance`` of its own: else nothing is
 published and the reason goes to the log and diagnostics (a stale or missing base state). A base message that is
 not finite, has a non-unit quaternion or names another frame than the base link is refused with the reason; the last
@@ -25,11 +27,16 @@ good one stays in use.
 """
 
 import numpy as np
+from geometry_msgs.msg import AccelStamped, PointStamped, WrenchStamped
+from nav_msgs.msg import Odometry
+from sensor_msgs.msg import Imu
+from visualization_msgs.msg import Marker
 
 import rne_dynamics as rd
 
 from ..errors import StateError
-from .messages import stamp_seconds
+from .accelerations import VelocityDerivative
+from .messages import set_vectors, stamp_seconds
 from .model import AT_REST, NEUTRAL_POSE, BaseMotion
 from .parameters import DOUBLE, STRING, Spec
 
@@ -65,13 +72,12 @@ def vector3(v):
 class BaseState:
     """The base messages received so far, and the base motion they give a joint state."""
 
-    def __init__(self, mode, acceleration_source, tolerance, derivative):
-        """``derivative(n)``: a filtered derivative of ``n`` numbers, with ``update(t, x)`` and its value in
-        ``.qdd`` (the node's velocity derivative)."""
+    def __init__(self, mode, acceleration_source, tolerance, cutoff_hz):
+        """``cutoff_hz``: of the filters that differentiate the twist and the angular velocity."""
         self.mode, self.source, self.tolerance = mode, acceleration_source, tolerance
         self.odometry = None  # (t, pose (7,), twist (6,), world frame)
         self.imu = None  # (t, specific force (3,))
-        self.twist_rate, self.angular_rate = derivative(6), derivative(3)
+        self.twist_rate, self.angular_rate = VelocityDerivative(6, cutoff_hz), VelocityDerivative(3, cutoff_hz)
         self.frame = ""  # the odometry frame of the last motion
 
     # -- messages ----------------------------------------------------------------------------------------------
@@ -142,3 +148,86 @@ class BaseState:
     def pose(self):
         """The base's last pose (upright at the origin before any odometry): where gravity torques hold the joints."""
         return self.odometry[1] if self.odometry is not None else NEUTRAL_POSE
+
+
+#: The topics of a moving base: which ``base`` modes and ``base_acceleration_source`` values use each.
+TOPICS = {
+    "~/base_odometry": (("odometry", "free_floating"), ACCELERATION_SOURCES),
+    "~/base_imu": (("odometry",), ("imu",)),
+    "~/base_wrench": (("odometry",), ACCELERATION_SOURCES),
+    "~/base_acceleration": (("free_floating",), ACCELERATION_SOURCES),
+    "~/center_of_mass": (("odometry", "free_floating"), ACCELERATION_SOURCES),
+    "~/center_of_mass_marker": (("odometry", "free_floating"), ACCELERATION_SOURCES),
+}
+OUTPUTS = {"~/base_wrench": WrenchStamped, "~/base_acceleration": AccelStamped, "~/center_of_mass": PointStamped,
+           "~/center_of_mass_marker": Marker}
+INPUTS = {"~/base_odometry": (Odometry, "on_odometry"), "~/base_imu": (Imu, "on_imu")}
+
+
+def center_of_mass_marker(point):
+    """A 5 cm sphere at the centre of mass ``point`` (a PointStamped) for rviz."""
+    marker = Marker(ns="center_of_mass", id=0, type=Marker.SPHERE, action=Marker.ADD, header=point.header)
+    marker.pose.position.x, marker.pose.position.y, marker.pose.position.z = point.point.x, point.point.y, point.point.z
+    marker.pose.orientation.w = 1.0
+    marker.scale.x = marker.scale.y = marker.scale.z = 0.05
+    marker.color.r, marker.color.g, marker.color.b, marker.color.a = 1.0, 0.8, 0.0, 0.9
+    return marker
+
+
+class BaseTopics:
+    """The base state of ``node``'s parameter ``base`` (``state``: a :class:`BaseState`, None for a fixed base) and
+    the topics it reads and writes (:data:`TOPICS`)."""
+
+    def __init__(self, node):
+        self.node, self.state, self.handles = node, None, {}
+        self.configure()
+
+    def configure(self):
+        """The base state and topics of the parameters as they are now (the last ones dropped)."""
+        parameter = self.node.get_parameter
+        mode, source = parameter("base").value, parameter("base_acceleration_source").value
+        self.state = None if mode == "fixed" else BaseState(mode, source, parameter("base_stamp_tolerance").value,
+                                                            parameter("base_acceleration_cutoff_hz").value)
+        wanted = {topic for topic, (modes, sources) in TOPICS.items() if mode in modes and source in sources}
+        for topic in set(self.handles) - wanted:
+            handle = self.handles.pop(topic)
+            (self.node.destroy_publisher if topic in OUTPUTS else self.node.destroy_subscription)(handle)
+        for topic in wanted - set(self.handles):
+            self.handles[topic] = (self.node.create_output(OUTPUTS[topic], topic) if topic in OUTPUTS else
+                                   self.node.create_subscription(INPUTS[topic][0], topic,
+                                                                 getattr(self, INPUTS[topic][1]), 10))
+
+    def on_odometry(self, msg):
+        self.take(msg, "~/base_odometry", "on_odometry")
+
+    def on_imu(self, msg):
+        self.take(msg, "~/base_imu", "on_imu")
+
+    def take(self, msg, topic, method):
+        model = self.node.model
+        if self.state is None or model is None:
+            return  # base: fixed, or no robot yet (the base link's name is not known)
+        try:
+            getattr(self.state, method)(msg, model.robot)
+        except StateError as exc:
+            self.node.reject_input(topic, exc)
+
+    def publish(self, stamp, result, base_frame):
+        """The base outputs of a joint state's :class:`~.model.Loads` ``result``: ``~/base_wrench`` (odometry) or
+        ``~/base_acceleration`` (free-floating), both in the base frame ``base_frame``, and ``~/center_of_mass`` in
+        the odometry frame."""
+        if result.mounting_wrench is not None:
+            msg = WrenchStamped()
+            msg.header.stamp, msg.header.frame_id = stamp, base_frame
+            set_vectors(msg.wrench.force, msg.wrench.torque, result.mounting_wrench.tolist())
+            self.handles["~/base_wrench"].publish(msg)
+        if result.base_acceleration is not None:
+            msg = AccelStamped()
+            msg.header.stamp, msg.header.frame_id = stamp, base_frame
+            set_vectors(msg.accel.linear, msg.accel.angular, result.base_acceleration.tolist())
+            self.handles["~/base_acceleration"].publish(msg)
+        msg = PointStamped()
+        msg.header.stamp, msg.header.frame_id = stamp, self.state.frame
+        msg.point.x, msg.point.y, msg.point.z = result.center_of_mass.tolist()
+        self.handles["~/center_of_mass"].publish(msg)
+        self.handles["~/center_of_mass_marker"].publish(center_of_mass_marker(msg))

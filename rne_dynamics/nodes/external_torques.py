@@ -19,8 +19,9 @@ from sensor_msgs.msg import JointState
 
 import rne_dynamics as rd
 
-from ..errors import StateError
+from ..errors import ModelError, StateError
 from .messages import doubles, stamp_seconds
+from .outputs import fill_wrench
 from .parameters import DOUBLE, DOUBLES, PER_JOINT, STRING, Spec, joint_array, named_link, per_joint
 
 PARAMETERS = (
@@ -50,6 +51,9 @@ def check_parameter(name, value):
 def check_names(robot, values):
     per_joint("observer_thresholds", values["observer_thresholds"], robot)
     named_link("observer_wrench_link", values, robot)
+    if values["base"] != "fixed" and values["observer_gain"] > 0:
+        raise ModelError("observer_gain: the momentum observer takes a fixed base (its state has no base "
+                         f"motion); set observer_gain to 0 or base to fixed (base is '{values['base']}')")
 
 
 class ExternalTorques:
@@ -127,10 +131,7 @@ class ExternalTorques:
         if self.link:
             J = rd.frame_jacobian(model.robot, q, self.link, reference="local")
             w = np.linalg.lstsq(J.T, estimate, rcond=None)[0]
-            self.wrench.header.stamp = msg.header.stamp
-            force, torque = self.wrench.wrench.force, self.wrench.wrench.torque
-            force.x, force.y, force.z, torque.x, torque.y, torque.z = (float(x) for x in w)
-            self.wrench_publisher.publish(self.wrench)
+            self.wrench_publisher.publish(fill_wrench(self.wrench, msg.header.stamp, w.tolist()))
         if self.observer.in_collision:
             self.collisions += 1
             self.colliding.update(name for name, hit in zip(model.joint_names, self.observer.collision) if hit)

@@ -42,7 +42,7 @@ from ..errors import ModelError, StateError, one_line
 from ..model.joints import joint_type
 from ..algorithms.driver import WARM
 from .common import DynamicsNode
-from .messages import doubles
+from .messages import doubles, set_vectors
 from .parameters import BOOL, DOUBLE, DOUBLES, STRING, Spec, joint_array
 from .runner import spin
 
@@ -450,8 +450,7 @@ class ForwardDynamicsNode(DynamicsNode):
         msg.header.stamp = stamp
         p, o = msg.pose.pose.position, msg.pose.pose.orientation
         p.x, p.y, p.z, o.x, o.y, o.z, o.w = pose.tolist()
-        v, w = msg.twist.twist.linear, msg.twist.twist.angular
-        v.x, v.y, v.z, w.x, w.y, w.z = twist.tolist()
+        set_vectors(msg.twist.twist.linear, msg.twist.twist.angular, twist.tolist())
         self.odometry_publisher.publish(msg)
 
     def configure_mode(self):

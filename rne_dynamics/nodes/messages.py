@@ -9,3 +9,9 @@ def stamp_seconds(stamp):
 def doubles(x):
     """A float64 numpy array as the ``array('d')`` message fields hold (one memory copy, no Python loop)."""
     return array.array("d", x.tobytes())
+
+
+def set_vectors(first, second, values):
+    """Write six floats ``values`` into two ``Vector3`` fields: a wrench's force and torque, a twist's linear and
+    angular parts."""
+    first.x, first.y, first.z, second.x, second.y, second.z = values

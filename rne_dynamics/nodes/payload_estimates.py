@@ -1,15 +1,15 @@
 """The payload estimated while the robot works, in the inverse dynamics node (:class:`rne_dynamics.PayloadEstimator`).
 
 With ``payload_estimation_link`` set, each joint state's positions, velocities and measured ``effort``, with the
-filtered derivative of the velocities (cutoff ``acceleration_cutoff_hz``), are gathered and given to the estimator
-in batches of :data:`BATCH`; it forgets with time constant ``payload_estimation_time_constant`` (s; 0: never). The
-estimate is the whole payload on that link (the ``payload.*`` parameters' one, if on that link, and what the
-torques show beyond it). ``~/payload_estimate`` (``geometry_msgs/InertiaStamped``, frame the link: mass, COM, inertia
-about the COM) carries it once mass and COM are observable and the mass is positive; ``/diagnostics`` its standard
-deviations, the excitation's condition number, what is observable and why nothing is published. The service
-``~/apply_payload_estimate`` (``std_srvs/Trigger``) sets the ``payload.*`` parameters to it (the model is rebuilt
-beside the data path and swapped in, the estimator starting again on the new model), refused with the reason when it
-is not observable or not physically possible.
+filtered derivative of the velocities (:class:`~.accelerations.VelocityDerivative`, cutoff ``acceleration_cutoff_hz``),
+are gathered and given to the estimator in batches of :data:`BATCH`; it forgets with time constant
+``payload_estimation_time_constant`` (s; 0: never). The estimate is the whole payload on that link (the
+``payload.*`` parameters' one, if on that link, and what the torques show beyond it). ``~/payload_estimate``
+(``geometry_msgs/InertiaStamped``, frame the link: mass, COM, inertia about the COM) carries it once mass and COM are
+observable and the mass is positive; ``/diagnostics`` its standard deviations, the excitation's condition number,
+what is observable and why nothing is published. The service ``~/apply_payload_estimate`` (``std_srvs/Trigger``)
+sets the ``payload.*`` parameters to it (the model is rebuilt beside the data path and swapped in, the estimator
+starting again on the new model), refused with the reason when it is not observable or not physically possible.
 """
 import math
 
@@ -21,6 +21,7 @@ from std_srvs.srv import Trigger
 import rne_dynamics as rd
 
 from ..errors import ModelError, StateError
+from .accelerations import VelocityDerivative
 from .messages import stamp_seconds
 from .parameters import DOUBLE, STRING, Spec, named_link
 
@@ -55,7 +56,7 @@ class PayloadEstimates:
         settings = model.settings
         link = settings["payload_estimation_link"]
         self.estimator, self.latest, self.problem = None, None, ""
-        self.samples, self.stamp, self.velocity, self.acceleration = [], None, None, None
+        self.samples, self.derivative = [], None  # derivative: a VelocityDerivative from the first joint state on
         self.last_published = -math.inf
         if not link:
             return
@@ -85,18 +86,16 @@ class PayloadEstimates:
         except StateError as exc:
             return f"payload estimation: {exc}"
         t = stamp_seconds(msg.header.stamp)
-        if self.stamp is not None and not t > self.stamp:
-            self.samples, self.stamp = [], None
-            return "payload estimation: joint state stamps do not increase; the acceleration filter restarts"
-        if self.stamp is None:
-            self.acceleration = np.zeros(len(qd))
-        else:  # a first-order low-pass of the velocity's derivative (the node's acceleration filter's law)
-            dt = t - self.stamp
-            lag = 1.0 / (2.0 * math.pi * self.cutoff)
-            self.acceleration = self.acceleration + dt / (dt + lag) * ((qd - self.velocity) / dt - self.acceleration)
-            self.rate = 1.0 / dt if self.rate is None else 0.99 * self.rate + 0.01 / dt
-        self.stamp, self.velocity = t, np.array(qd)
-        self.samples.append((np.array(q), np.array(qd), self.acceleration.copy(), np.array(tau)))
+        if self.derivative is None:
+            self.derivative = VelocityDerivative(len(qd), self.cutoff)
+        last = self.derivative.t
+        unused = self.derivative.update(t, qd)
+        if unused:
+            self.samples, self.derivative = [], None
+            return f"payload estimation: the acceleration filter {unused}; it restarts"
+        if last is not None:
+            self.rate = 1.0 / (t - last) if self.rate is None else 0.99 * self.rate + 0.01 / (t - last)
+        self.samples.append((np.array(q), np.array(qd), self.derivative.qdd.copy(), np.array(tau)))
         if len(self.samples) < BATCH:
             return None
         if self.time_constant > 0 and self.rate:

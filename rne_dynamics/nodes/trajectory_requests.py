@@ -17,6 +17,10 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from ..errors import StateError, one_line
 from .joint_states import LOCK_REMEDY
 from .messages import doubles
+from .parameters import DOUBLE, Spec
+
+SAMPLE_PERIOD = Spec("plan_sample_period", 0.01, DOUBLE, "time between the points of ~/planned_trajectory and "
+                     "~/retimed_trajectory (s)", 1.0e-4, 10.0)
 
 
 class RequestJoints:
@@ -51,6 +55,23 @@ class RequestJoints:
     def held_positions(self):
         """``{joint: position}`` of the held joints."""
         return {name: float(self.positions[self.model.input_names.index(name)]) for name in self.held}
+
+
+class RequestStatus:
+    """``node``'s ``~/request_status``: :meth:`report` answers each request (from any thread)."""
+
+    def __init__(self, node):
+        self.node = node
+        self.publisher = node.create_output(DiagnosticStatus, "~/request_status")
+
+    def report(self, topic, stamp, refusal=None, held=None):
+        """Answer a request on ``topic`` (``~/trajectory``, ``~/plan``, ``~/retime``) with header stamp ``stamp``:
+        accepted with the joints ``held``, or refused (also in the log and diagnostics)."""
+        self.publisher.publish(request_status(self.node.resolve_topic_name(topic), stamp, refusal, held))
+        if refusal is not None:
+            self.node.reject_input(topic, refusal)
+        else:
+            self.node.stats.accepted(topic)
 
 
 def request_status(topic, stamp, refusal=None, held=None):
@@ -103,9 +124,9 @@ class TrajectoryRequests:
         (:class:`RequestJoints`)."""
         self.answered += 1
         self.publisher.publish(trajectory_message(header, joint_names, times, values))
-        self.node.report_request(self.topic, header.stamp, held=joints.held_positions())
+        self.node.request_status.report(self.topic, header.stamp, held=joints.held_positions())
 
     def fail(self, header, reason):
         self.failed += 1
         self.last_failure = str(reason)
-        self.node.report_request(self.topic, header.stamp, refusal=reason)
+        self.node.request_status.report(self.topic, header.stamp, refusal=reason)

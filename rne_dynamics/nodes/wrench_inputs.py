@@ -11,6 +11,7 @@ from the sum (and named in diagnostics) until it publishes again. A message that
 import time
 
 import numpy as np
+from geometry_msgs.msg import WrenchStamped
 
 import rne_dynamics as rd
 
@@ -97,3 +98,44 @@ class ExternalWrenches:
             wrench = wrench_in_link(robot, q, sensor.link, sensor.frame, sensor.wrench)
             out[sensor.link] = out[sensor.link] + wrench if sensor.link in out else wrench
         return out or None
+
+
+class SensorTopics:
+    """The subscriptions of ``node``'s parameter ``external_wrench_topics`` and their sensors (``inputs``: an
+    :class:`ExternalWrenches`, or None when the parameter is empty)."""
+
+    def __init__(self, node):
+        self.node, self.inputs, self.subscriptions = node, None, []
+        self.configure()
+
+    def configure(self):
+        """Subscribe the topics of the parameters as they are now (and drop the previous ones)."""
+        for subscription in self.subscriptions:
+            self.node.destroy_subscription(subscription)
+        entries = self.node.get_parameter("external_wrench_topics").value
+        self.inputs = (ExternalWrenches(entries, self.node.get_parameter("external_wrench_timeout").value)
+                       if entries else None)
+        self.subscriptions = [
+            self.node.create_subscription(WrenchStamped, sensor.topic, lambda msg, s=sensor: self.on_sensor(s, msg),
+                                          10) for sensor in (self.inputs.sensors if self.inputs else [])]
+
+    def on_sensor(self, sensor, msg):
+        model = self.node.model
+        if model is None or self.inputs is None or sensor not in self.inputs.sensors:
+            return
+        try:
+            sensor.take(msg, model.robot)
+        except StateError as exc:
+            self.node.reject_input(sensor.topic, exc)
+
+    def wrenches(self, model, q):
+        """The external wrenches of the sensors heard lately at the joint positions ``q`` (``{link: wrench}`` in
+        link frames), or None."""
+        if self.inputs is None:
+            return None
+        robot = model.robot
+        full = np.concatenate([rd.neutral(robot)[:7], q]) if robot.has_floating_base else q
+        return self.inputs.wrenches(robot, full)
+
+    def silent(self):
+        return ", ".join(self.inputs.silent) if self.inputs else "none"
