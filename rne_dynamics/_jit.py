@@ -216,7 +216,7 @@ def _product(shape):
     return n
 
 
-#: The model's sizes a memory declaration names (fields of :class:`~rne_dynamics.model.robot.ModelView`).
+#: The model's sizes a memory declaration names (fields of :class:`~rne_dynamics.model.buffers.ModelView`).
 SIZES = ("nb", "nv", "nq", "nj", "ncol", "nl", "nm")
 
 

@@ -13,7 +13,7 @@ import pytest
 from rosbags.rosbag2 import StoragePlugin
 
 import rne_dynamics as rd
-from rne_dynamics.tools import benchmark, cli, loads
+from rne_dynamics.tools import benchmark, cli, live_demo, loads
 from rne_dynamics.robots import DEFAULT_ROBOT
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -373,3 +373,17 @@ def test_unknown_options_are_refused_except_for_the_benchmark(tmp_path):
         cli.main(["loads", DEFAULT_ROBOT, MOTION_CSV, "-o", str(tmp_path), "--bogus"])
     assert exit_info.value.code == 2 and "unrecognized arguments: --bogus" in err.getvalue()
     assert not os.path.exists(tmp_path / "loads.csv")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["live", "--rate", "nan"], "argument --rate: nan is not finite"),
+    (["live", "--duration", "-1"], "argument --duration: -1.0 is below 0.001"),
+    (["loads", DEFAULT_ROBOT, MOTION_CSV, "--window", "inf"], "argument --window: inf is not finite"),
+])
+def test_a_number_option_that_is_not_finite_or_too_small_is_refused(argv, message):
+    """Number options are refused when NaN or infinite (``float`` takes both), by the parser, before any work; the
+    ``live`` command's and ``python -m rne_dynamics.tools.live_demo``'s are the same options."""
+    for parse in (cli.main, *([live_demo.main] if argv[0] == "live" else [])):
+        with pytest.raises(SystemExit) as exit_info, contextlib.redirect_stderr(io.StringIO()) as err:
+            parse(argv if parse is cli.main else argv[1:])
+        assert exit_info.value.code == 2 and err.getvalue().strip().endswith(message), err.getvalue()

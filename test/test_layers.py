@@ -2,6 +2,9 @@
 below it, so no import circle joins two folders. Read from the source (every ``import``, in functions too), not by
 importing it.
 
+Inside a folder too, no module imports one that imports it back (directly or through others): a circle makes the
+import order matter and hides which module is the lower one.
+
 The layers, bottom up: the machine-code layer (``_tuning``, ``_jit``, ``_compile`` and its ``_compile_child``,
 ``_trace``, ``_native``), ``errors`` and ``robots`` (leaves); ``model``;
 ``algorithms``; ``planning``; the package face (``rne_dynamics/__init__.py``, ``import rne_dynamics as rd``);
@@ -87,3 +90,25 @@ def test_no_import_circle_between_folders():
 
     circles = sorted(p for p in graph if reaches(p, p))
     assert not circles, f"import circles through {circles}: {graph}"
+
+
+def reached(graph, start):
+    """The modules ``start`` imports, directly or through others."""
+    seen, todo = set(), [start]
+    while todo:
+        for module in graph.get(todo.pop(), ()):
+            if module not in seen:
+                seen.add(module)
+                todo.append(module)
+    return seen
+
+
+def test_no_import_circle_between_modules():
+    """Module to module, imports in functions included (a function's import still runs the other module's
+    imports; model's ``configuration -> robot -> tree -> configuration`` and tools' ``cli <-> live_demo`` were two)."""
+    graph = {}
+    for a, b in edges():
+        graph.setdefault(a, set()).add(b)
+    reach = {module: reached(graph, module) for module in graph}
+    circles = {frozenset(n for n in reach[m] if m in reach.get(n, ())) for m in graph if m in reach[m]}
+    assert not circles, "import circles: " + "; ".join(sorted(" <-> ".join(sorted(c)) for c in circles))

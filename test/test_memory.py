@@ -7,7 +7,7 @@ import pytest
 from rne_dynamics import InverseDynamicsResult
 from rne_dynamics._jit import Slot, memory
 from rne_dynamics.algorithms.rnea import inverse_dynamics_memory
-from rne_dynamics.model.robot import ModelView
+from rne_dynamics.model.buffers import ModelView
 
 #: A model with only its sizes set (the layouts read nothing else).
 GIVEN = dict(nb=4, nv=5, nq=6, nj=3, ncol=7, nl=2)

@@ -17,7 +17,7 @@ import pytest
 import oracle
 import rne_dynamics as rd
 from rne_dynamics.model import joints
-from rne_dynamics.model.robot import model_view
+from rne_dynamics.model.buffers import model_view
 from test_joint_types import link_element, random_link, text
 
 TOLERANCE = 1e-12
@@ -264,7 +264,7 @@ def test_inspect_gives_a_screws_position_in_rad_and_effort_in_n_m():
 
 def test_the_table_and_the_kernel_answers_agree_for_every_code():
     """For each code: the group and the quaternion of :class:`JointType` are those the kernels branch on; a
-    revolute joint about a unit axis has its own code and ``unit_axis``; no other code has one."""
+    revolute joint about a unit axis has its own code."""
     codes = {t.code for t in joints.TYPES.values() if t.code >= 0} | {joints.REVOLUTE_X, joints.REVOLUTE_Y,
                                                                       joints.REVOLUTE_Z}
     assert codes == set(range(9))
@@ -273,8 +273,6 @@ def test_the_table_and_the_kernel_answers_agree_for_every_code():
         assert joints.configuration_group(code) == t.group, code
         assert joints.quaternion_start(code) == t.quaternion, code
         assert joints.has_stops(code) == (t.nq == 1), code
-        unit_axes = {joints.REVOLUTE_X: 0, joints.REVOLUTE_Y: 1, joints.REVOLUTE_Z: 2}
-        assert joints.unit_axis(code) == unit_axes.get(code, -1)
         assert joints.motion_subspace(code, np.array([0.0, 0.0, 1.0])).shape == (t.nv, 6)
     for axis, code in (((1, 0, 0), joints.REVOLUTE_X), ((0, -1, 0), joints.REVOLUTE_Y), ((0, 0, 1), joints.REVOLUTE_Z),
                        ((0.6, 0.8, 0), joints.REVOLUTE)):
@@ -288,7 +286,7 @@ def test_an_unknown_code_raises_in_python_and_has_no_pose_in_a_kernel():
         with pytest.raises(rd.ModelError, match="unknown joint"):
             call()
     assert joints.configuration_group(9) == joints.NO_GROUP and joints.quaternion_start(9) == -1
-    assert not joints.has_stops(9) and joints.unit_axis(9) == -1
+    assert not joints.has_stops(9)
     robot = rd.load_urdf(urdf(links()))
     idata = robot.idata.copy()
     m = model_view(robot.fdata, idata)

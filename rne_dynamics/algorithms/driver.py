@@ -35,7 +35,7 @@ from .._tuning import BUILD_WAIT, LONG_BATCH, PIECES, THREAD_ROWS, WARM
 from ..errors import SingularMassMatrixError
 from ..model.data import Data, Held, memory, owned
 from ..model.joints import unit_quaternions
-from ..model.robot import model_view, model_view_inline
+from ..model.buffers import model_view, model_view_inline
 from .written import WRENCHES, extras_key, view_spellings, written
 from .inputs import (QUATERNION_TOLERANCE, _explain, all_finite, body_wrenches, check_quaternions,
                      gravity_vector, one_state_arrays, overflow, states)

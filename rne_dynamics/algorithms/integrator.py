@@ -23,7 +23,7 @@ import numpy as np
 from .._compile import called_from_python
 from .._jit import arithmetic_kernel, helper, memory
 from ..model.configuration import dexp_inverse, integrate_configuration
-from ..model.robot import model_view_inline
+from ..model.buffers import model_view_inline
 
 #: Classical RK4's nodes ``c`` and weights ``b``.
 NODES = (0.0, 0.5, 0.5, 1.0)

@@ -32,7 +32,7 @@ from .driver import OK
 from .inputs import gravity_vector
 from .integrator import rkmk4_step
 from .._trace import traceable
-from ..model.robot import model_view
+from ..model.buffers import model_view
 from .kinematics import center_of_mass, frame_acceleration
 from .loop_kinematics import (AXIS, CLOSED_LOOP, CLOSURE_TOLERANCE, CONSTRAINTS, CUT, KIND, KINDS, RANK_TOLERANCE,
                               SELECT, SIDE_A, SIDE_B, cut_loads, far_from_rank_loss, passive_lu)

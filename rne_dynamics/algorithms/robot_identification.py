@@ -88,7 +88,10 @@ class RobotIdentification:
     others (:func:`_separable_drive_terms`): 0, std NaN, their share in the kept terms. ``motors``: ``{"transmission.
     motor": {viscous, coulomb, rotor_inertia, and their _std}}`` of each motor that turns several joints
     (:func:`coupled_motor_terms`; motor side, N m s/rad, N m, kg m^2; viscous and Coulomb with ``friction``, the
-    rotor inertia with ``armature``; empty without such motors)."""
+    rotor inertia with ``armature``; empty without such motors). ``holdout_still``: the share of the held-out samples
+    where the robot stands still (every joint below :data:`STILL` of its recording's top speed): there a Coulomb
+    law's ``s(qd)`` is the sign of the encoders' noise, a torque the stiction holding the robot does not make, and
+    every model with friction pays for it (:func:`recording_equations`)."""
     robot: object
     parameters: np.ndarray
     parameter_names: tuple
@@ -111,17 +114,19 @@ class RobotIdentification:
     repaired: tuple = ()
     not_separable: tuple = ()
     motors: dict = None
+    holdout_still: float = 0.0
 
     def as_dict(self):
         """The ``identified.yaml`` layout: ``links: {<joint moving the body>: {mass, com, inertia (ixx ixy ixz iyy
         iyz izz about the COM, body axes)}}``, ``friction: {<joint>: {...}}``, ``base_parameters: [{name, value,
-        least_squares, std}]``, ``condition_number``, ``rmse`` / ``rmse_given`` (and holdout) per joint."""
+        least_squares, std}]``, ``condition_number``, ``rmse`` / ``rmse_given`` (and holdout) per joint,
+        ``holdout_still``."""
         joints = self.robot.joint_names
         out = {"links": {}, "friction": None, "motors": self.motors,
                "base_parameters": [], "condition_number": float(self.condition_number),
                "samples": self.samples, "holdout_samples": self.holdout_samples,
                "regularisation": float(self.regularisation), "repaired_urdf_links": list(self.repaired),
-               "not_separable": list(self.not_separable)}
+               "not_separable": list(self.not_separable), "holdout_still": float(self.holdout_still)}
         for body in self.robot.bodies:
             mass, com, inertia = body_quantities(body)
             out["links"][body.joint] = {"mass": float(mass), "com": com.tolist(), "inertia": inertia.tolist()}
@@ -209,18 +214,22 @@ def drive_regressor(robot, q, qd, qdd, *, gravity=None, labels=DRIVE_LABELS, mot
 
 #: Samples per block of the regressor (its memory: CHUNK nv 10 nb doubles, 45 MB for a 7-joint arm).
 CHUNK = 10_000
+#: A sample where every joint is below this share of its recording's top speed has the robot still (FIGAROH's TX40
+#: example leaves out samples below 1% of each joint's rated speed).
+STILL = 0.01
 
 
 @dataclass(frozen=True)
 class NormalEquations:
     """One recording's share of the fit: per joint ``A_j^T A_j`` (``grams`` ``(nv, p, p)``), ``A_j^T y_j``
     (``cross`` ``(nv, p)``) and ``y_j^T y_j`` (``squares`` ``(nv,)``) over its fitted ``samples``, and its
-    ``held`` (held-out) sample count."""
+    ``held`` (held-out) sample count, ``held_still`` of them with the robot still."""
     grams: np.ndarray
     cross: np.ndarray
     squares: np.ndarray
     samples: int
     held: int
+    held_still: int = 0
 
 
 def _arrays(recording, k, nv):
@@ -278,7 +287,8 @@ def recording_equations(recording, k, *, robot, model, base, holdout=0.0, terms=
         grams = grams + A.transpose(0, 2, 1) @ A
         cross = cross + (A.transpose(0, 2, 1) @ y)[..., 0]
         squares = squares + np.sum(y[..., 0] ** 2, axis=1)
-    return NormalEquations(grams, cross, squares, cut, len(q) - cut)
+    still = np.all(np.abs(qd[cut:]) <= STILL * np.abs(qd).max(axis=0), axis=1)
+    return NormalEquations(grams, cross, squares, cut, len(q) - cut, int(still.sum()))
 
 
 def recording_torques(recording, k, *, robot, model, base, solution, holdout=0.0, terms=DRIVE_LABELS,
@@ -400,7 +410,11 @@ def _weakest_body(G):
 def _newton(v, G0, M, C, linear, Q=None, centre=None, free=None, stop=None, tolerance=1e-20, iterations=200):
     """Minimise :func:`_log_det_barrier` from the feasible ``v`` by damped Newton steps (backtracking keeps every
     ``G_i`` positive definite; the function is self-concordant, Nesterov & Nemirovskii) over the ``free`` entries
-    (default all), until the Newton decrement is below ``tolerance``; ``stop(v)``: done early."""
+    (default all), until the Newton decrement is below ``tolerance``; ``stop(v)``: done early. Each step is the
+    least-squares solution of the Newton system (its pseudo-inverse's): near the edge of consistency a body's
+    ``G_i^-1`` is all in one direction, the Hessian singular to working precision, and the step leaves alone the
+    directions the barrier cannot see there (a point-mass link of a URDF, pushed there by data no consistent robot
+    explains, made ``solve`` fail)."""
     current = _log_det_barrier(v, G0, M, C, linear, Q, centre)
     if current is None:
         raise SolverFailure(_weakest_body(_matrices(v, G0, M)),
@@ -412,10 +426,11 @@ def _newton(v, G0, M, C, linear, Q=None, centre=None, free=None, stop=None, tole
         scale = 1.0 / np.sqrt(np.maximum(np.diag(hessian), 1e-300))
         step = np.zeros(len(v))
         try:
-            step[free] = -scale * np.linalg.solve(hessian * np.outer(scale, scale), gradient[free] * scale)
-        except np.linalg.LinAlgError:
+            step[free] = -scale * np.linalg.lstsq(hessian * np.outer(scale, scale), gradient[free] * scale,
+                                                  rcond=None)[0]
+        except np.linalg.LinAlgError:   # the SVD of a Hessian that is not finite
             raise SolverFailure(_weakest_body(_matrices(v, G0, M)),
-                                "its Newton system is singular (the data leave its parameters undetermined)") \
+                                "its Newton system is not finite (its pseudo-inertia is at the edge of consistency)") \
                 from None
         decrement = -gradient @ step
         if not decrement > tolerance or (stop is not None and stop(v)):
@@ -677,4 +692,5 @@ def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_vel
                                rms(fitted_out, 0), rms(fitted_out, 1), rms(held_out, 0), rms(held_out, 1),
                                fitted_out, held_out, int(n), int(sum(e.held for e in shares)), float(regularisation),
                                tuple(robot.joints[robot.bodies[i].joint].child for i in repaired),
-                               tuple(name for name, k in zip(names, keep) if not k), motor_estimate)
+                               tuple(name for name, k in zip(names, keep) if not k), motor_estimate,
+                               sum(e.held_still for e in shares) / max(sum(e.held for e in shares), 1))

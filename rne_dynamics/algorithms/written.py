@@ -25,7 +25,7 @@ from .._jit import BAD_SHAPE, GUARD, NOT_FINITE, NOT_UNIT, OK, OVERFLOW
 from .._trace import Untraceable, trace, traceable
 from .._tuning import HOT, PYTHON_LIMIT, STRICT, VARIANTS
 from ..model.data import Held
-from ..model.robot import model_view
+from ..model.buffers import model_view
 from .configuration import random_configuration
 from .inputs import NO_WRENCHES, QUATERNION_TOLERANCE, gravity_vector
 

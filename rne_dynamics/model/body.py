@@ -1,9 +1,10 @@
-"""Rigid bodies and joints as the readers describe them, and the checks that make an inertia physically possible."""
+"""Rigid bodies and joints as the readers describe them, their coordinates numbered (:func:`resolve_coordinates`),
+and the checks that make an inertia physically possible."""
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .joints import type_of_code
+from .joints import is_floating, one_coordinate, type_of_code
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,39 @@ class JointInfo:
     friction: float = 0.0
     mimic: tuple = None
     pitch: float = 0.0
+
+
+def resolve_coordinates(bodies, body_joints, fail):
+    """Number the coordinates in body order (``idx_q``, ``idx_v``) and point every mimic body at its source's.
+    Returns the bodies and ``joint_names``: the joints with coordinates of their own, less the base's free-flyer."""
+    names = [j.name for j in body_joints]
+    first = {}  # joint -> (idx_q, idx_v)
+    nq = nv = 0
+    for body, joint in zip(bodies, body_joints):
+        if joint.mimic is None:
+            first[joint.name] = (nq, nv)
+            nq, nv = nq + body.nq, nv + body.nv
+    resolved = []
+    for body, joint in zip(bodies, body_joints):
+        mult, offset, seen, source = 1.0, 0.0, [joint.name], joint
+        while source.mimic is not None:  # mimic of a mimic composes: q = m1 (m2 q + o2) + o1
+            target, m, o = source.mimic
+            if target not in names:
+                fail(f"joint '{joint.name}': <mimic joint='{target}'> names no movable joint")
+            if target in seen:
+                fail(f"joint '{joint.name}': mimic joints form a loop ({' -> '.join(seen + [target])})")
+            seen.append(target)
+            mult, offset = mult * m, mult * o + offset
+            source = body_joints[names.index(target)]
+        if source is not joint and not one_coordinate(source.type):
+            fail(f"joint '{joint.name}': <mimic joint='{source.name}'> follows a {source.type} joint; a mimic "
+                 "joint follows a joint of one coordinate (revolute, prismatic, screw)")
+        idx_q, idx_v = first[source.name]
+        resolved.append(replace(body, idx_q=idx_q, idx_v=idx_v, q_mult=mult, q_offset=offset,
+                                mimic=source is not joint))
+    joint_names = tuple(j.name for b, j in zip(bodies, body_joints)
+                        if j.mimic is None and not (is_floating(j.type) and b.parent < 0))
+    return resolved, joint_names
 
 
 def inertia_problem(I):

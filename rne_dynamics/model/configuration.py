@@ -37,7 +37,7 @@ import numpy as np
 from .._compile import called_from_python
 from .._jit import helper, kernel
 from .joints import REAL_LINE, SE2, SE3, SO3, configuration_group
-from .robot import model_view
+from .buffers import model_view
 from .spatial import cross, quaternion_rotation
 
 #: Below this angle (rad) the exponential's coefficients come from their Taylor series (no cancellation; the first

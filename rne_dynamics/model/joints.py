@@ -22,7 +22,7 @@ spherical      4       3   unit quaternion ``qx qy qz qw``          ``[0; w]``  
 =============  ======  ==  ======================================  ==================================  =============
 
 A revolute joint about ``±e_x``, ``±e_y`` or ``±e_z`` of its frame (most URDF joints) has a code of its own
-(:data:`REVOLUTE_X` ...): its pose mixes two columns of ``R_tree`` (:func:`X_up_about_axis`, :func:`unit_axis`).
+(:data:`REVOLUTE_X` ...); every algorithm treats it as :data:`REVOLUTE` (:func:`is_revolute`).
 A mimic joint is a one-coordinate joint with no coordinate of its own: it moves by ``q_mult q[idx_q] + q_offset`` of
 its source's coordinate and its motion column points at the source's velocity.
 
@@ -207,18 +207,6 @@ def is_revolute(code):
 
 
 @helper
-def unit_axis(code):
-    """``k`` for a revolute joint about ``±e_k`` (its pose by :func:`X_up_about_axis`), else -1."""
-    if code == REVOLUTE_X:
-        return 0
-    if code == REVOLUTE_Y:
-        return 1
-    if code == REVOLUTE_Z:
-        return 2
-    return -1
-
-
-@helper
 def configuration_group(code):
     """The group of a joint's configuration: :data:`REAL_LINE`, :data:`SE3`, :data:`SO3`, :data:`SE2`, or
     :data:`NO_GROUP` for an unknown code (as :attr:`JointType.group`)."""
@@ -253,22 +241,6 @@ def quaternion_start(code):
 def joint_position(m, i, q):
     """The one coordinate of body ``i``'s joint: ``q[idx_q]``, or ``q_mult q[idx_q] + q_offset`` for a mimic."""
     return m.q_mult[i] * q[m.idx_q[i]] + m.q_offset[i]
-
-
-@helper
-def X_up_about_axis(m, i, k, q, R, p):
-    """:func:`X_up` of a revolute body ``i`` whose axis is ``±e_k`` (``k`` a constant where inlined): ``R_J`` turns
-    the plane of the two other axes ``k1, k2`` by ``q_i`` (by ``-q_i`` about ``-e_k``), so ``R = R_tree R_J`` mixes
-    two columns of ``R_tree`` and keeps the third."""
-    k1, k2 = (k + 1) % 3, (k + 2) % 3
-    q_i = joint_position(m, i, q)
-    s = m.axis[i, k] * math.sin(q_i)
-    c = math.cos(q_i)
-    for r in range(3):
-        p[r] = m.p_tree[i, r]
-        R[r, k] = m.R_tree[i, r, k]
-        R[r, k1] = c * m.R_tree[i, r, k1] + s * m.R_tree[i, r, k2]
-        R[r, k2] = c * m.R_tree[i, r, k2] - s * m.R_tree[i, r, k1]
 
 
 @helper

@@ -2,23 +2,18 @@
 
 Checks the structure (one root, no cycle, every joint's links defined, mimic joints resolvable), merges links
 joined by fixed joints into one body (inertia lumped with rotation and the parallel-axis theorem), numbers bodies
-in topological order and collects warnings about implausible mass models. :func:`lock_joints` merges the bodies of
-joints held at given positions the same way (Pinocchio's ``buildReducedModel``).
+in topological order and collects warnings about implausible mass models. :mod:`~rne_dynamics.model.locking` merges
+the bodies of joints held at given positions the same way (Pinocchio's ``buildReducedModel``).
 """
 import warnings
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._jit import kernel
-from .._trace import traceable
-from ..errors import ModelError, ModelWarning
-from .body import Body, JointInfo, inertia_problem, triangle_problem
-from . import drive
-from .joints import FLOATING, TYPES, is_fixed, is_floating, joint_code, motion_subspace, one_coordinate, type_of_code
-from .configuration import neutral_configuration
-from .joints import X_up
-from .robot import Robot, model_view
+from ..errors import ModelWarning
+from .body import Body, JointInfo, inertia_problem, resolve_coordinates, triangle_problem
+from .joints import FLOATING, TYPES, is_fixed, is_floating, joint_code, motion_subspace, one_coordinate
+from .robot import Robot
 
 #: The name of the free-flyer that ``floating_base=True`` puts between the world and the root link (Pinocchio's).
 BASE_JOINT = "root_joint"
@@ -44,23 +39,52 @@ def build_robot(name, links, joints, origins, *, error, source="<robot>", floati
     """Build a Robot. ``links``: LinkSpec list; ``joints``: JointInfo list; ``origins[joint] = (R, p)``, the joint
     frame in its parent link frame; ``error``: the exception class to raise (names the element at fault);
     ``floating_base``: put a free-flyer between the world and the root link; ``check_inertia="warn"``: a moving
-    link's indefinite (or asymmetric) inertia is kept with a warning instead of refused (a non-finite one never)."""
+    link's indefinite (or asymmetric) inertia is kept with a warning instead of refused (a non-finite one never).
+
+    In phases: the links' tree and the joints' kinds checked (:func:`_link_tree`, :func:`_check_joint_kinds`); the
+    bodies numbered, fixed joints' links placed in them (:func:`_numbered_bodies`); the links' masses lumped into
+    their bodies (:func:`_lumped_masses`); the indefinite link inertias judged on their lumped bodies
+    (:func:`_judged_inertias`); the coordinates numbered (:func:`~rne_dynamics.model.body.resolve_coordinates`);
+    the Robot, its warnings issued."""
     def fail(message):
         raise error(f"{source}: {message}")
 
     if check_inertia not in CHECK_INERTIA:
         fail(f"check_inertia is one of {', '.join(map(repr, CHECK_INERTIA))}, not {check_inertia!r}")
+    root, children = _link_tree(links, joints, fail)
+    _check_joint_kinds(joints, root, floating_base, fail)
+    bodies, body_joints, frame, notes = _numbered_bodies(links, joints, origins, root, children, floating_base, fail)
+    bodies, suspects, mass_notes = _lumped_masses(links, frame, bodies, fail)
+    notes += mass_notes + _judged_inertias(suspects, bodies, body_joints, check_inertia, fail)
+    bodies, joint_names = resolve_coordinates(bodies, body_joints, fail)
+    robot_body_index = {b.joint: i for i, b in enumerate(bodies)}
+    by_name = {j.name: j for j in joints}
+    base_joint = next((j.name for b, j in zip(bodies, body_joints) if b.parent < 0 and is_floating(j.type)), None)
+    robot = Robot(
+        name=name, joint_names=joint_names, link_names=tuple(link.name for link in links), root_link=root,
+        joints=by_name, bodies=tuple(bodies),
+        joint_bodies=tuple(robot_body_index[n] for n in joint_names),
+        link_frames=frame, base_joint=base_joint,
+        armature=np.zeros(len(joint_names)),
+        **_joint_drives(joint_names, bodies, by_name),
+        warnings=tuple(notes + _plausibility_warnings(links, bodies, body_joints)), source=source)
+    for message in robot.warnings:
+        warnings.warn(f"{source}: {message}", ModelWarning, stacklevel=3)
+    return robot
 
-    notes = []
 
-    link_by_name = {link.name: link for link in links}
-    if not link_by_name:
+def _link_tree(links, joints, fail):
+    """``(root, children)``: the root link and ``{link: the joints hanging from it, in document order}``, once every
+    joint's links are defined, each link is the child of one joint at most and exactly one link is the root. Calls
+    ``fail(message)`` on the first that is not so."""
+    link_names = {link.name for link in links}
+    if not link_names:
         fail("the robot has no <link>")
     parent_joint = {}
     children = {link.name: [] for link in links}
     for joint in joints:
         for role, link in (("parent", joint.parent), ("child", joint.child)):
-            if link not in link_by_name:
+            if link not in link_names:
                 fail(f"joint '{joint.name}': {role} link '{link}' is not defined")
         if joint.parent == joint.child:
             fail(f"joint '{joint.name}': link '{joint.child}' cannot be its own parent")
@@ -76,7 +100,12 @@ def build_robot(name, links, joints, origins, *, error, source="<robot>", floati
              "a robot has exactly one link that is no joint's child")
     if not roots:
         fail("every link is some joint's child, so the joints form a cycle; a robot needs one root link")
-    root = roots[0]
+    return roots[0], children
+
+
+def _check_joint_kinds(joints, root, floating_base, fail):
+    """Calls ``fail(message)`` unless every joint type is known, a floating joint hangs from ``root``, one base at
+    most floats (a floating joint or ``floating_base``) and every mimic joint has one coordinate (or is fixed)."""
     for joint in joints:
         if joint.type not in TYPES:
             fail(f"joint '{joint.name}': unknown type {joint.type!r} (known: {', '.join(TYPES)})")
@@ -93,9 +122,15 @@ def build_robot(name, links, joints, origins, *, error, source="<robot>", floati
         if joint.mimic is not None and not (one_coordinate(joint.type) or is_fixed(joint.type)):
             fail(f"joint '{joint.name}': a {joint.type} joint cannot be a mimic joint")
 
-    # Depth-first, children in document order (as Pinocchio numbers them), a floating joint first; a joint becomes
-    # a body when it is visited, so each subtree is numbered before the next sibling. Fixed joints keep the parent's
-    # body.
+
+def _numbered_bodies(links, joints, origins, root, children, floating_base, fail):
+    """``(bodies, body_joints, frame, notes)``: a massless body per movable joint (and the free-flyer of
+    ``floating_base``), numbered depth-first from ``root`` with children in document order (as Pinocchio numbers
+    them), a floating joint first, so each subtree is numbered before the next sibling; the joint of each body;
+    ``frame[link] = (body, R, p)``, every link placed in its body (a fixed joint's child link in its parent's body,
+    body -1 the world); notes on ignored ``<mimic>`` s of fixed joints. Calls ``fail`` for links the root does not
+    reach."""
+    notes = []
     frame = {root: (-1, np.eye(3), np.zeros(3))}
     bodies, body_joints = [], []
     if floating_base:
@@ -124,8 +159,16 @@ def build_robot(name, links, joints, origins, *, error, source="<robot>", floati
     if unreached:
         fail(f"links {', '.join(repr(n) for n in unreached)} are not connected to the root '{root}': "
              "their joints form a cycle")
+    return bodies, body_joints, frame, notes
 
-    suspects = []  # (link, body, problem): indefinite link inertias, judged on the rigid body once it is lumped
+
+def _lumped_masses(links, frame, bodies, fail):
+    """``(bodies, suspects, notes)``: ``bodies`` with each link's mass, centre of mass and inertia added to its body
+    (RBDA eq. 2.63, rotated into the body frame); ``suspects``, ``(link, body, problem)`` of the moving links whose
+    inertia no rigid body has, judged once the body is whole (:func:`_judged_inertias`); notes on such inertias
+    of links fixed to the world (ignored). Calls ``fail`` for a moving link's non-finite inertia or a body whose
+    sum is not finite."""
+    bodies, suspects, notes = list(bodies), [], []
     for link in links:
         body, R, p = frame[link.name]
         problem = inertia_problem(link.I_com)
@@ -141,6 +184,13 @@ def build_robot(name, links, joints, origins, *, error, source="<robot>", floati
                 if not (np.isfinite(bodies[body].I).all() and np.isfinite(bodies[body].h).all()):
                     fail(f"link '{link.name}': mass {link.mass:g} kg at {link.com.tolist()} m overflows its body's "
                          "inertia (not finite)")
+    return bodies, suspects, notes
+
+
+def _judged_inertias(suspects, bodies, body_joints, check_inertia, fail):
+    """Notes on the ``suspects`` (:func:`_lumped_masses`) that are loaded: slightly indefinite on a physical
+    lumped body (:func:`_slight_on`), or any with ``check_inertia="warn"``; ``fail`` for the others."""
+    notes = []
     for link, body, problem in suspects:
         scale = _slight_on(link, bodies[body])
         if scale:
@@ -153,22 +203,7 @@ def build_robot(name, links, joints, origins, *, error, source="<robot>", floati
         else:
             notes.append(f"link '{link.name}': inertia is {problem}; loaded as given (check_inertia='warn'): "
                          "mass matrices may be indefinite and forward dynamics wrong")
-
-    bodies, joint_names = _resolve_coordinates(bodies, body_joints, fail)
-    robot_body_index = {b.joint: i for i, b in enumerate(bodies)}
-    by_name = {j.name: j for j in joints}
-    base_joint = next((j.name for b, j in zip(bodies, body_joints) if b.parent < 0 and is_floating(j.type)), None)
-    robot = Robot(
-        name=name, joint_names=joint_names, link_names=tuple(link.name for link in links), root_link=root,
-        joints=by_name, bodies=tuple(bodies),
-        joint_bodies=tuple(robot_body_index[n] for n in joint_names),
-        link_frames=frame, base_joint=base_joint,
-        armature=np.zeros(len(joint_names)),
-        **_joint_drives(joint_names, bodies, by_name),
-        warnings=tuple(notes + _plausibility_warnings(links, bodies, body_joints)), source=source)
-    for message in robot.warnings:
-        warnings.warn(f"{source}: {message}", ModelWarning, stacklevel=3)
-    return robot
+    return notes
 
 
 def _body(joint, parent, R_tree, p_tree):
@@ -209,39 +244,6 @@ def _joint_drives(joint_names, bodies, joints):
     return {"damping": damping, "friction": friction}
 
 
-def _resolve_coordinates(bodies, body_joints, fail):
-    """Number the coordinates in body order (``idx_q``, ``idx_v``) and point every mimic body at its source's.
-    Returns the bodies and ``joint_names``: the joints with coordinates of their own, less the base's free-flyer."""
-    names = [j.name for j in body_joints]
-    first = {}  # joint -> (idx_q, idx_v)
-    nq = nv = 0
-    for body, joint in zip(bodies, body_joints):
-        if joint.mimic is None:
-            first[joint.name] = (nq, nv)
-            nq, nv = nq + body.nq, nv + body.nv
-    resolved = []
-    for body, joint in zip(bodies, body_joints):
-        mult, offset, seen, source = 1.0, 0.0, [joint.name], joint
-        while source.mimic is not None:  # mimic of a mimic composes: q = m1 (m2 q + o2) + o1
-            target, m, o = source.mimic
-            if target not in names:
-                fail(f"joint '{joint.name}': <mimic joint='{target}'> names no movable joint")
-            if target in seen:
-                fail(f"joint '{joint.name}': mimic joints form a loop ({' -> '.join(seen + [target])})")
-            seen.append(target)
-            mult, offset = mult * m, mult * o + offset
-            source = body_joints[names.index(target)]
-        if source is not joint and not one_coordinate(source.type):
-            fail(f"joint '{joint.name}': <mimic joint='{source.name}'> follows a {source.type} joint; a mimic "
-                 "joint follows a joint of one coordinate (revolute, prismatic, screw)")
-        idx_q, idx_v = first[source.name]
-        resolved.append(replace(body, idx_q=idx_q, idx_v=idx_v, q_mult=mult, q_offset=offset,
-                                mimic=source is not joint))
-    joint_names = tuple(j.name for b, j in zip(bodies, body_joints)
-                        if j.mimic is None and not (is_floating(j.type) and b.parent < 0))
-    return resolved, joint_names
-
-
 def _plausibility_warnings(links, bodies, body_joints):
     """Inertias that break the triangle inequality (typical of CAD exports) and joints that move no mass."""
     messages = []
@@ -260,122 +262,3 @@ def _plausibility_warnings(links, bodies, body_joints):
             messages.append(f"joint '{joint.name}' moves no mass (its whole subtree is massless): the mass matrix "
                             "is singular and forward dynamics undefined unless it gets armature")
     return messages
-
-
-@kernel
-def parent_poses(fdata, idata, q, R, p):
-    """Every body's pose ``(R, p)`` in its parent at configuration ``q`` (:func:`~rne_dynamics.model.joints.X_up`)."""
-    m = model_view(fdata, idata)
-    for i in range(m.nb):
-        X_up(m, i, q, R[i], p[i])
-
-
-def lock_joints(robot, positions):
-    """``robot`` with the joints of ``positions`` ``{joint: value}`` held at those values (Pinocchio's
-    ``buildReducedModel``): each locked joint's body is merged into its nearest moving ancestor as a fixed joint's
-    child link is (the world's bodies are not counted), so ``q``, ``v`` and ``joint_names`` lose its coordinates.
-    Implements :meth:`Robot.with_locked_joints <rne_dynamics.model.robot.Robot.with_locked_joints>`."""
-    if not hasattr(positions, "items"):
-        raise ModelError(f"locked joints are a mapping {{joint: position}}, not {type(positions).__name__}")
-    bodies, names = robot.bodies, robot.body_joint_names
-    index = {name: i for i, name in enumerate(names)}
-    source = {i: next(k for k, o in enumerate(bodies) if not o.mimic and o.idx_q == b.idx_q)
-              for i, b in enumerate(bodies)}  # the body whose coordinate moves body i (itself, unless a mimic)
-    q = neutral_configuration(robot)
-    for name, value in positions.items():
-        i = index.get(name)
-        if i is None:
-            why = (" (it is locked already)" if name in robot.locked_joints else
-                   f" ('{name}' is a fixed joint)" if name in robot.joints else "")
-            raise ModelError(f"locked joint '{name}': robot '{robot.name}' has no movable joint of that name{why}; "
-                             f"its movable joints are {', '.join(names)}")
-        b = bodies[i]
-        try:
-            value = np.array(value, float).reshape(-1)
-        except (TypeError, ValueError):
-            raise ModelError(f"locked joint '{name}': position {value!r} is not a number") from None
-        if value.size != b.nq or not np.isfinite(value).all():
-            order = "" if b.nq == 1 else " (" + " ".join(n.rsplit(".", 1)[1] for n in robot.q_names
-                                                        if n.startswith(name + ".")) + ")"
-            raise ModelError(f"locked joint '{name}': expected {b.nq} finite number(s){order}, got {value.tolist()}")
-        start = type_of_code(b.code).quaternion
-        if start >= 0 and abs(np.linalg.norm(value[start:start + 4]) - 1) > 1e-6:
-            raise ModelError(f"locked joint '{name}': the quaternion of {value.tolist()} is not of unit norm")
-        if start >= 0:
-            value[start:start + 4] /= np.linalg.norm(value[start:start + 4])
-        if b.mimic and names[source[i]] not in positions:
-            raise ModelError(f"locked joint '{name}': a mimic joint moves with its source '{names[source[i]]}'; lock "
-                             f"'{names[source[i]]}' (its mimic joints are locked with it)")
-        if not b.mimic:
-            q[b.idx_q:b.idx_q + b.nq] = value
-    at = {i: q[b.idx_q:b.idx_q + b.nq] if not b.mimic else np.array([b.q_mult * q[b.idx_q] + b.q_offset])
-          for i, b in enumerate(bodies)}
-    for name, value in positions.items():
-        i = index[name]
-        if bodies[i].mimic and abs(float(np.ravel(value)[0]) - at[i][0]) > 1e-9 * max(1.0, abs(at[i][0])):
-            raise ModelError(f"locked joint '{name}': a mimic joint of '{names[source[i]]}', held at {at[i][0]:g} "
-                             f"by it, not {float(np.ravel(value)[0]):g}")
-    held = {i for i in range(len(bodies)) if names[source[i]] in positions}
-
-    # Body poses in the world at q, composed from the root (RBDA eq. 2.20); a pose in a locked body is then carried
-    # into its nearest moving ancestor by the composed transform between the two.
-    R, p = np.empty((len(bodies), 3, 3)), np.empty((len(bodies), 3))
-    traceable(parent_poses)(robot.fdata, robot.idata, q, R, p)  # its Python: once per lock, no compile
-    world = {-1: np.eye(4)}
-    for i, b in enumerate(bodies):
-        X = np.eye(4)
-        X[:3, :3], X[:3, 3] = R[i], p[i]
-        world[i] = world[b.parent] @ X
-    ancestor, new_index = {-1: -1}, {-1: -1}
-    for i, b in enumerate(bodies):
-        ancestor[i] = ancestor[b.parent] if b.parent in held else b.parent
-        if i not in held:
-            new_index[i] = len(new_index) - 1
-
-    def to_ancestor(i, R, p):
-        """A pose ``(R, p)`` in body ``i``'s frame, seen from its nearest moving ancestor's."""
-        X = np.linalg.solve(world[ancestor[i]], world[i])
-        return X[:3, :3] @ R, X[:3, :3] @ p + X[:3, 3]
-
-    kept = [i for i in range(len(bodies)) if i not in held]
-    new_bodies = []
-    for i in kept:  # a moving body's joint frame, from a locked parent's frame to its new parent's
-        b = bodies[i]
-        R, p = to_ancestor(b.parent, b.R_tree, b.p_tree) if b.parent in held else (b.R_tree, b.p_tree)
-        new_bodies.append(replace(b, parent=new_index[ancestor[i]], R_tree=R, p_tree=p))
-    for i in sorted(held):
-        b, a = bodies[i], new_index[ancestor[i]]
-        if a >= 0:
-            com = b.h / b.mass if b.mass > 0 else np.zeros(3)
-            R, p = to_ancestor(i, np.eye(3), com)
-            I_com = b.I - b.mass * (com @ com * np.eye(3) - np.outer(com, com))  # RBDA eq. 2.63 reversed
-            new_bodies[a] = new_bodies[a].with_mass_added(b.mass, p, R @ I_com @ R.T)
-    link_frames = {link: (new_index[ancestor[i]], *to_ancestor(i, R, p)) if i in held else (new_index[i], R, p)
-                   for link, (i, R, p) in robot.link_frames.items()}
-    for c in robot.loops.closures if robot.loops else ():  # as read_loops refuses them
-        if link_frames[c.link_a][0] == link_frames[c.link_b][0]:
-            raise ModelError(f"locked joints: loop '{c.name}': link_a '{c.link_a}' and link_b '{c.link_b}' become one "
-                             "rigid body; a cut joint joins two bodies")
-
-    def fail(message):
-        raise ModelError(f"locked joints: {message}")
-
-    base = JointInfo(robot.base_joint, FLOATING, "world", robot.root_link)
-    new_bodies, joint_names = _resolve_coordinates(new_bodies, [robot.joints.get(names[i], base) for i in kept], fail)
-    keep = [robot.joint_names.index(n) for n in joint_names]
-    body_of = {b.joint: k for k, b in enumerate(new_bodies)}
-    locked = {names[i]: tuple(at[i].tolist()) for i in sorted(held)}
-    transmission = robot.transmission and type(robot.transmission)(
-        *(getattr(robot.transmission, f.name)[keep] for f in fields(robot.transmission)))
-    loops = robot.loops and replace(robot.loops, actuated=tuple(a for a in robot.loops.actuated if a in joint_names))
-    # The motors' terms are reflected again on the joints left: a coupled motor turning one of them only becomes
-    # that joint's term.
-    reflected = drive.reflected_terms(robot, robot.transmissions)
-    own = {label: (getattr(robot, label) - reflected[label] if label in drive.REFLECTED
-                   else getattr(robot, label))[keep] for label in drive.RIGID}
-    reduced = replace(
-        robot, joint_names=joint_names, bodies=tuple(new_bodies), joint_bodies=tuple(body_of[n] for n in joint_names),
-        link_frames=link_frames, base_joint=None if robot.base_joint in locked else robot.base_joint, **own,
-        transmission=transmission, loops=loops, locked_joints={**robot.locked_joints, **locked}, transmissions=(),
-        warnings=tuple(w for w in robot.warnings if not any(f"joint '{n}'" in w for n in locked)))
-    return reduced.with_drive(transmissions=robot.transmissions)

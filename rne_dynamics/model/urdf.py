@@ -182,21 +182,40 @@ class _Reader:
         return name
 
     def joint(self, element):
+        """``(JointInfo, origin)`` of a ``<joint>``: its type, links, axis, limits, dynamics, mimic and (a screw
+        joint) pitch, each read and checked by the method of that name, and its ``<origin>`` ``(R, p)``."""
         name = self.name(element, "joint")
         owner = f"joint '{name}'"
+        kind = self.joint_type(element, owner)
+        spec = joint_type(kind)
+        parent, child = (self.joint_link(element, role, owner) for role in ("parent", "child"))
+        axis = self.axis(element, spec, owner)
+        lower, upper, effort, velocity = self.limits(element, spec, owner)
+        damping, friction = self.dynamics(element, owner)
+        info = JointInfo(name, kind, parent, child, axis, lower, upper, effort, velocity, damping, friction,
+                         self.mimic(element, name, owner), self.screw_pitch(element, owner) if spec.pitched else 0.0)
+        return info, self.origin(element, owner)
+
+    def joint_type(self, element, owner):
+        """The ``type`` attribute, one of :data:`~rne_dynamics.model.joints.TYPES`."""
         kind = element.get("type")
         types = ", ".join(TYPES)
         if kind is None:
             self.fail(owner, f"has no type attribute ({types})")
         if kind not in TYPES:
             self.fail(owner, f"unknown type '{kind}' (expected {types})")
-        spec = joint_type(kind)
-        links = {}
-        for role in ("parent", "child"):
-            tag = element.find(role)
-            if tag is None or not tag.get("link"):
-                self.fail(owner, f"has no <{role} link=...>")
-            links[role] = tag.get("link")
+        return kind
+
+    def joint_link(self, element, role, owner):
+        """The link named by ``<parent link=...>`` or ``<child link=...>`` (``role``)."""
+        tag = element.find(role)
+        if tag is None or not tag.get("link"):
+            self.fail(owner, f"has no <{role} link=...>")
+        return tag.get("link")
+
+    def axis(self, element, spec, owner):
+        """``<axis xyz>`` (default x) as a tuple; a unit vector for a type whose axis means something (``spec.axis``
+        says what), refused when zero."""
         axis = self.numbers(element.find("axis"), "xyz", owner, 3, [1, 0, 0])
         if spec.axis:
             largest = np.abs(axis).max()
@@ -205,6 +224,12 @@ class _Reader:
                                  f"{spec.axis}")
             axis = axis / largest  # first, so that the norm of components like 1e200 cannot overflow
             axis = axis / np.linalg.norm(axis)
+        return tuple(axis.tolist())
+
+    def limits(self, element, spec, owner):
+        """``(lower, upper, effort, velocity)`` of ``<limit>``: position bounds for a bounded type (``-inf, inf``
+        otherwise, and for a ``<limit>`` with only effort and velocity), effort and velocity (``inf`` when not
+        given); refused when lower is above upper or effort or velocity is negative."""
         limit = element.find("limit")
         bounded = spec.bounded and limit is not None
         lower = self.number(limit, "lower", owner, 0.0) if bounded else -math.inf
@@ -218,22 +243,29 @@ class _Reader:
         for label, value in (("effort", effort), ("velocity", velocity)):
             if value < 0:
                 self.fail(owner, f"<limit {label}=\"{value}\"> is negative")
+        return lower, upper, effort, velocity
+
+    def dynamics(self, element, owner):
+        """``(damping, friction)`` of ``<dynamics>`` (0 when not given), refused when negative."""
         dynamics = element.find("dynamics")
         damping = self.number(dynamics, "damping", owner, 0.0) if dynamics is not None else 0.0
         friction = self.number(dynamics, "friction", owner, 0.0) if dynamics is not None else 0.0
         if damping < 0 or friction < 0:
             self.fail(owner, f"<dynamics damping=\"{damping}\" friction=\"{friction}\"> is negative")
+        return damping, friction
+
+    def mimic(self, element, name, owner):
+        """``(source joint, multiplier, offset)`` of ``<mimic>``, or None; refused without a source or naming the
+        joint ``name`` itself."""
         mimic = element.find("mimic")
-        if mimic is not None:
-            target = mimic.get("joint")
-            if not target:
-                self.fail(owner, "<mimic> has no joint attribute")
-            if target == name:
-                self.fail(owner, "<mimic> names the joint itself")
-            mimic = (target, self.number(mimic, "multiplier", owner, 1.0), self.number(mimic, "offset", owner, 0.0))
-        info = JointInfo(name, kind, links["parent"], links["child"], tuple(axis.tolist()), lower, upper, effort,
-                         velocity, damping, friction, mimic, self.screw_pitch(element, owner) if spec.pitched else 0.0)
-        return info, self.origin(element, owner)
+        if mimic is None:
+            return None
+        target = mimic.get("joint")
+        if not target:
+            self.fail(owner, "<mimic> has no joint attribute")
+        if target == name:
+            self.fail(owner, "<mimic> names the joint itself")
+        return target, self.number(mimic, "multiplier", owner, 1.0), self.number(mimic, "offset", owner, 0.0)
 
     def screw_pitch(self, element, owner):
         """A screw joint's ``<drake:screw_thread_pitch value="P"/>``: metres of travel per revolution (Drake's

@@ -33,6 +33,11 @@ from .identify import joint_figure, write_files
 from .inspect_robot import effort_unit, load_robot
 from .loads import DEFAULT_TOPIC, MotionError, rate_window, read_motion
 
+#: Share of the held-out samples with the robot still (``RobotIdentification.holdout_still``) above which the summary
+#: says so: its held-out RMSE is then mostly the Coulomb law's noise.
+HELD_STILL = 0.2
+
+
 def read_recording(path, *, robot, topic=DEFAULT_TOPIC, window=None, show_progress=True):
     """The recording at ``path`` as a motion with efforts (one task of a fleet)."""
     motion = read_motion(robot, path, topic=topic, window=window, show_progress=show_progress)
@@ -184,6 +189,9 @@ def summary_lines(robot, result):
         if result.holdout_rmse is not None:
             line += f"{result.holdout_rmse_given[j]:15.4f}{result.holdout_rmse[j]:12.4f}"
         lines.append(line + f"  {unit}")
+    if result.holdout_still > HELD_STILL:
+        lines.append(f"the robot stands still in {100 * result.holdout_still:.0f}% of the held-out samples, where a "
+                     "Coulomb law's sign is the encoders' noise: hold out a part where it moves")
     return lines
 
 

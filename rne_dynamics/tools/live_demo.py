@@ -21,12 +21,11 @@ import time
 
 import numpy as np
 
-from ..robots import DEFAULT_ROBOT
 from ..algorithms.rnea import inverse_dynamics
 from ..errors import ModelError
 from ..model.joints import joint_type
 from ..model.urdf import expand_xacro, load_urdf
-from .cli import package_path, xacro_arg
+from .arguments import live_options
 
 #: Start pose of the bundled arm: elbow bent, wrist down, well inside the limits.
 ARM6_HOME = [0.0, -1.2, 1.0, -1.4, -1.57, 0.0]
@@ -39,21 +38,9 @@ SETTLE = 1.0           # s after the first torques before peaks count: the contr
 
 
 def parse(argv):
-    parser = argparse.ArgumentParser(prog="rne-dynamics live", description=__doc__.split("\n\n")[0])
-    parser.add_argument("robot", nargs="?", default=DEFAULT_ROBOT,
-                        help="a URDF or xacro path (default: the bundled arm)")
-    parser.add_argument("--xacro-arg", metavar="NAME:=VALUE", type=xacro_arg, action="append", default=[],
-                        dest="xacro_args", help="an argument of a xacro ROBOT (repeatable)")
-    parser.add_argument("--package-path", metavar="NAME=DIR", type=package_path, action="append", default=[],
-                        dest="package_paths", help="a package's share directory for $(find NAME) (repeatable)")
-    parser.add_argument("--duration", type=float, default=10.0, help="seconds to run (default: %(default)s)")
-    parser.add_argument("--period", type=float, default=1.0, help="seconds between tables (default: %(default)s)")
-    parser.add_argument("--rate", type=float, default=100.0, help="simulation rate in Hz (default: %(default)s)")
-    args = parser.parse_args(argv)
-    for name in ("duration", "period", "rate"):
-        if not (math.isfinite(getattr(args, name)) and getattr(args, name) > 0):
-            parser.error(f"--{name} must be a positive number")
-    return args
+    parser = argparse.ArgumentParser(prog="rne-dynamics live", description=__doc__.split("\n\n")[0],
+                                     parents=[live_options()])
+    return parser.parse_args(argv)
 
 
 def home_pose(robot):
@@ -172,7 +159,11 @@ def real_time_line(forward, since):
 
 
 def main(argv=None):
-    args = parse(sys.argv[1:] if argv is None else argv)
+    return run(parse(sys.argv[1:] if argv is None else argv))
+
+
+def run(args):
+    """The demo for parsed :func:`~rne_dynamics.tools.arguments.live_options`; the exit status."""
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")  # the demo's traffic stays on this machine
     try:
         import rclpy
