@@ -87,9 +87,9 @@ def test_a_burst_of_joint_states_during_a_swap_is_answered_in_full(harness_facto
 
 def test_a_new_robot_is_prepared_off_the_executor_and_swapped_in_by_reference(harness_factory, monkeypatch):
     """A description of another robot, with the momentum observer and the payload estimator on: its joint-wrench
-    publishers, observer (with its first update) and estimator are made, and any robot code made or loaded, on the
-    model worker's thread; the executor's thread (this test's: the harness spins here) makes none of them. The
-    builder process runs :data:`builder.NICENESS` below the node."""
+    publishers, observer (with its first update) and estimator are made, any robot code made or loaded, and the old
+    robot's publishers destroyed, on the model worker's thread; the executor's thread (this test's: the harness spins
+    here) does none of it. The builder process runs :data:`builder.NICENESS` below the node."""
     h = harness_factory(robot_description=DEFAULT_ROBOT, observer_gain=5.0, payload_estimation_link="wrist_3_link")
     assert h.node._process.process is None  # the builder process starts at the first change
     made = []  # (what, thread)
@@ -100,6 +100,7 @@ def test_a_new_robot_is_prepared_off_the_executor_and_swapped_in_by_reference(ha
             return function(*arguments, **keywords)
         return call
     monkeypatch.setattr(h.node, "create_publisher", recorded("publisher", h.node.create_publisher))
+    monkeypatch.setattr(h.node, "destroy_publisher", recorded("publisher destroyed", h.node.destroy_publisher))
     monkeypatch.setattr(rd, "MomentumObserver", recorded("observer", rd.MomentumObserver))
     monkeypatch.setattr(rd, "PayloadEstimator", recorded("estimator", rd.PayloadEstimator))
     monkeypatch.setattr(written, "make", recorded("written code", written.make))
@@ -108,10 +109,11 @@ def test_a_new_robot_is_prepared_off_the_executor_and_swapped_in_by_reference(ha
                             Parameter("robot_description", value=pendulum)).successful
     assert h.node.model.robot.name == "pendulum" and h.node.external.observer is not None
     assert h.node.payloads.estimator is not None
-    assert {what for what, _ in made} == {"publisher", "observer", "estimator", "written code"}, made
-    on_executor = [what for what, thread in made if thread is threading.main_thread()]
-    assert on_executor == [], on_executor
     assert h.probe.count_publishers("/inverse_dynamics/joint_wrenches/hinge") == 1
     assert h.spin_until(lambda: h.probe.count_publishers("/inverse_dynamics/joint_wrenches/elbow_joint") == 0)
+    assert {what for what, _ in made} == {"publisher", "publisher destroyed", "observer", "estimator",
+                                          "written code"}, made
+    on_executor = [what for what, thread in made if thread is threading.main_thread()]
+    assert on_executor == [], on_executor
     assert os.getpriority(os.PRIO_PROCESS, h.node._process.process.pid) == min(
         19, os.getpriority(os.PRIO_PROCESS, 0) + builder.NICENESS)

@@ -184,6 +184,11 @@ class DynamicsNode(Node):
     def parameter_values(self):
         return {name: self.get_parameter(name).value for name in self._specs}
 
+    def beside(self, function, *arguments):
+        """Run ``function(*arguments)`` on the model worker's thread, after the builds queued there: work of a swap
+        that the next joint state need not wait for (the old model's publishers destroyed)."""
+        self._builder.submit(function, *arguments)
+
     def build_elsewhere(self, *arguments):
         """:func:`build` in the builder process (:mod:`.builder`: an interpreter of its own, so the parsing and
         building never hold the one the joint-state callbacks run in)."""

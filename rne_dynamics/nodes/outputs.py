@@ -63,8 +63,8 @@ def fill_wrench(message, stamp, wrench):
 
 class Publishers:
     """The publishers of one message type on ``node``, by topic, shared by the models that use them: a model's are
-    made (:meth:`acquire`) off the executor before its swap and let go (:meth:`release`) when another replaces it;
-    the last release destroys one (cheap, where making one costs a millisecond)."""
+    made (:meth:`acquire`) off the executor before its swap and let go (:meth:`release`, also off the executor) when
+    another replaces it; the last release destroys one."""
 
     def __init__(self, node, msg_type):
         self.node, self.msg_type = node, msg_type
@@ -148,7 +148,7 @@ class JointStateOutputs:
             self.markers_publisher.publish(deleting_all())
         old, self.messages = self.messages, messages
         if old is not None:
-            old.release()
+            self.node.beside(old.release)
         if messages.wrenches_on != self.node.get_parameter("publish_wrenches").value:  # set while it was prepared
             self.parameters_changed({"publish_wrenches"}, model)
 
