@@ -94,7 +94,7 @@ class DynamicsNode(Node):
 
     A subclass creates its publishers and subscriptions, then calls :meth:`start`. It may override
     :meth:`check_parameter`, :meth:`check_names` and :meth:`check_model` (raise ValueError with the reason),
-    :meth:`model_changed`, :meth:`parameters_changed`, :meth:`reset` and :meth:`diagnostic_values`.
+    :meth:`prepare`, :meth:`model_changed`, :meth:`parameters_changed`, :meth:`reset` and :meth:`diagnostic_values`.
     """
 
     def __init__(self, name, parameters, **kwargs):

@@ -5,7 +5,8 @@ and velocity), with a closed chain's ``~/loop_wrenches/<loop>``. Then ``~/gravit
 ``~/joint_wrenches/<joint>`` and, at most at ``marker_rate_hz``, ``~/load_markers``: these four only while somebody
 subscribes to them (every publish costs CPU time at 1 kHz; a new subscriber is noticed within
 :data:`LISTENERS_REFRESH`). A joint or loop name that is not a valid ROS name token has its other characters
-replaced by ``_`` in its topic. The messages are built once per model and refilled per input (rclpy serialises on
+replaced by ``_`` in its topic. The messages are built once per model, with the model's publishers, on the model
+worker's thread before its swap (:meth:`JointStateOutputs.prepare`), and refilled per input (rclpy serialises on
 publish).
 """
 import math
