@@ -11,18 +11,22 @@ mass, to be refused), then payload and gravity back. The node starts without the
 explicit parameter would win over the topic) and takes the first robot from the topic. Reported per minute: messages
 sent, received, dropped (sent, never answered), latency percentiles (torques receipt minus JointState stamp) and the
 node's resident memory; at the end the node's own input counters, the swaps and refusals in its log, RSS at start and
-end (target: growth under 5 MB), the drop rates within 1 s after an action and elsewhere, and how busy the machine was
+end (target: growth under 5 MB), the drop rates within 1 s after an action and elsewhere, how busy the machine was
 with other work (the load average before and after, the CPU time of all processes minus the soak's own, from
-/proc/stat).
+/proc/stat), and how many machine-code modules of the robots' code were built into the cache folder during the run
+and removed from it (a warm cache builds none; processes of other package sources sharing the folder remove this
+version's modules, and every swap of those numbers builds again: seconds of the C compiler beside the node).
 
     python benchmarks/soak.py [--minutes 10] [--rate 1000] [--reload-period 10]
 """
 import argparse
+import glob
 import json
 import os
 import signal
 import subprocess
 import sys
+import sysconfig
 import time
 
 import numpy as np
@@ -238,6 +242,12 @@ def soak_cpu_seconds(processes):
     return sum(cpu_seconds(p.pid) for p in processes if p.poll() is None) + sum(os.times()[:4])
 
 
+def cached_modules():
+    """The machine-code modules in the robot code cache (:func:`rne_dynamics._native.cache_folder`)."""
+    from rne_dynamics import _native
+    return set(glob.glob(os.path.join(_native.cache_folder(), "*" + sysconfig.get_config_var("EXT_SUFFIX"))))
+
+
 def swaps(log_text):
     """How often the node's log says it now runs a robot of another name than before."""
     names = [line.split("]: robot '", 1)[1].split("'", 1)[0] for line in log_text.splitlines()
@@ -298,6 +308,7 @@ def main(argv=None):
                                    str(t0 + duration_ns), "--out", files["sent.npy"], "--robots", *args.robots])
         processes.append(driver)
         operator.spin((t0 - time.time_ns()) / 1e9)
+        modules_start = cached_modules()
         cpu_start = cpu_seconds(node.pid)
         ours_start = soak_cpu_seconds(processes)
         machine_start = machine_cpu_seconds()
@@ -315,6 +326,7 @@ def main(argv=None):
         if driver.wait(timeout=120) != 0:
             raise SystemExit("the driver failed")
         samples.append(((time.time_ns() - t0) / 1e9, rss_mb(node.pid)))
+        modules_end = cached_modules()
         cpu = cpu_seconds(node.pid) - cpu_start
         others = machine_cpu_seconds() - machine_start - (soak_cpu_seconds(processes) - ours_start)
         load_after = os.getloadavg()
@@ -357,6 +369,7 @@ def main(argv=None):
         "last_diagnostics": counters_end.get("message", ""),
         "load_average_before": load_before, "load_average_after": load_after,
         "other_processes_cpu_percent": 100 * others / (duration_ns / 1e9),
+        "modules_built": len(modules_end - modules_start), "modules_removed": len(modules_start - modules_end),
     }
     by_action = result["dropped_within_1s_by_action"]
     near, elsewhere, near_seconds = drop_rates(result["dropped"], sum(map(len, by_action.values())),
@@ -394,6 +407,8 @@ def main(argv=None):
           f"{operator.parameter_sets['accepted']} accepted, {len(operator.parameter_sets['refused'])} refused")
     for refusal in operator.parameter_sets["refused"][:5]:
         print(f"  refused: {refusal}")
+    print(f"robot code cache: {result['modules_built']} machine-code modules built during the run, "
+          f"{result['modules_removed']} removed")
     growth = result["rss_end_mb"] - result["rss_start_mb"]
     print(f"RSS: start {result['rss_start_mb']:.1f} MB, after the first cycle {result['rss_after_first_cycle_mb']:.1f}"
           f" MB, end {result['rss_end_mb']:.1f} MB: growth {growth:+.1f} MB (target < 5 MB)")

@@ -305,14 +305,17 @@ def test_reload_rereads_the_description_file(harness_factory, tmp_path):
 
 
 def stream_across(h, actions, q, qd, per_action):
-    """Run each of ``actions`` (None: nothing) and stream ``per_action`` joint states after it, 2 ms apart; the
-    torque messages received, asserted one per state sent, in order."""
+    """Run each of ``actions`` (None: nothing) and stream joint states after it, 2 ms apart: ``per_action`` of them,
+    and more until the models it asked for are swapped in or refused (a build waits for the processor on a busy
+    machine); the torque messages received, asserted one per state sent, in order."""
     received = h.collect(JointState, "/inverse_dynamics/torques", qos=1000)
     sent = 0
     for action in actions:
         if action is not None:
             action()
-        for _ in range(per_action):
+        streamed = 0
+        while streamed < per_action or h.node.builds_pending and streamed < 15_000:  # 30 s: the harness's bound
+            streamed += 1
             sent += 1
             h.publish(JointState, "/joint_states", joint_state(NAMES, q, qd, sec=sent), qos=1000)
             h.spin_for(0.002)
@@ -347,7 +350,10 @@ def test_model_swaps_lose_no_joint_state(harness_factory):
     h = harness_factory(topic_description=light)
 
     def describe(text):
-        return lambda: h.publish(String, "/robot_description", String(data=text), qos=LATCHED)
+        def publish():
+            h.publish(String, "/robot_description", String(data=text), qos=LATCHED)
+            assert h.spin_until(lambda: h.node.builds_pending or h.node.description.text == text)  # taken
+        return publish
     labels = model_labels(stream_across(h, [None, describe(heavy), describe(light)], q, qd, 150), expected)
     switches = [k for k in range(1, len(labels)) if labels[k] != labels[k - 1]]
     assert labels[0] == "light" and labels[-1] == "light" and len(switches) == 2

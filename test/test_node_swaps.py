@@ -1,19 +1,23 @@
 """Model swaps that never hold the joint-state callbacks, over real rclpy: a new model's written code is made and
 built as machine code in the builder process, so the node's own process only loads it (it never traces a robot's
-code with the interpreter its callbacks need), and joint states that queue up while the node is held are all
-answered."""
+code with the interpreter its callbacks need); what the callbacks need beside the model (publishers, observer,
+estimator) is made on the model worker's thread, the executor's only swaps references; the builder process runs at a
+lower priority than the node; and joint states that queue up while the node is held are all answered."""
+import os
+import threading
 import types
 
 import numpy as np
 
 # first: it skips the module where rclpy is missing
-from ros_harness import harness_fixture
+from ros_harness import harness_fixture, pendulum_urdf
 
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 
 import rne_dynamics as rd
 from rne_dynamics.algorithms import written
+from rne_dynamics.nodes import builder
 from rne_dynamics.nodes.inverse_dynamics_node import InverseDynamicsNode
 from rne_dynamics.robots import DEFAULT_ROBOT
 
@@ -79,3 +83,37 @@ def test_a_burst_of_joint_states_during_a_swap_is_answered_in_full(harness_facto
     assert [msg.header.stamp.sec for msg in torques] == list(range(1, 82))
     assert h.node.model.gravity.tolist() == [0.0, 0.3, -9.7]
     assert h.node.get_parameter("joint_states_depth").value == 100
+
+
+def test_a_new_robot_is_prepared_off_the_executor_and_swapped_in_by_reference(harness_factory, monkeypatch):
+    """A description of another robot, with the momentum observer and the payload estimator on: its joint-wrench
+    publishers, observer (with its first update) and estimator are made, any robot code made or loaded, and the old
+    robot's publishers destroyed, on the model worker's thread; the executor's thread (this test's: the harness spins
+    here) does none of it. The builder process runs :data:`builder.NICENESS` below the node."""
+    h = harness_factory(robot_description=DEFAULT_ROBOT, observer_gain=5.0, payload_estimation_link="wrist_3_link")
+    assert h.node._process.process is None  # the builder process starts at the first change
+    made = []  # (what, thread)
+
+    def recorded(what, function):
+        def call(*arguments, **keywords):
+            made.append((what, threading.current_thread()))
+            return function(*arguments, **keywords)
+        return call
+    monkeypatch.setattr(h.node, "create_publisher", recorded("publisher", h.node.create_publisher))
+    monkeypatch.setattr(h.node, "destroy_publisher", recorded("publisher destroyed", h.node.destroy_publisher))
+    monkeypatch.setattr(rd, "MomentumObserver", recorded("observer", rd.MomentumObserver))
+    monkeypatch.setattr(rd, "PayloadEstimator", recorded("estimator", rd.PayloadEstimator))
+    monkeypatch.setattr(written, "make", recorded("written code", written.make))
+    pendulum = pendulum_urdf("pendulum", -3, 3, 5)
+    assert h.set_parameters(Parameter("payload_estimation_link", value="bob"),
+                            Parameter("robot_description", value=pendulum)).successful
+    assert h.node.model.robot.name == "pendulum" and h.node.external.observer is not None
+    assert h.node.payloads.estimator is not None
+    assert h.probe.count_publishers("/inverse_dynamics/joint_wrenches/hinge") == 1
+    assert h.spin_until(lambda: h.probe.count_publishers("/inverse_dynamics/joint_wrenches/elbow_joint") == 0)
+    assert {what for what, _ in made} == {"publisher", "publisher destroyed", "observer", "estimator",
+                                          "written code"}, made
+    on_executor = [what for what, thread in made if thread is threading.main_thread()]
+    assert on_executor == [], on_executor
+    assert os.getpriority(os.PRIO_PROCESS, h.node._process.process.pid) == min(
+        19, os.getpriority(os.PRIO_PROCESS, 0) + builder.NICENESS)

@@ -5,8 +5,10 @@ interpreter the joint-state callbacks run in.
 The node sends ``(function, arguments)`` pickled over the process's stdin and reads the pickled result (or the
 exception raised) from its stdout, one request at a time. The process is started at the first request and ends
 when the node closes it (or when the node's process ends: it reads end-of-file); it ignores SIGINT and SIGTERM,
-which are the node's to act on (Ctrl-C reaches the whole process group).
+which are the node's to act on (Ctrl-C reaches the whole process group). It runs at :data:`NICENESS` (its C
+compiler runs too): on a busy machine the node's joint-state answers get the processor before a model's build.
 """
+import os
 import pickle
 import signal
 import struct
@@ -16,6 +18,10 @@ import sys
 from ..errors import ModelError
 
 HEADER = struct.Struct("<Q")  # the length of the pickled frame that follows
+#: The builder process's scheduling niceness above the node's (Linux's 0-19 scale): a build of new numbers (a second
+#: or more of the C compiler for an arm) competed with the joint-state callbacks for a 2-core machine's processors;
+#: niced, it takes what they leave (a swap of new numbers comes later on a busy machine, the answers do not).
+NICENESS = 10
 
 
 def write_frame(stream, payload):
@@ -67,6 +73,7 @@ def serve():
     """The builder process: answer requests until end-of-file."""
     for number in (signal.SIGINT, signal.SIGTERM):
         signal.signal(number, signal.SIG_IGN)
+    os.nice(NICENESS)
     requests, answers = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # a print in a build must not corrupt the answers
     while (frame := read_frame(requests)) is not None:

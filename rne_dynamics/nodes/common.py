@@ -4,8 +4,9 @@ The callbacks read one :class:`DynamicsModel` (the robot with payload and drive 
 maps; never changed once built), replaced by a single assignment. A new description (topic, reload) or a parameter
 set that changes the model is read and built in the builder process (:mod:`.builder`: another interpreter, so the
 joint-state callbacks never wait for it), driven by one worker thread in the order the requests came, which then
-loads the kernels the new model needs while the data path goes on; the new model is swapped in on the executor's
-thread between two messages. A parameter set is answered at once
+loads the kernels the new model needs, makes its calls once and makes what the callbacks need beside it (the
+subclass's :meth:`DynamicsNode.prepare`: messages, publishers, estimators) while the data path goes on; the new
+model is swapped in on the executor's thread between two messages, by reference. A parameter set is answered at once
 after the checks that need no new model (types, sizes, signs, link and joint names against the model in service);
 a build that fails afterwards is refused with the reason (logged and in diagnostics), the parameters it set go back
 to the last good values, and the last good model stays in service.
@@ -93,7 +94,7 @@ class DynamicsNode(Node):
 
     A subclass creates its publishers and subscriptions, then calls :meth:`start`. It may override
     :meth:`check_parameter`, :meth:`check_names` and :meth:`check_model` (raise ValueError with the reason),
-    :meth:`model_changed`, :meth:`parameters_changed`, :meth:`reset` and :meth:`diagnostic_values`.
+    :meth:`prepare`, :meth:`model_changed`, :meth:`parameters_changed`, :meth:`reset` and :meth:`diagnostic_values`.
     """
 
     def __init__(self, name, parameters, **kwargs):
@@ -171,16 +172,22 @@ class DynamicsNode(Node):
         try:
             description, model = build(type(self), self._specs, self._good_values, {}, text, source, None)
             self.check_model(model.prepare(), self._good_values)
+            prepared = self.prepare(model)
         except ValueError as exc:
             self.refuse(f"the robot description from {source}", exc)
             return
         self._good_description = description
-        self.install(description, model)
+        self.install(description, model, prepared)
 
     # -- model -------------------------------------------------------------------------------------------------
 
     def parameter_values(self):
         return {name: self.get_parameter(name).value for name in self._specs}
+
+    def beside(self, function, *arguments):
+        """Run ``function(*arguments)`` on the model worker's thread, after the builds queued there: work of a swap
+        that the next joint state need not wait for (the old model's publishers destroyed)."""
+        self._builder.submit(function, *arguments)
 
     def build_elsewhere(self, *arguments):
         """:func:`build` in the builder process (:mod:`.builder`: an interpreter of its own, so the parsing and
@@ -206,8 +213,10 @@ class DynamicsNode(Node):
             try:
                 description, model = self.build_elsewhere(values, changes, text, source,
                                                           None if good is None else (good.text, good.source))
+                prepared = None
                 if model is not None:  # the kernels and the Data the callbacks use, in this process
                     self.check_model(model.prepare(), values)
+                    prepared = self.prepare(model)
             except Exception as exc:  # noqa: BLE001 -- any failure refuses the change; the model in service stays
                 what = (f"the robot description from {source}" if text is not None
                         else f"parameters {', '.join(changes)}")
@@ -215,7 +224,7 @@ class DynamicsNode(Node):
                                   text is not None, reply)
             else:
                 self._good_values, self._good_description = values, description or self._good_description
-                outcome = partial(self._built, description, model, set(changes), text is not None, reply)
+                outcome = partial(self._built, description, model, prepared, set(changes), text is not None, reply)
             with self._outcomes_lock:
                 self._outcomes.append(outcome)
             self._install_guard.trigger()
@@ -227,12 +236,12 @@ class DynamicsNode(Node):
         for outcome in outcomes:
             outcome()
 
-    def _built(self, description, model, names, from_text, reply):
+    def _built(self, description, model, prepared, names, from_text, reply):
         """On the executor's thread: swap a model in, then let the parameters of its set take effect."""
         self._descriptions_queued -= from_text
         self.builds_pending -= 1
         if model is not None:
-            self.install(description, model)
+            self.install(description, model, prepared)
         if names:
             self._parameters_take_effect(names)
         if reply is not None:
@@ -269,7 +278,9 @@ class DynamicsNode(Node):
         self.get_logger().error(message)
         return message
 
-    def install(self, description, model):
+    def install(self, description, model, prepared=None):
+        """Put ``model`` (built, its calls made) and what :meth:`prepare` made for it in service: references swapped
+        on the executor's thread, between two messages."""
         previous = self.model
         locked = model.robot.locked_joints
         for note in description.warnings:
@@ -286,7 +297,7 @@ class DynamicsNode(Node):
         if self.joint_states is not None:
             merged.carry_over(self.joint_states)
         self.joint_states = merged
-        self.model_changed(model, previous)
+        self.model_changed(model, previous, prepared)
         self.model = model
         self.refusal = ""
         if previous is None:
@@ -520,8 +531,15 @@ class DynamicsNode(Node):
         callbacks will make: in the builder process (their written code is built there), then in the node's process
         on the worker thread (loaded there, before the swap)."""
 
-    def model_changed(self, model, previous):
-        """Prepare the node's outputs for ``model`` (called before it replaces ``previous``, which may be None)."""
+    def prepare(self, model):
+        """What the callbacks need for ``model`` besides it (messages, publishers, estimators), made on the model
+        worker's thread beside the data path (on the executor's only for the model given at start), after
+        :meth:`check_model`: handed to :meth:`model_changed`."""
+        return None
+
+    def model_changed(self, model, previous, prepared):
+        """Serve ``model`` (called before it replaces ``previous``, which may be None) with what :meth:`prepare`
+        made for it: references to swap, nothing heavy (the joint-state callbacks wait meanwhile)."""
 
     def parameters_changed(self, names):
         """React to parameters that were set (after the model, if any, was swapped)."""

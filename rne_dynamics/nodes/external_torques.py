@@ -69,17 +69,25 @@ class ExternalTorques:
         self.collisions = 0
         self.effort_topic, self.effort_subscription, self.latest_effort = "", None, None
 
-    def configure(self, model):
-        """A new observer for ``model`` from its parameter values (none when ``observer_gain`` is 0)."""
+    @staticmethod
+    def prepare(model):
+        """The observer of ``model`` from its parameter values (None when ``observer_gain`` is 0), its first update
+        made (its code loaded) beside the data path."""
         settings = model.settings
-        self.observer = None
+        if settings["observer_gain"] <= 0.0:
+            return None
+        thresholds = joint_array("observer_thresholds", settings, model.robot, math.inf)
+        observer = rd.MomentumObserver(model.robot, settings["observer_gain"], thresholds=thresholds,
+                                       gravity=model.gravity)
+        observer.update(model.zeros, model.zeros, model.zeros, 0.0)
+        observer.reset()
+        return observer
+
+    def configure(self, model, observer):
+        """Serve ``model`` with its prepared ``observer``."""
+        settings = model.settings
+        self.observer = observer
         self.problem = ""
-        if settings["observer_gain"] > 0.0:
-            thresholds = joint_array("observer_thresholds", settings, model.robot, math.inf)
-            self.observer = rd.MomentumObserver(model.robot, settings["observer_gain"], thresholds=thresholds,
-                                                gravity=model.gravity)
-            self.observer.update(model.zeros, model.zeros, model.zeros, 0.0)  # compile before the first message
-            self.observer.reset()
         self.message = JointState(name=model.joint_names)
         self.link = settings["observer_wrench_link"]
         self.wrench = WrenchStamped()

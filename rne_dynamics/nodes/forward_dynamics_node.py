@@ -521,7 +521,7 @@ class ForwardDynamicsNode(DynamicsNode):
     def floating_base(values):
         return values["base"] == "free_floating"
 
-    def model_changed(self, model, previous):
+    def model_changed(self, model, previous, prepared):
         names = model.joint_names
         self.speeds = runaway_speeds(model.robot)
         limits = model.robot.velocity_limits

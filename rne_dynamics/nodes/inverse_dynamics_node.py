@@ -27,6 +27,7 @@ velocity (:mod:`.accelerations`); parameter ``observer_gain`` estimates external
 This module wires them: each joint state goes through the modules above in the order of :meth:`answer_joint_states`.
 """
 import time
+from typing import NamedTuple
 
 from sensor_msgs.msg import JointState
 
@@ -50,6 +51,14 @@ LOOPS_FILE = Spec("loops_file", "", STRING, "loop file (YAML: actuated joints an
 PARAMETERS = ((outputs.COMMAND_JOINTS,) + accelerations.PARAMETERS + outputs.PUBLISHING + (SAMPLE_PERIOD, LOOPS_FILE)
               + base_state.PARAMETERS + wrench_inputs.PARAMETERS + external_torques.PARAMETERS + retiming.PARAMETERS
               + payload_estimates.PARAMETERS)
+
+
+class Prepared(NamedTuple):
+    """What a model's joint-state answers need besides it, made on the model worker's thread before the swap: the
+    momentum observer, the payload estimator and the output messages with their publishers."""
+    observer: object
+    estimator: object
+    messages: object
 
 
 class InverseDynamicsNode(DynamicsNode):
@@ -144,12 +153,15 @@ class InverseDynamicsNode(DynamicsNode):
     def check_model(model, values):
         model.warm_up()
 
-    def model_changed(self, model, previous):
-        self.outputs.configure(model, previous)
+    def prepare(self, model):
+        return Prepared(self.external.prepare(model), self.payloads.prepare(model), self.outputs.prepare(model))
+
+    def model_changed(self, model, previous, prepared):
+        self.outputs.configure(model, previous, prepared.messages)
         if previous is None or previous.joint_names != model.joint_names:
             self.accelerations.configure(model)
-        self.external.configure(model)
-        self.payloads.configure(model)
+        self.external.configure(model, prepared.observer)
+        self.payloads.configure(model, prepared.estimator)
 
     def parameters_changed(self, names):
         self.outputs.parameters_changed(names, self.model)
@@ -168,7 +180,7 @@ class InverseDynamicsNode(DynamicsNode):
         self.trajectories.reset()
         self.external.reset()
         if self.model is not None:
-            self.payloads.configure(self.model)
+            self.payloads.configure(self.model, self.payloads.prepare(self.model))
         return "statistics, the acceleration filter, the observer and the payload estimate reset"
 
     def diagnostic_values(self):

@@ -5,11 +5,13 @@ and velocity), with a closed chain's ``~/loop_wrenches/<loop>``. Then ``~/gravit
 ``~/joint_wrenches/<joint>`` and, at most at ``marker_rate_hz``, ``~/load_markers``: these four only while somebody
 subscribes to them (every publish costs CPU time at 1 kHz; a new subscriber is noticed within
 :data:`LISTENERS_REFRESH`). A joint or loop name that is not a valid ROS name token has its other characters
-replaced by ``_`` in its topic. The messages are built once per model and refilled per input (rclpy serialises on
+replaced by ``_`` in its topic. The messages are built once per model, with the model's publishers, on the model
+worker's thread before its swap (:meth:`JointStateOutputs.prepare`), and refilled per input (rclpy serialises on
 publish).
 """
 import math
 import re
+import threading
 import time
 
 import numpy as np
@@ -60,10 +62,40 @@ def fill_wrench(message, stamp, wrench):
     return message
 
 
-class Messages:
-    """The output messages of one model and which of the optional outputs have subscribers."""
+class Publishers:
+    """The publishers of one message type on ``node``, by topic, shared by the models that use them: a model's are
+    made (:meth:`acquire`) off the executor before its swap and let go (:meth:`release`, also off the executor) when
+    another replaces it; the last release destroys one."""
 
-    def __init__(self, model, wrench_publishers):
+    def __init__(self, node, msg_type):
+        self.node, self.msg_type = node, msg_type
+        self.users = {}  # topic -> [publisher, number of models holding it]
+        self.lock = threading.Lock()
+
+    def acquire(self, topics):
+        """The publishers of ``topics`` (a list), made where missing."""
+        with self.lock:
+            for topic in topics:
+                entry = self.users.get(topic)
+                if entry is None:
+                    entry = self.users[topic] = [self.node.create_output(self.msg_type, topic), 0]
+                entry[1] += 1
+            return [self.users[topic][0] for topic in topics]
+
+    def release(self, topics):
+        with self.lock:
+            for topic in topics:
+                entry = self.users[topic]
+                entry[1] -= 1
+                if entry[1] == 0:
+                    self.node.destroy_publisher(self.users.pop(topic)[0])
+
+
+class Messages:
+    """The output messages of one model, the publishers it holds (``~/joint_wrenches/<joint>`` while
+    ``wrenches_on``, ``~/loop_wrenches/<loop>``) and which of the optional outputs have subscribers."""
+
+    def __init__(self, model, wrenches_on, publishers):
         names = model.joint_names
         self.torques = JointState(name=names)
         self.gravity = JointState(name=names)
@@ -71,14 +103,27 @@ class Messages:
         command_joints = model.settings["command_joints"]
         self.command_index = (np.array([names.index(j) for j in command_joints], dtype=np.intp)
                               if command_joints else None)
-        self.wrench_publishers = [wrench_publishers[j] for j in names] if wrench_publishers else []
+        self.wrenches_on, self.publishers = wrenches_on, publishers
+        closures = model.robot.loops.closures if model.robot.loops is not None else ()
+        self.topics = ([f"~/joint_wrenches/{topic_token(j)}" for j in names] if wrenches_on else []) + [
+            f"~/loop_wrenches/{topic_token(closure.name)}" for closure in closures]
+        made = publishers.acquire(self.topics)
+        self.wrench_publishers = made[:len(made) - len(closures)]
         self.wrenches = [WrenchStamped() for _ in self.wrench_publishers]
         for joint, wrench in zip(names, self.wrenches):
             wrench.header.frame_id = model.robot.joints[joint].child
+        self.loops = [(closure.name, publisher, WrenchStamped())
+                      for closure, publisher in zip(closures, made[len(self.wrench_publishers):])]
+        for closure, (_, _, message) in zip(closures, self.loops):
+            message.header.frame_id = closure.link_b
         self.markers = LoadMarkers(model)
         self.listeners_checked = -math.inf  # see JointStateOutputs.refresh_listeners
         self.to_gravity = self.to_command = self.to_markers = False
         self.wrench_targets = []
+
+    def release(self):
+        """Let go of the publishers (the model is out of service)."""
+        self.publishers.release(self.topics)
 
 
 class JointStateOutputs:
@@ -90,23 +135,27 @@ class JointStateOutputs:
         self.gravity_publisher = node.create_output(JointState, "~/gravity_torques")
         self.command_publisher = node.create_output(Float64MultiArray, "~/gravity_command")
         self.markers_publisher = node.create_output(MarkerArray, "~/load_markers")
-        self.wrench_publishers = {}  # joint name -> publisher of ~/joint_wrenches/<joint>
-        self.loop_publishers = {}  # loop name -> (publisher of ~/loop_wrenches/<loop>, its message)
+        self.publishers = Publishers(node, WrenchStamped)  # ~/joint_wrenches/<joint>, ~/loop_wrenches/<loop>
         self.messages = None
         self.read_marker_parameters()
 
-    def configure(self, model, previous):
-        """The publishers and messages of ``model``, which replaces ``previous`` (None at first)."""
-        self.sync_wrench_publishers(model)
-        self.sync_loop_publishers(model)
+    def prepare(self, model):
+        """The :class:`Messages` of ``model`` and its publishers, made beside the data path (any thread)."""
+        return Messages(model, self.node.get_parameter("publish_wrenches").value, self.publishers)
+
+    def configure(self, model, previous, messages):
+        """Serve ``model``, which replaces ``previous`` (None at first), with its prepared ``messages``."""
         if previous is not None and previous.joint_names != model.joint_names:
             self.markers_publisher.publish(deleting_all())
-        self.messages = Messages(model, self.wrench_publishers)
+        old, self.messages = self.messages, messages
+        if old is not None:
+            self.node.beside(old.release)
+        if messages.wrenches_on != self.node.get_parameter("publish_wrenches").value:  # set while it was prepared
+            self.parameters_changed({"publish_wrenches"}, model)
 
     def parameters_changed(self, names, model):
         if "publish_wrenches" in names and model is not None:
-            self.sync_wrench_publishers(model)
-            self.messages = Messages(model, self.wrench_publishers)
+            self.configure(model, model, self.prepare(model))
         if names & {"publish_markers", "marker_rate_hz"}:
             self.read_marker_parameters()
 
@@ -117,27 +166,6 @@ class JointStateOutputs:
         if self.messages is not None:
             self.messages.listeners_checked = -math.inf
 
-    def sync_wrench_publishers(self, model):
-        """One publisher per joint of ``model`` while ``publish_wrenches`` is on, none otherwise."""
-        wanted = model.joint_names if self.node.get_parameter("publish_wrenches").value else []
-        for joint in set(self.wrench_publishers) - set(wanted):
-            self.node.destroy_publisher(self.wrench_publishers.pop(joint))
-        for joint in wanted:
-            if joint not in self.wrench_publishers:
-                self.wrench_publishers[joint] = self.node.create_output(WrenchStamped,
-                                                                        f"~/joint_wrenches/{topic_token(joint)}")
-
-    def sync_loop_publishers(self, model):
-        """One ``~/loop_wrenches/<loop>`` publisher per loop closure of ``model``."""
-        closures = model.robot.loops.closures if model.robot.loops is not None else ()
-        for name in list(self.loop_publishers):
-            self.node.destroy_publisher(self.loop_publishers.pop(name)[0])
-        for closure in closures:
-            message = WrenchStamped()
-            message.header.frame_id = closure.link_b
-            self.loop_publishers[closure.name] = (
-                self.node.create_output(WrenchStamped, f"~/loop_wrenches/{topic_token(closure.name)}"), message)
-
     def publish_torques(self, stamp, result):
         """``~/torques`` of the :class:`~.model.Loads` ``result``, and a closed chain's loop wrenches."""
         torques = self.messages.torques
@@ -147,7 +175,7 @@ class JointStateOutputs:
             torques.position, torques.velocity = doubles(result.q), doubles(result.qd)
         self.torques_publisher.publish(torques)
         if result.loop_wrenches is not None:
-            for name, (publisher, message) in self.loop_publishers.items():
+            for name, publisher, message in self.messages.loops:
                 publisher.publish(fill_wrench(message, stamp, result.loop_wrenches[name].tolist()))
 
     def publish_listened(self, model, stamp, q, result, base_pose):

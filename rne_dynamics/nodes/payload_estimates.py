@@ -51,8 +51,24 @@ class PayloadEstimates:
         self.estimator = self.latest = None
         self.problem = ""
 
-    def configure(self, model):
-        """A new estimator for ``model`` (none without ``payload_estimation_link``)."""
+    @staticmethod
+    def prepare(model):
+        """A new estimator for ``model``, made (its regressor's code loaded) beside the data path: None without
+        ``payload_estimation_link``, the reason (a string) where the link cannot carry one."""
+        settings = model.settings
+        link = settings["payload_estimation_link"]
+        if not link:
+            return None
+        carried = None
+        if settings["payload.link"] == link:
+            carried = (settings["payload.mass"], settings["payload.com"], settings["payload.inertia"])
+        try:
+            return rd.PayloadEstimator(model.robot, link, carried=carried, gravity=model.gravity)
+        except (ModelError, StateError) as exc:
+            return f"payload estimation off: {exc}"
+
+    def configure(self, model, estimator):
+        """Serve ``model`` with the ``estimator`` :meth:`prepare` made."""
         settings = model.settings
         link = settings["payload_estimation_link"]
         self.estimator, self.latest, self.problem = None, None, ""
@@ -60,16 +76,12 @@ class PayloadEstimates:
         self.last_published = -math.inf
         if not link:
             return
-        carried = None
-        if settings["payload.link"] == link:
-            carried = (settings["payload.mass"], settings["payload.com"], settings["payload.inertia"])
-        T = settings["payload_estimation_time_constant"]
         self.rate = None  # samples per second, from the stamps: sets lambda = exp(-1 / (rate T))
-        self.time_constant = T
-        try:
-            self.estimator = rd.PayloadEstimator(model.robot, link, carried=carried, gravity=model.gravity)
-        except (ModelError, StateError) as exc:
-            self.problem = f"payload estimation off: {exc}"
+        self.time_constant = settings["payload_estimation_time_constant"]
+        if isinstance(estimator, str):
+            self.problem = estimator
+        else:
+            self.estimator = estimator
         self.message = InertiaStamped()
         self.message.header.frame_id = link
         self.cutoff = self.node.get_parameter("acceleration_cutoff_hz").value
