@@ -90,10 +90,16 @@ def seconds(code_or_command, env, cwd=None):
         return time.perf_counter() - start
 
 
+def scratch():
+    """A temporary folder whose removal tolerates a build still writing into it: builds outlive the process that
+    started them (the builder's, and setup_venv's background compiles)."""
+    return tempfile.TemporaryDirectory(ignore_cleanup_errors=True)
+
+
 def readme_first_command():
     """README's first command in a fresh clone with a fresh HOME: total seconds, and seconds from ``live``'s start
     to its first torques table."""
-    with tempfile.TemporaryDirectory() as root:
+    with scratch() as root:
         clone, home = os.path.join(root, "clone"), os.path.join(root, "home")
         os.mkdir(home)
         subprocess.run(["git", "clone", "-q", ROOT, clone], check=True)
@@ -124,12 +130,12 @@ def main(argv=None):
               " (busy: other processes compete for the cores, times are longer than on an idle machine)"
               if load > 0.5 * os.cpu_count() else ""))
     for name, call in CALLS.items():
-        with tempfile.TemporaryDirectory() as root:
+        with scratch() as root:
             env = fresh_package(root)
             first = seconds(FIRST_CALL.format(call=call), env)
             again = seconds(FIRST_CALL.format(call=call), env)
         print(f"first {name:<40} new process, empty caches {first:6.2f} s; next process {again:6.2f} s")
-    with tempfile.TemporaryDirectory() as root:
+    with scratch() as root:
         env = fresh_package(root)
         print(f"inverse-dynamics node, first torques, empty caches          {seconds(NODE_FIRST_TORQUES, env):6.2f} s")
         command = [sys.executable, "-m", "rne_dynamics", "compile"] + ["--generic"] * args.generic
