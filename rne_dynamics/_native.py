@@ -24,6 +24,7 @@ import platform
 import subprocess
 import sysconfig
 import tempfile
+import threading
 
 import numpy as np
 
@@ -333,11 +334,11 @@ def build(name, source, waited_for=None, key=None, optimise=True):
         index(key, name)
     flags = FLAGS if optimise else ["-O0", *FLAGS[1:]]
     command = [COMPILER, *flags, *host_flags(), f"-I{sysconfig.get_paths()['include']}", f"-I{np.get_include()}"]
-    with tempfile.TemporaryFile("w+") as errors:
+    with started(waited_for), tempfile.TemporaryFile("w+") as errors:
         builder = _compile_child.start(["c", request, path_of(name), str(TIMEOUT), str(COMPILERS), *command], errors)
         hurried = False
         while builder.poll() is None:
-            if waited_for is not None and not hurried and waited_for.wait(0.05):
+            if waited_for is not None and not hurried and waited_for.wait(0.5):
                 hurried = True
                 write_atomically(request + ".hurry", "")
             elif waited_for is None or hurried:
@@ -346,6 +347,25 @@ def build(name, source, waited_for=None, key=None, optimise=True):
         message = errors.read().strip()
     if builder.returncode != 0:
         raise RuntimeError(message or f"the builder of {name} ended with {builder.returncode}")
+
+
+#: Builder processes a process has started and not seen end: the others wait in their threads, so that a process
+#: tracing hundreds of programs (a test session) does not start hundreds of processes waiting for a compiler.
+_builders = threading.BoundedSemaphore(2 * COMPILERS)
+
+
+@contextlib.contextmanager
+def started(waited_for):
+    """A turn to start a builder process (:data:`_builders`), or at once when a caller waits for it (``waited_for``
+    set): a build queued here has not started, and ends with its process."""
+    turn = False
+    while not turn and not (waited_for is not None and waited_for.is_set()):
+        turn = _builders.acquire(timeout=0.5)
+    try:
+        yield
+    finally:
+        if turn:
+            _builders.release()
 
 
 def hurry(waited_for):
