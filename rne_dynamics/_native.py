@@ -345,12 +345,12 @@ def build(name, source, waited_for=None, key=None, optimise=True):
     folder = cache_folder()  # now: the cache may be another when the build ends
     os.makedirs(folder, exist_ok=True)
     request = os.path.join(folder, name)
-    write_atomically(request + ".c", source)
     if key:
         index(key, name)
     flags = FLAGS if optimise else ["-O0", *FLAGS[1:]]
     command = [COMPILER, *flags, *host_flags(), f"-I{sysconfig.get_paths()['include']}", f"-I{np.get_include()}"]
     with started(waited_for), tempfile.TemporaryFile("w+") as errors:
+        write_atomically(request + ".c", source)  # in its turn: a build queued in this process leaves no request
         builder = _compile_child.start(["c", request, path_of(name), str(TIMEOUT), str(COMPILERS), *command], errors)
         hurried = False
         while builder.poll() is None:
