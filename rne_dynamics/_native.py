@@ -35,8 +35,8 @@ from ._tuning import COMPILER, COMPILERS, LANES, PART, TIMEOUT, cache_root
 
 #: The C compiler and its flags. ``-O1``: straight-line code gains little from more, and builds in half the time;
 #: the host's instructions (``-march=native``, where the compiler has it: AVX's three-operand forms) make it 10-25%
-#: faster; no fused multiply-adds (``-ffp-contract=off``), so that the C gives the bits of its Python spelling and of
-#: the generic kernels (numba fuses none): a call's numbers do not depend on which of them served it. (``-O2`` with
+#: faster; no fused multiply-adds (``-ffp-contract=off``), so that the C gives the bits of the generic kernels
+#: (numba fuses none): a call's numbers do not depend on which of them served it. (``-O2`` with
 #: fused products was 20% faster per state on ANYmal and Talos.)
 FLAGS = ["-O1", "-shared", "-fPIC", "-fno-math-errno", "-ffp-contract=off", "-w"]
 HOST_FLAGS = ["-march=native"]
@@ -49,12 +49,6 @@ C_UNARY = {"neg": "-{}", "abs": "fabs({})", "sin": "sin({})", "cos": "cos({})", 
 C_BINARY = {"add": "{} + {}", "sub": "{} - {}", "mul": "{} * {}", "div": "{} / {}", "max": "fmax({}, {})",
             "min": "fmin({}, {})", "lt": "(double)({} < {})", "le": "(double)({} <= {})", "gt": "(double)({} > {})",
             "ge": "(double)({} >= {})", "eq": "(double)({} == {})", "ne": "(double)({} != {})"}
-
-
-def python_spelling(table):
-    """A table of C formats spelled in Python: the same expressions, with Python's casts and function names."""
-    return {op: text.replace("(double)", "float").replace("fabs(", "abs(").replace("fmax(", "max(")
-            .replace("fmin(", "min(") for op, text in table.items()}
 
 
 def _literal(x):
@@ -99,20 +93,10 @@ def expression(program, k, unary, binary, literal, read):
 @functools.cache
 def unit_check(tolerance):
     """``(program, node)``: the trace of :func:`~rne_dynamics._jit.is_unit` on a quaternion (input 0, elements 0 to
-    3) at ``tolerance``, which the C and the Python of a written code spell (:func:`expression`)."""
+    3) at ``tolerance``, which a written code's C spells (:func:`expression`)."""
     program, (node,) = trace(lambda u: [traceable(is_unit)(u[0], u[1], u[2], u[3], tolerance).value],
                              [np.array([0.0, 0.0, 0.0, 1.0])])
     return program, node
-
-
-def statements(program, outputs, unary, binary, literal):
-    """``(k, expression)`` for each node that the outputs and guards use, in order, spelled with the format tables
-    ``unary`` and ``binary`` (by operation), ``literal`` (a constant) and ``x{argument}[{element}]`` for inputs."""
-    def operand(a):
-        return f"t{a}" if type(a) is int else literal(a)
-
-    for k, op, args in used_nodes(program, outputs):
-        yield k, spelled(op, args, unary, binary, operand)
 
 
 # A batch computes LANES states at once, one in each lane of a vector (GCC's and clang's vector extension: AVX's

@@ -1,20 +1,15 @@
 """Every tunable of the machine-code layer and every environment variable that steers it, with what each trades.
 
-The modules that use a value import it from here (``written.HOT`` is this ``HOT``); a test that changes one sets it on
+The modules that use a value import it from here (``driver.WARM`` is this ``WARM``); a test that changes one sets it on
 the module that reads it. The figures behind each choice are in docs/performance.md.
 """
 import os
 
 # --- which engine runs a call (algorithms/driver.py, algorithms/written.py) ---------------------------------------
-#: States a robot's allocating call serves on the generic kernel before its written code is traced: tracing costs
-#: about a hundred generic calls, which a robot called a few times (a test, a script) never repays.
+#: States a robot's allocating call serves on the generic kernel before its written code is traced and built:
+#: tracing costs about a hundred generic calls and the build a compiler run, which a robot called a few times (a
+#: test, a script) never repays.
 WARM = 16
-#: States the written code's Python serves before its machine code is built: a robot called a few times costs no
-#: compiler run, one called in a loop gets machine code within milliseconds of running time.
-HOT = 64
-#: Operations above which a program is not served as Python (compiling the Python would cost more than it serves);
-#: the generic kernel serves until the machine code is in.
-PYTHON_LIMIT = 60000
 #: Written programs per algorithm with per-call parameters per robot: a caller varying a parameter (a simulator's
 #: time step) would otherwise trace and keep one program per value; the values beyond run the generic kernel.
 VARIANTS = 8
@@ -23,10 +18,10 @@ VARIANTS = 8
 MAX_NODES = 150_000
 
 # --- batches (algorithms/driver.py) -------------------------------------------------------------------------------
-#: States from which a batch waits for its written code's machine code (about a second) rather than run its Python
-#: (about a millisecond a state).
+#: States from which a batch waits for its written code's machine code (about a second) rather than run the generic
+#: kernel (a few times slower a state; its Python, until numba has it, a millisecond).
 LONG_BATCH = 1000
-#: Seconds such a batch waits at most (then it runs the Python, the build going on).
+#: Seconds such a batch waits at most (then it runs the generic kernel, the build going on).
 BUILD_WAIT = 5.0
 #: A batch runs on one thread unless every thread gets this many states (a thread's start costs more than fewer);
 #: its threads take it in pieces of at least this many.
@@ -44,9 +39,9 @@ PART = 2500
 LANES = 4
 #: Operations above which a program is also built at ``-O0``, in parallel with its ``-O1`` build, and served until
 #: that is in: Talos's RNEA derivatives (47,000 operations) builds in 4 s of CPU against 13 s, and runs 43 us a call
-#: against 9.5 us (Pinocchio 25 us; its written Python 2,300 us); a smaller program builds in a few seconds anyway.
+#: against 9.5 us (Pinocchio 25 us); a smaller program builds in a few seconds anyway.
 QUICK_FIRST = 20_000
-#: Seconds a build may take before it is abandoned (the Python goes on serving).
+#: Seconds a build may take before it is abandoned (the generic kernel goes on serving).
 TIMEOUT = 600
 #: C builds run at once on the machine, whatever process asked for them (a compiler slot each: a locked file in the
 #: cache): one per core (a large program takes the compiler a few hundred MB); a build a caller waits for runs at once
@@ -56,7 +51,7 @@ COMPILERS = os.cpu_count() or 1
 # --- environment variables ----------------------------------------------------------------------------------------
 #: ``RNE_DYNAMICS_JIT=0``: every kernel runs as plain Python (read by _jit.py, which imports numba or not).
 JIT = os.environ.get("RNE_DYNAMICS_JIT", "")
-#: ``RNE_DYNAMICS_WRITTEN=0``: every call runs its generic kernel; ``=python``: the written code, never built.
+#: ``RNE_DYNAMICS_WRITTEN=0``: every call runs its generic kernel (no program traced, no C built).
 WRITTEN = os.environ.get("RNE_DYNAMICS_WRITTEN", "")
 #: ``RNE_DYNAMICS_COMPILE=caller``: numba compiles on the caller's path (a benchmark that wants machine code now)
 #: rather than in the background process.

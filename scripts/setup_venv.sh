@@ -22,7 +22,9 @@ phase "installing rne_dynamics from this checkout (editable: edits take effect w
 .venv/bin/python -m pip install -qq --no-deps -e .
 phase "building the bundled arm's machine code (rne-dynamics compile: a line per call)"
 .venv/bin/rne-dynamics compile
-# the step is numba's (100 s once per installation, this project's 2-core VM): built on while live or the tests start
-phase "compiling the simulator's step in the background (a minute or two, once; log: .venv/compile-simulator.log)"
-nohup .venv/bin/rne-dynamics compile --simulator > .venv/compile-simulator.log 2>&1 &
+# the step is numba's (100 s once per installation, this project's 2-core VM): built on while live or the tests start;
+# then every generic kernel (about 8 minutes once), the reference path that serves a robot until its C is built
+phase "compiling the simulator's step, then the generic kernels, in the background (minutes, once; logs: .venv/compile-simulator.log, .venv/compile-generic.log)"
+nohup sh -c '.venv/bin/rne-dynamics compile --simulator > .venv/compile-simulator.log 2>&1;
+             .venv/bin/rne-dynamics compile --generic > .venv/compile-generic.log 2>&1' > /dev/null 2>&1 &
 phase "done: .venv is ready"

@@ -1,6 +1,6 @@
 """``rd.engine_report()``: per algorithm, the states each engine computed and why the generic kernel ran, counted
-exactly (a robot's first WARM allocating states, the written code's Python and machine code, a batch's states, a
-robot without written code); an engine that fails is an error under ``RNE_DYNAMICS_STRICT=1`` (the tests) and a
+exactly (a robot's first WARM allocating states, a state while its written code is built, the written code's
+machine code, a batch's states, a robot without written code); an engine that fails is an error under ``RNE_DYNAMICS_STRICT=1`` (the tests) and a
 logged, counted fallback that still gives the generic kernel's numbers otherwise."""
 import logging
 
@@ -37,9 +37,11 @@ def arm(monkeypatch, tmp_path):
 
 def test_the_report_counts_each_engines_states_and_why_the_generic_kernel_ran(arm, monkeypatch):
     robot, state = arm
-    monkeypatch.setattr(written, "MODE", "python")  # the written code's Python, never built: its count is exact
     before = counts()
-    for _ in range(driver.WARM + 3):  # allocating: the first WARM states on the generic kernel, then the written code
+    for _ in range(driver.WARM + 1):  # allocating: the first WARM states on the generic kernel, then it is traced
+        rd.inverse_dynamics(robot, *state)  # and its build starts (the generic kernel serves the state)
+    assert written.written(ID, robot, wait=True).native
+    for _ in range(2):
         rd.inverse_dynamics(robot, *state)
     data = robot.data()
     for _ in range(5):
@@ -49,9 +51,9 @@ def test_the_report_counts_each_engines_states_and_why_the_generic_kernel_ran(ar
     added = change(before, counts())
     generic = {engine: added["states"].pop(engine, 0) for engine in (driver.GENERIC_MACHINE_CODE,
                                                                       driver.GENERIC_PYTHON)}
-    assert sum(generic.values()) == driver.WARM  # (numba's machine code once its background compile is in)
-    assert added == {"states": {driver.WRITTEN_PYTHON: 3 + 5 + 1 + 40}, "fallbacks": {driver.WARMING: driver.WARM},
-                     "not written": {}}
+    assert sum(generic.values()) == driver.WARM + 1  # (numba's machine code once its background compile is in)
+    assert added == {"states": {driver.MACHINE_CODE: 2 + 5 + 1 + 40},
+                     "fallbacks": {driver.WARMING: driver.WARM, driver.BUILDING: 1}, "not written": {}}
     np.testing.assert_allclose(batch.torques[17], rd.inverse_dynamics(robot, *state).torques, rtol=0, atol=TOLERANCE)
 
 
@@ -79,8 +81,9 @@ def test_a_robot_without_written_code_says_why(arm, monkeypatch):
     assert added["not written"] == {"RNE_DYNAMICS_WRITTEN=0": 1}
     assert added["fallbacks"] == {driver.NOT_WRITTEN: 4} and sum(added["states"].values()) == 4
     assert set(added["states"]) <= {driver.GENERIC_MACHINE_CODE, driver.GENERIC_PYTHON}
-    monkeypatch.setattr(written, "MODE", "python")
+    monkeypatch.setattr(written, "MODE", "")
     other = rd.load_urdf(rd.bundled_robot_path())
+    assert written.written(ID, other, wait=True).native
     np.testing.assert_allclose(rd.inverse_dynamics(other, *state, data=other.data()).torques, expected, rtol=0,
                                atol=TOLERANCE)
 

@@ -1,9 +1,12 @@
 """Each robot's written code (``algorithms/written.py``: the generic step traced with the model's numbers as
 constants) against the generic kernels, the reference: the main calls on every example-robot-data URDF both
-libraries load, fixed and floating, with rotor inertia, damping and friction, under two gravities, as Python; every
-algorithm that can be written out on a few robots as machine code, equal to its Python to the last bit; the status
-codes of bad states; guards; ``rd.specialised_data``; a new process gets exact results before its machine code is
-built, and the next process loads it from the disk cache."""
+libraries load, fixed and floating, with rotor inertia, damping and friction, under two gravities, the traced
+program run node by node; every algorithm that can be written out on a few robots as machine code, equal to its
+program to the last bit; the status codes of bad states; guards; ``rd.specialised_data``; a new process gets exact
+results (the generic kernel's) before its machine code is built, and the next process loads it from the disk
+cache."""
+import math
+import operator
 import os
 import subprocess
 import sys
@@ -51,68 +54,96 @@ def generic(algorithm, robot, arguments):
     return block[:results]
 
 
+#: The traced program's operations as Python functions (the C's spellings: _native.C_UNARY, C_BINARY).
+UNARY = {"neg": operator.neg, "abs": abs, "sin": math.sin, "cos": math.cos, "sqrt": math.sqrt, "tanh": math.tanh,
+         "exp": math.exp, "log": math.log, "atan": math.atan, "asin": math.asin, "acos": math.acos,
+         "sign": lambda x: float((x > 0) - (x < 0))}
+BINARY = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv, "max": max,
+          "min": min, **{op: (lambda f: lambda a, b: float(f(a, b)))(getattr(operator, op))
+                         for op in ("lt", "le", "gt", "ge", "eq", "ne")}}
+
+
+def run_program(program, outputs, arguments):
+    """The outputs of a traced ``program`` at ``arguments``, node by node in Python (what its C computes, in the
+    same order); its guards must hold."""
+    values = []
+    for op, operands in program.ops:
+        if op == "input":
+            values.append(float(arguments[operands[0]][operands[1]]))
+        else:
+            numbers = [values[a] if type(a) is int else a for a in operands]
+            values.append((UNARY if len(numbers) == 1 else BINARY)[op](*numbers))
+    assert all((values[k] != 0.0) == side for k, side in program.guards)
+    return np.array([values[k] if type(k) is int else k for k in outputs])
+
+
 def start_builds(robot, algorithms):
-    """Start building the machine code of ``robot``'s written code of each of ``algorithms``, side by side."""
+    """Trace ``robot``'s written code of each of ``algorithms``: each build starts when its program is traced, so
+    they run side by side."""
     for algorithm in algorithms:
-        code = written.written(algorithm, robot)
-        if code is not None and not code.native:
-            code.start()
+        written.written(algorithm, robot)
 
 
 def assert_equal_to_generic(robot, algorithms, native, states=2):
+    """``robot``'s written code of each of ``algorithms`` (its built C if ``native``, else its traced program run in
+    Python) equals the generic kernel on random states under two gravities."""
     rng = np.random.default_rng(0)
     if native:
         start_builds(robot, algorithms)
     for algorithm in algorithms:
-        code = written.written(algorithm, robot, wait=native)
-        assert code is not None and code.native == native, algorithm.name
+        if native:
+            code = written.written(algorithm, robot, wait=True)
+            assert code is not None and code.native, algorithm.name
+        else:
+            program, outputs, _ = written.program_of(algorithm, robot, robot.fdata)
         for g in (None, [1.7, -2.3, -9.1]):
             for _ in range(states):
                 arguments = inputs(algorithm, robot, rng, g)
                 expected = generic(algorithm, robot, arguments)
-                block = np.full(expected.size + 3, np.nan)
-                assert code.single(block, *arguments) == OK, algorithm.name
+                if native:
+                    block = np.full(expected.size + 3, np.nan)
+                    assert code.single(block, *arguments) == OK, algorithm.name
+                else:
+                    block = run_program(program, outputs, arguments)
                 assert oracle.relative_error(block[:expected.size], expected) < TOLERANCE, algorithm.name
 
 
 @pytest.fixture
-def python_only(monkeypatch, tmp_path):
-    """Written code served as Python, never built (and a cache folder of the test's own)."""
-    monkeypatch.setattr(written, "MODE", "python")
+def not_built(monkeypatch, tmp_path):
+    """Written code traced but never built (the generic kernel serves), and a cache folder of the test's own."""
+    monkeypatch.setattr(written.Written, "start", lambda self: None)
     monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
 
 
 @pytest.mark.parametrize("path, floating_base", CASES,
                          ids=[oracle.short_name(p) + ("-floating" if f else "") for p, f in CASES])
-def test_written_code_equals_the_generic_kernels(path, floating_base, python_only):
+def test_written_code_equals_the_generic_kernels(path, floating_base):
     assert_equal_to_generic(with_drives(oracle.load_quietly(path, floating_base=floating_base)), MAIN, native=False)
 
 
 @pytest.mark.parametrize("floating_base", [False, True], ids=["fixed", "floating"])
-def test_planar_and_spherical_joints(floating_base, python_only):
+def test_planar_and_spherical_joints(floating_base):
     robot = with_drives(rd.load_urdf(tree_urdf(), floating_base=floating_base))
     assert_equal_to_generic(robot, [a for a in ALGORITHMS if not a.extras], native=False, states=3)
 
 
 @pytest.mark.parametrize("path", NATIVE)
-def test_machine_code_equals_the_generic_kernels_and_its_python(path, monkeypatch, tmp_path):
+def test_machine_code_equals_the_generic_kernels_and_its_program(path, monkeypatch, tmp_path):
     """The main calls (every algorithm that can be written out, on the first robot), built as C: equal to the
-    generic kernel, and to the same program run as Python to the last bit (one program, two spellings)."""
+    generic kernel, and to its traced program run node by node in Python to the last bit."""
     monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
     robot = with_drives(oracle.load_quietly(oracle.robot_path(path), floating_base=True))
     algorithms = [a for a in ALGORITHMS if not a.extras] if path in EVERY_ALGORITHM else MAIN
     assert_equal_to_generic(robot, algorithms, native=True, states=1)
     rng = np.random.default_rng(5)
     for algorithm in algorithms:
-        program, outputs, sizes = written.program_of(algorithm, robot, robot.fdata)
+        program, outputs, _ = written.program_of(algorithm, robot, robot.fdata)
         slots = [(int(s.offset), tuple(map(int, s.shape))) for s in algorithm.slots(robot)[0]]
-        single, _, fresh = written.python_functions(written.python_source(program, outputs, sizes, [3], 1e-6, slots),
-                                                    lambda: None, [0])
         arguments = inputs(algorithm, robot, rng)
-        ours, theirs = np.empty(len(outputs)), np.empty(len(outputs))
+        block, theirs = np.empty(len(outputs)), np.empty(len(outputs))
         code = written.written(algorithm, robot)
-        assert single(ours, *arguments) == code.single(theirs, *arguments) == OK
-        np.testing.assert_array_equal(ours, theirs)
+        assert code.single(block, *arguments) == OK
+        np.testing.assert_array_equal(run_program(program, outputs, arguments), block)
         # a batch (its states a vector's lanes at a time, the last ones one by one): each state's bits
         states = [np.stack(x) for x in zip(*(inputs(algorithm, robot, rng) for _ in range(2 * _native.LANES + 3)))]
         states[-1] = states[-1][0] if algorithm.gravity else states[-1]  # one gravity for all states
@@ -121,21 +152,20 @@ def test_machine_code_equals_the_generic_kernels_and_its_python(path, monkeypatc
         for n, row in enumerate(rows):
             assert code.single(theirs, *(x[n] if x.ndim == 2 else x for x in states)) == OK
             np.testing.assert_array_equal(row, theirs, err_msg=f"{algorithm.name}, state {n}")
-        # an allocating call's result: the same arrays, in the same type
-        ours, theirs = fresh(algorithm.kind, *arguments), code.fresh(algorithm.kind, *arguments)
-        assert type(ours) is type(theirs) is (np.ndarray if algorithm.kind is None else algorithm.kind)
-        for x, y in zip(*((ours,), (theirs,)) if algorithm.kind is None else (ours, theirs)):
-            assert x.shape == y.shape and x.flags.c_contiguous and y.flags.c_contiguous
-            np.testing.assert_array_equal(x, y)
+        # an allocating call's result: the block's result arrays, in the algorithm's type
+        fresh = code.fresh(algorithm.kind, *arguments)
+        assert type(fresh) is (np.ndarray if algorithm.kind is None else algorithm.kind)
+        for x, (offset, shape) in zip((fresh,) if algorithm.kind is None else fresh, slots):
+            assert x.flags.c_contiguous
+            np.testing.assert_array_equal(x, block[offset:offset + math.prod(shape)].reshape(shape))
 
 
 @pytest.mark.filterwarnings("ignore:invalid value")
-@pytest.mark.parametrize("native", [False, True], ids=["python", "machine code"])
-def test_bad_states_give_the_generic_status_codes(native, monkeypatch, tmp_path):
+def test_bad_states_give_the_generic_status_codes(monkeypatch, tmp_path):
     monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
     robot = oracle.load_quietly(rd.bundled_robot_path(), floating_base=True)
-    code = written.written(aba.ACCELERATIONS, robot, wait=native)
-    assert code.native == native
+    code = written.written(aba.ACCELERATIONS, robot, wait=True)
+    assert code.native
     block, q, zeros, g = np.empty(robot.nv), rd.neutral(robot), np.zeros(robot.nv), gravity_vector(None)
     assert code.single(block, q, zeros, zeros, g) == OK
     assert code.single(block, q[:-1], zeros, zeros, g) == BAD_SHAPE
@@ -173,22 +203,17 @@ def test_the_tracer_folds_the_models_zeros_and_ones_and_shares_equal_terms():
         _trace.trace(lambda x: [[1.0, 2.0][x[0]]], [np.array([0.0])])
 
 
-@pytest.mark.parametrize("native, part", [(False, None), (True, _native.PART), (True, 1)],
-                         ids=["python", "machine code", "machine code, a statement per part"])
-def test_a_state_past_a_guard_is_refused_for_the_generic_kernel(native, part, tmp_path, monkeypatch):
+@pytest.mark.parametrize("part", [_native.PART, 1], ids=["machine code", "machine code, a statement per part"])
+def test_a_state_past_a_guard_is_refused_for_the_generic_kernel(part, tmp_path, monkeypatch):
     """A branch on a traced number follows the sample state and becomes a guard: a state on its other side gets
     the status that hands it to the generic kernel."""
     monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
-    monkeypatch.setattr(_native, "PART", part or _native.PART)
+    monkeypatch.setattr(_native, "PART", part)
     program, outputs = _trace.trace(lambda x: [x[0] if x[0] > 0.0 else -x[0]], [np.array([2.0])])
     assert program.guards == [(1, True)]
-    if native:
-        _native.build("guarded_00000000_0", _native.c_source("guarded_00000000_0", program, outputs, [1]))
-        module = _native.load("guarded_00000000_0")
-        single, batch = module.single, module.batch
-    else:
-        single, batch, _ = written.python_functions(written.python_source(program, outputs, [1], [], 1e-6),
-                                                    lambda: None, [0])
+    _native.build("guarded_00000000_0", _native.c_source("guarded_00000000_0", program, outputs, [1]))
+    module = _native.load("guarded_00000000_0")
+    single, batch = module.single, module.batch
     out = np.empty(1)
     assert single(out, np.array([5.0])) == OK and out[0] == 5.0
     assert single(out, np.array([-5.0])) == _native.GUARD
@@ -238,7 +263,7 @@ from rne_dynamics.algorithms import rnea, written
 started, start = threading.Event(), _compile_child.start
 _compile_child.start = lambda *arguments, **keywords: (start(*arguments, **keywords), started.set())[0]
 robot = rd.load_urdf(rd.bundled_robot_path(), floating_base=True)
-written.written(rnea.INVERSE_DYNAMICS, robot).start()
+written.written(rnea.INVERSE_DYNAMICS, robot)  # traced: its build starts
 assert started.wait(120)
 os._exit(0)
 """
@@ -274,7 +299,8 @@ def test_a_large_program_serves_its_unoptimised_build_until_the_optimised_one_is
     monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
     monkeypatch.setattr(written, "QUICK_FIRST", 0)
     robot = oracle.load_quietly(rd.bundled_robot_path(), floating_base=True)
-    code = written.written(rnea.INVERSE_DYNAMICS, robot)
+    assert written.written(rnea.INVERSE_DYNAMICS, robot) is None  # its builds under way
+    code = robot.engines.written[(rnea.INVERSE_DYNAMICS, True)]
     assert code.quick_first and not code.native
     data = robot.data()
     rng = np.random.default_rng(4)
@@ -388,7 +414,7 @@ def test_a_new_process_is_exact_before_its_machine_code_is_built_and_the_next_lo
     runs = [subprocess.run([sys.executable, "-c", COLD, str(tmp_path / "state.npy")], env=environment,
                            capture_output=True, text=True, check=True).stdout.split() for _ in range(2)]
     reference = generic(aba.ACCELERATIONS, robot, (*state, gravity_vector(None)))
-    for run, native in zip(runs, ("0", "1")):  # the first served by its Python, the second by the cached module
+    for run, native in zip(runs, ("0", "1")):  # the first served by the generic kernel, the second by the cached module
         assert run[1] == native
         assert oracle.relative_error(np.array(run[2:], float), reference) < TOLERANCE
     assert len(list((tmp_path / "cache" / "native").glob("forward_step_accelerations_memory_program_*"))) == 1
@@ -410,7 +436,7 @@ def test_a_program_that_an_edit_leaves_as_it_was_is_not_built_again(tmp_path, mo
     assert sorted(folder.glob("*_program_*")) == built
 
 
-def test_a_varying_extra_is_written_out_for_a_few_values_only(python_only, monkeypatch):
+def test_a_varying_extra_is_written_out_for_a_few_values_only(not_built, monkeypatch):
     """A caller asking for a new link and frame each call traces no program past :data:`written.VARIANTS` of them
     (each costs a trace and is kept); the other values run the generic kernel, to the same numbers."""
     from rne_dynamics.algorithms import driver
@@ -422,17 +448,15 @@ def test_a_varying_extra_is_written_out_for_a_few_values_only(python_only, monke
     asked = [(link, frame) for link in list(robot.link_frames)[1:] for frame in ("world", "local")]
     for link, frame in asked[:written.VARIANTS + 4]:
         ours = rd.frame_jacobian(robot, q, link, reference=frame)
-        written.MODE = "0"
-        try:
+        with monkeypatch.context() as patch:
+            patch.setattr(written, "MODE", "0")
             theirs = rd.frame_jacobian(reference, q, link, reference=frame)
-        finally:
-            written.MODE = "python"
         assert oracle.relative_error(ours, theirs) < TOLERANCE
     assert sum(key[0] is JACOBIAN and code is not None for key, code in robot.engines.written.items()) == written.VARIANTS
     assert all(code is None for key, code in reference.engines.written.items() if key[0] is JACOBIAN)
 
 
-def test_the_simulator_step_runs_its_compiled_entry_only(python_only, monkeypatch):
+def test_the_simulator_step_runs_its_compiled_entry_only(not_built, monkeypatch):
     """The simulator's step (an iterative solve that branches on the state) never traces a written code."""
     from rne_dynamics.algorithms import driver
     from rne_dynamics.algorithms.simulate import STEP

@@ -185,10 +185,10 @@ def engine_report():
     """Per algorithm that has run (by its name, ``step_memory``), where its states were computed and why:
     ``{"states": {engine: count}, "fallbacks": {reason: count}, "not written": {reason: count}, "failures": [...]}``.
 
-    The engines: ``"written machine code"`` and ``"written Python"`` (the robot's written code, built as C or
-    served as Python until it is), ``"generic machine code"`` and ``"generic Python"`` (the generic entry, as numba
-    compiled it or as its Python). ``fallbacks``: the states the generic entry computed, by why (a robot's first
-    allocating states, a state past a guard, no written code, a large program's build under way); ``not written``:
+    The engines: ``"written machine code"`` (the robot's written code, built as C), ``"generic machine code"`` and
+    ``"generic Python"`` (the generic entry, as numba compiled it or as its Python until numba has it).
+    ``fallbacks``: the states the generic entry computed, by why (a robot's first allocating states, a state past a
+    guard, no written code, its build under way); ``not written``:
     the written codes not made, by why (counted once per robot and variant); ``failures``: what failed in an engine
     (a step that raised while traced, a C build), each also logged (``RNE_DYNAMICS_STRICT=1`` raises it). Counts
     since the process started; only states computed without error are counted."""
@@ -197,7 +197,6 @@ def engine_report():
         held = algorithm.held_generic_states
         generic = collections.Counter({GENERIC_MACHINE_CODE if numba is not None else GENERIC_PYTHON: held})
         states = {MACHINE_CODE: sum(module.served() for module in algorithm.native_modules.values()),
-                  WRITTEN_PYTHON: sum(served[0] for served in algorithm.python_served),
                   **(generic + algorithm.generic_runs)}
         states = {engine: n for engine, n in states.items() if n}
         fallbacks = dict(algorithm.fallbacks + collections.Counter({NOT_WRITTEN: held}))
@@ -216,13 +215,12 @@ NOT_HELD = Held(None, None, (), lambda *_: BAD_SHAPE)
 
 
 #: The engines a state runs on, as :func:`engine_report` names them.
-MACHINE_CODE, WRITTEN_PYTHON, GENERIC_MACHINE_CODE, GENERIC_PYTHON = (
-    "written machine code", "written Python", "generic machine code", "generic Python")
+MACHINE_CODE, GENERIC_MACHINE_CODE, GENERIC_PYTHON = "written machine code", "generic machine code", "generic Python"
 #: Why a state ran on the generic kernel (:meth:`Algorithm.why_generic`).
 WARMING = f"warm-up: a robot's first WARM={WARM} allocating states"
 PAST_GUARD = "a state past a guard of the written code"
 NOT_WRITTEN = "no written code (why: not_written)"
-BUILDING = "too large for Python: its machine code is being built"
+BUILDING = "its written code's machine code is being built"
 
 
 class Algorithm:
@@ -237,8 +235,8 @@ class Algorithm:
     code (a step whose branches on the state, an iterative solve, would make the written code's guards hand most
     states back after a long trace and build).
 
-    Two engines run a state: the robot's written code (its machine code, or its Python until that is built) and the
-    generic entry (numba's machine code, or its Python). Which ran, and why the generic one did, is counted
+    Two engines run a state: the robot's written code (its machine code, once built) and the generic entry (numba's
+    machine code, or its Python until numba has it). Which ran, and why the generic one did, is counted
     (:func:`engine_report`).
     """
 
@@ -256,10 +254,10 @@ class Algorithm:
         # the one compiled call is tried first once it has its one signature (else numba would compile another)
         self.ready = generic and not hasattr(self.single, "disable_compile")
         # the report (engine_report): states by engine and by reason, written codes not made, engine failures; the
-        # written code's states are counted by the code itself (its C modules, its Python's counters)
+        # written code's states are counted by its C modules
         self.generic_runs, self.fallbacks = collections.Counter(), collections.Counter()
         self.not_written, self.failures = collections.Counter(), []
-        self.native_modules, self.python_served = {}, []
+        self.native_modules = {}
         self.held_generic_states = 0  # states a Data's held generic entry computed (no written code: typed_generic)
 
     def run(self, robot, data, state, gravity=None, external_wrenches=None, extras=(), drive=True):
@@ -285,7 +283,7 @@ class Algorithm:
         counted = code is False  # (without data, a state counted towards WARM here: not again by checked)
         if counted:
             code = written(self, robot, drive, extras) if data is not None else self.written(robot, drive, extras)
-        if code is not None and code.single is not None:  # (a large program's Python: none while it is built)
+        if code is not None and code.single is not None:  # (none while its machine code is being built)
             if data is None:
                 result = code.fresh(self.kind, *state, *environment)  # the result in new memory, or a status
                 if result.__class__ is not int:
@@ -304,16 +302,17 @@ class Algorithm:
                 return held.result
         return self.checked(robot, fdata, data, state, gravity, external_wrenches, extras, counted and data is None)
 
-    def written(self, robot, drive, extras, wrenches=False, states=1):
+    def written(self, robot, drive, extras, wrenches=False, states=1, wait=False):
         """The robot's written code for an allocating call of ``states`` states
         (:func:`~rne_dynamics.algorithms.written.written`), or None: a robot's first :data:`WARM` states without
         ``data=`` run the generic kernel (its machine code, or its Python until numba has it): tracing costs about a
-        hundred of its calls, which a robot called a few times (a test, a script) never repays; a call with
-        ``data=`` makes the written code at once."""
+        hundred of its calls and the build a compiler run, which a robot called a few times (a test, a script) never
+        repays; a call with ``data=`` makes the written code at once. ``wait``: as
+        :func:`~rne_dynamics.algorithms.written.written`'s."""
         served = robot.engines.generic_states[self] = robot.engines.generic_states.get(self, 0) + states
         if served <= WARM:
             return None
-        return written(self, robot, drive, extras, wrenches)
+        return written(self, robot, drive, extras, wrenches, wait)
 
     def why_generic(self, robot, data, drive, extras, wrenches, code):
         """Why a state of ``robot`` ran on the generic kernel, given the written ``code`` that the call had (None if
@@ -349,15 +348,16 @@ class Algorithm:
         f_ext, g = self.parameters(robot, data, gravity, external_wrenches, batch)
         drive = fdata is robot.fdata
         wrenches = bool(f_ext) and f_ext[0].size > 0
-        code = (written(self, robot, drive, extras, wrenches) if data is not None
-                else self.written(robot, drive, extras, wrenches, max(batch, 1) - counted))
+        # a long batch waits for its written code's machine code, built now: about a second (unless other builds
+        # hold the compilers), against a few times the time a state on the generic kernel
+        wait = BUILD_WAIT if batch >= LONG_BATCH else False
+        code = (written(self, robot, drive, extras, wrenches, wait) if data is not None
+                else self.written(robot, drive, extras, wrenches, max(batch, 1) - counted, wait))
         # the written code takes the body wrenches after gravity, flat; its statuses but a guard's need no generic run
         inputs = (*state, *g, np.ascontiguousarray(f_ext[0]).reshape(max(batch, 1), -1)) if wrenches else (*state, *g)
         if batch:
             slots, results, size, _, _ = self.slots(robot)
             out = memory(robot, data, (self, "batch"), (batch, results))
-            if code is not None and batch >= LONG_BATCH:  # its machine code, built now: about a second (unless
-                code.wait(BUILD_WAIT)                       # other builds hold the compilers), against 1 ms a state
             status, row = in_threads(written_rows(code.batch, out, inputs), batch) if code is not None else (None, 0)
             if status not in EXPLAINED:  # the generic kernel, which also says what is wrong
                 status, row = self.generic_batch(fdata, robot.idata, size, out, state, f_ext, g, extras)

@@ -29,7 +29,7 @@ from ..model.loops import LoopClosure, Loops
 from .configuration import integrate, neutral
 from .crba import mass_matrix
 from .driver import OK
-from .inputs import gravity_vector
+from .inputs import gravity_vector, one_state_arrays
 from .integrator import rkmk4_step
 from .._trace import traceable
 from ..model.buffers import model_view
@@ -371,81 +371,81 @@ def _inverse_one(robot, qa, qda, qdda, q_guess, gravity, external_wrenches):
 
 
 class OneCall(NamedTuple):
-    """A robot's one-call closed-loop inverse dynamics: its written ``code`` (machine code), the actuated indices
-    into ``q`` and ``v``, the closures' names."""
+    """A robot's one-call closed-loop inverse dynamics: its written ``code`` (a
+    :class:`~rne_dynamics.algorithms.written.Written`: machine code once built), the actuated indices into ``q`` and
+    ``v``, the closures' names."""
     code: object
     actuated_q: np.ndarray
     actuated: np.ndarray
     names: tuple
 
 
+#: Each robot's :class:`OneCall`, or None: a robot the one call does not serve.
 _one_calls = weakref.WeakKeyDictionary()
 _one_calls_lock = threading.Lock()
 
 
 def prepare_closed_loop(robot):
     """Build (or load from the cache) ``robot``'s one-call :func:`closed_loop_inverse_dynamics` now and wait for it
-    (a first call starts it in the background; the Python solver serves meanwhile); whether it serves: a robot
-    without redundant constraints, whose coordinates add (no quaternion), with a C compiler."""
-    _loops(robot)
-    with _one_calls_lock:
-        _one_calls.setdefault(robot, False)
-    if _one_calls[robot] is False:
-        _build_one_call(robot)
-    return _one_calls[robot] is not False
+    (a first call traces it and starts its build; the Python solver serves until it is in); whether it serves: a
+    robot without redundant constraints, whose coordinates add (no quaternion), with a C compiler."""
+    one = _one_call_of(robot)
+    return one is not None and one.code.wait()
+
+
+def _one_call_of(robot):
+    """``robot``'s :class:`OneCall` (made on first use: traced, its build started), or None where it serves none."""
+    if robot not in _one_calls:
+        with _one_calls_lock:
+            if robot not in _one_calls:
+                _one_calls[robot] = _make_one_call(robot)
+    return _one_calls[robot]
 
 
 def _one_call(robot, qa, qda, qdda, q_guess, gravity):
     """The result of :data:`~rne_dynamics.algorithms.loop_kinematics.CLOSED_LOOP` for one state as one call of the
-    robot's written machine code, or None: no machine code yet (the first call starts building it, in the
-    background: tracing and compiling take seconds, the Python solver serves meanwhile), a robot it does not serve
-    (redundant constraints, a floating base), an argument to convert or explain, or a state it hands back."""
-    one = _one_calls.get(robot)
-    if one is None:
-        if robot.loops is None:  # the Python solver says so
-            return None
-        with _one_calls_lock:
-            if robot not in _one_calls:
-                _one_calls[robot] = False
-                threading.Thread(target=_build_one_call, args=(robot,), daemon=True,
-                                 name="closed-loop written code").start()
+    robot's written machine code, or None: a robot it does not serve (redundant constraints, a floating base), its
+    machine code not built yet, arguments that are not one state's float64 arrays of their sizes (the Python path
+    converts and explains them), or a state it hands back (its status)."""
+    one = _one_call_of(robot) if robot.loops is not None else None  # (no loops: the Python solver says so)
+    if one is None or one.code.single is None:
         return None
-    if one is False:
+    guess = () if q_guess is None else (q_guess,)
+    if not (one_state_arrays((qa, qda, qdda, *guess)) and qa.size == one.actuated_q.size
+            and qda.size == qdda.size == one.actuated.size and all(g.size == robot.nq for g in guess)):
         return None
-    try:
-        q = neutral(robot).copy() if q_guess is None else np.array(q_guess, float)
-        qd, qdd = np.zeros(robot.nv), np.zeros(robot.nv)
-        q[one.actuated_q], qd[one.actuated], qdd[one.actuated] = qa, qda, qdda
-        result = one.code.fresh(tuple, q, qd, qdd, gravity_vector(gravity))
-    except (TypeError, ValueError, IndexError, StateError):
-        return None
-    if result.__class__ is int:  # a status: a state handed back, or an argument the Python path explains
+    q = neutral(robot).copy() if q_guess is None else q_guess.copy()
+    qd, qdd = np.zeros(robot.nv), np.zeros(robot.nv)
+    q[one.actuated_q], qd[one.actuated], qdd[one.actuated] = qa, qda, qdda
+    result = one.code.fresh(tuple, q, qd, qdd, gravity_vector(gravity))
+    if result.__class__ is int:  # a status: a state handed back, or a value the Python path explains
         return None
     torques, q, qd, qdd, joint_wrenches, loop_wrenches, tree_torques = result
     return ClosedLoopInverseDynamicsResult(torques[:one.actuated.size], q, qd, qdd, joint_wrenches,
                                            dict(zip(one.names, loop_wrenches)), tree_torques)
 
 
-def _build_one_call(robot):
-    """Trace the robot's one-call solve and build its machine code (or load it from the cache), then serve it: for
-    a robot whose passive Jacobian is square (every constraint independent) and whose coordinates add. Its
+def _make_one_call(robot):
+    """Trace the robot's one-call solve and start building its machine code (or load it from the cache): for a
+    robot whose passive Jacobian is square (every constraint independent) and whose coordinates add, else None. Its
     constraint rows go in the order partial pivoting takes them at the traced state."""
+    _loops(robot)
     actuated, passive, actuated_q = coordinates(robot)
     cuts = _cuts(robot)
-    if cuts.rows.size != passive.size or robot.nq != robot.nv or written.MODE in ("0", "python"):
-        return
+    if cuts.rows.size != passive.size or robot.nq != robot.nv or written.MODE == "0":
+        return None
     try:
         J = CONSTRAINTS.run(robot, None, (_one_call_sample(robot)[0], np.zeros(robot.nv)), extras=(cuts.table,)).J
     except ModelError:  # loops that do not close near the neutral configuration
-        return
+        return None
     rows, n = cuts.rows.astype(float), passive.size
     order = np.empty(n)
     if traceable(passive_lu)(J, rows, passive.astype(float), np.empty((n, n)), order, 1.0) != OK:
-        return
-    split = np.concatenate([[actuated.size], actuated, passive, order]).astype(float)
-    code = written.written(CLOSED_LOOP, robot, True, (cuts.table, split), wait=True)
-    if code is not None and code.native:
-        _one_calls[robot] = OneCall(code, actuated_q, actuated, tuple(c.name for c in cuts.closures))
+        return None
+    extras = (cuts.table, np.concatenate([[actuated.size], actuated, passive, order]).astype(float))
+    written.written(CLOSED_LOOP, robot, True, extras)
+    code = robot.engines.written.get((CLOSED_LOOP, True, *written.extras_key(extras)))
+    return None if code is None else OneCall(code, actuated_q, actuated, tuple(c.name for c in cuts.closures))
 
 
 _samples = weakref.WeakKeyDictionary()

@@ -3,10 +3,10 @@ call.
 
 The first call of an algorithm on a robot traces its step (:mod:`rne_dynamics._trace`: the generic equations run
 once on symbolic numbers with the model's numbers as constants, zeros folded, the tree unrolled) and gets a
-straight-line program of the state's inputs. That program serves at once as Python, and is built as C in the
-background (:mod:`rne_dynamics._native`, about a second for an arm); the built module replaces the Python in every
-``Data`` of the robot when it is ready, and is cached on disk for every later process, keyed by the model's numbers
-and the kernel sources. A change of an equation therefore changes the written code with it.
+straight-line program of the state's inputs, which is built as C at once, in the background
+(:mod:`rne_dynamics._native`, about a second for an arm); the generic kernel serves until the built module is in,
+then the module serves every ``Data`` of the robot. It is cached on disk for every later process, keyed by the
+model's numbers and the kernel sources. A change of an equation therefore changes the written code with it.
 
 The written code takes the standard inputs of the driver's one-state entry (the state, then gravity, then nothing:
 no external wrenches, no per-call parameters such as a link); any state it cannot serve (a guard of the trace, a
@@ -24,7 +24,7 @@ import numpy as np
 from .. import _jit, _native, _trace, _tuning
 from .._jit import BAD_SHAPE, GUARD, NOT_FINITE, NOT_UNIT, OK, OVERFLOW
 from .._trace import Untraceable, trace, traceable
-from .._tuning import HOT, PYTHON_LIMIT, QUICK_FIRST, STRICT, VARIANTS
+from .._tuning import QUICK_FIRST, STRICT, VARIANTS
 from ..model.data import Held
 from ..model.buffers import model_view
 from .configuration import random_configuration
@@ -33,8 +33,7 @@ from .inputs import NO_WRENCHES, QUATERNION_TOLERANCE, gravity_vector
 log = logging.getLogger(__name__)
 #: The key of the variant that takes external wrenches.
 WRENCHES = "external wrenches"
-#: ``RNE_DYNAMICS_WRITTEN`` (:mod:`rne_dynamics._tuning`): ``"0"`` every call runs its generic kernel, ``"python"``
-#: the written code is never built.
+#: ``RNE_DYNAMICS_WRITTEN`` (:mod:`rne_dynamics._tuning`): ``"0"`` every call runs its generic kernel.
 MODE = _tuning.WRITTEN
 
 
@@ -66,16 +65,15 @@ def sources_stamp():
 
 class Written:
     """A robot's written code for one algorithm: ``single(block, *inputs)`` and ``batch(out, *inputs)``, each
-    returning the driver's status codes (the batch: with the first state at fault). Python until the machine code is
-    ready (``native``); the machine code is built once the Python has served :data:`HOT` states, or when asked
-    (:meth:`wait`). A program of more than :data:`QUICK_FIRST` operations is also built without optimisation, in
-    parallel, and served until its optimised module (``final``) is in."""
+    returning the driver's status codes (the batch: with the first state at fault); None until its machine code is
+    built (``native``: the build starts when the program is traced; :meth:`wait` waits for it). A program of more
+    than :data:`QUICK_FIRST` operations is also built without optimisation, in parallel, and served until its
+    optimised module (``final``) is in."""
 
     def __init__(self, build):
         self.single = self.batch = self.fresh = None
         self.native = self.final = False
         self.failure = None
-        self.served = [0]  # states its Python computed
         self.waited_for = threading.Event()  # a caller waits: the build runs at once (not behind queued ones)
         self._build = build
         self.quick_first = False  # a large program: built without optimisation too (:data:`QUICK_FIRST`)
@@ -150,59 +148,6 @@ def view_spellings(slots):
     return spellings
 
 
-def python_source(program, outputs, sizes, quaternions, tolerance, slots=()):
-    """The program as the Python functions ``single``, ``batch`` and ``fresh`` with the C module's checks, statuses
-    and result (:func:`~rne_dynamics._native.c_source`); they count the states computed in ``served[0]`` and call
-    ``hot()`` at the :data:`HOT`-th."""
-    names = [f"x{k}" for k in range(len(sizes))]
-    unary, binary = _native.python_spelling(_native.C_UNARY), _native.python_spelling(_native.C_BINARY)
-    lines = [f"def single(block, {', '.join(names)}):"]
-    for name, n in zip(names, sizes):
-        lines.append(f"    if {name}.__class__ is not ndarray or {name}.shape != ({n},) or {name}.dtype != float64: "
-                     f"return {BAD_SHAPE}")
-    lines.append(f"    if block.__class__ is not ndarray or block.ndim != 1 or block.shape[0] < {len(outputs)}: "
-                 f"return {BAD_SHAPE}")
-    for name in names:
-        lines += [f"    {name} = {name}.tolist()", f"    if not all(map(isfinite, {name})): return {NOT_FINITE}"]
-    for s in quaternions:
-        is_unit = _native.expression(*_native.unit_check(float(tolerance)), unary, binary, lambda c: f"({c!r})",
-                                     lambda _, element: f"x0[{s + element}]")
-        lines.append(f"    if not {is_unit}: return {NOT_UNIT}")
-    lines.append("    try:")
-
-    def operand(a):
-        return f"t{a}" if type(a) is int else f"({float(a)!r})"  # inf and nan: names of the namespace
-
-    lines += [f"        t{k} = {e}" for k, e in _native.statements(program, outputs, unary, binary, operand)]
-    lines.append(f"        out = [{', '.join(operand(k) for k in outputs)}]")
-    # an exception (a division by zero) may be a state past a guard the statements after it would have caught: the
-    # generic kernel decides, as C's checks of the guards would
-    lines.append(f"    except (ZeroDivisionError, OverflowError, ValueError):\n        return {GUARD}")
-    lines += [f"    if (t{k} != 0.0) != {side}: return {GUARD}" for k, side in program.guards]
-    lines += [f"    if not all(map(isfinite, out)): return {OVERFLOW}", f"    block[:{len(outputs)}] = out",
-              "    served[0] += 1", f"    if served[0] == {HOT}:", "        hot()", f"    return {OK}", "", "",
-              f"def batch(out, {', '.join(names)}):",
-              "    for n in range(out.shape[0]):",
-              f"        status = single(out[n], {', '.join(f'{x} if {x}.ndim == 1 else {x}[n]' for x in names)})",
-              f"        if status != {OK}:", "            return status, n", f"    return {OK}, 0", "", "",
-              f"def fresh(kind, {', '.join(names)}):", f"    block = empty({len(outputs)})",
-              f"    status = single(block, {', '.join(names)})", f"    if status != {OK}:", "        return status"]
-    lines += ([f"    views = ({', '.join(view_spellings(slots))},)", "    return views[0] if kind is None else "
-               "tuple.__new__(kind, views)"] if slots else ["    return block"])
-    return "\n".join(lines) + "\n"
-
-
-def python_functions(source, hot, served):
-    """``single``, ``batch`` and ``fresh`` of :func:`python_source`'s text; they count the states they computed in
-    ``served[0]`` and call ``hot()`` when they have served enough."""
-    namespace = dict(served=served, hot=hot, ndarray=np.ndarray, empty=np.empty, float64=np.dtype(np.float64),
-                     isfinite=math.isfinite, sqrt=math.sqrt, sin=math.sin, cos=math.cos, tanh=math.tanh,
-                     exp=math.exp, log=math.log, atan=math.atan, asin=math.asin, acos=math.acos, inf=math.inf,
-                     nan=math.nan)
-    exec(compile(source, "<written>", "exec"), namespace)
-    return namespace["single"], namespace["batch"], namespace["fresh"]
-
-
 def module_name(algorithm, robot, fdata, extras=(), wrenches=False):
     """The cached module's name: the algorithm, the sources' version, and a digest of the model's numbers, the
     per-call parameters and what the machine code depends on."""
@@ -221,9 +166,9 @@ def written(algorithm, robot, drive=True, extras=(), wrenches=False, wait=False)
     """The written code of ``algorithm`` for ``robot`` (with its drive terms, or ``drive=False`` rigid-body
     dynamics) and the per-call parameters ``extras`` (a link, a reference frame: written in as constants), made on
     first use and kept by the robot under ``(algorithm, drive, *extras)``; None where the step cannot be written
-    out. With ``wrenches``, the variant that takes external body wrenches ``(nb, 6)``, flat, after gravity (kept
-    under ``(algorithm, drive, WRENCHES, *extras)``). ``wait``: return once the machine code is in use (or has
-    failed)."""
+    out, or while its machine code is being built. With ``wrenches``, the variant that takes external body wrenches
+    ``(nb, 6)``, flat, after gravity (kept under ``(algorithm, drive, WRENCHES, *extras)``). ``wait``: seconds to
+    wait for the machine code (``True``: until it is in use or has failed)."""
     if wrenches and not algorithm.wrenches or not algorithm.writable:
         return None
     key = (algorithm, drive, *((WRENCHES,) if wrenches else ()), *extras_key(extras))
@@ -238,14 +183,14 @@ def written(algorithm, robot, drive=True, extras=(), wrenches=False, wait=False)
                     return None
                 fdata = robot.fdata if drive else robot.rigid_body_fdata
                 made = robot.engines.written[key] = make(algorithm, robot, fdata, extras, wrenches)
-    if wait and made is not None:
-        made.wait()
-    return made if made is not None and made.single is not None else None  # (a large one: its build under way)
+    if wait is not False and made is not None and not made.final:
+        made.wait(None if wait is True else wait)
+    return made if made is not None and made.single is not None else None  # (None while its build is under way)
 
 
 def make(algorithm, robot, fdata, extras, wrenches):
-    """Load the machine code from the cache, else trace and serve the Python (the machine code is built when hot);
-    None where the step cannot be written out (the reason counted in ``algorithm.not_written``)."""
+    """Load the machine code from the cache, else trace the program and start its build (the generic kernel serves
+    until it is in); None where the step cannot be written out (the reason counted in ``algorithm.not_written``)."""
     if MODE == "0":
         algorithm.not_written["RNE_DYNAMICS_WRITTEN=0"] += 1
         return None
@@ -270,13 +215,7 @@ def make(algorithm, robot, fdata, extras, wrenches):
         _native.index(key, name)
         return made
     made.quick_first = len(program.ops) > QUICK_FIRST
-    if len(program.ops) <= PYTHON_LIMIT:
-        hot = made.start if MODE != "python" else (lambda: None)
-        made.single, made.batch, made.fresh = python_functions(
-            python_source(program, outputs, sizes, quaternions, QUATERNION_TOLERANCE, slots), hot, made.served)
-        algorithm.python_served.append(made.served)
-    elif MODE != "python":
-        made.start()  # too large to serve as Python: the generic kernel serves until the machine code is in
+    made.start()
     return made
 
 
@@ -302,7 +241,7 @@ def put(made, module, algorithm, final=True):
 
 def install(made, key, name, source, algorithm, robot, quick=False):
     """Build the C module ``name``, index it under the model's ``key``, then put it in ``made`` and in the held
-    entries of the robot's ``Data`` objects. A failed build is an engine failure (the Python, if any, serves on).
+    entries of the robot's ``Data`` objects. A failed build is an engine failure (the generic kernel serves on).
     ``quick``: the same program built without optimisation as ``name_quick`` (in a third of the time, a few times
     slower a call), not indexed, served until the optimised module is in."""
     if quick:
