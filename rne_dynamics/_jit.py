@@ -166,37 +166,26 @@ def compiled():
                                 for path in cache_directories())
 
 
-def kernel(function):
-    """Mark a numerical kernel: flat numpy arrays in, arrays written in place."""
-    if numba is None:
-        return function
-    return numba.njit(cache=True, nogil=True)(function)
+def _compiled(**options):
+    """A decorator that compiles a function with numba and ``options`` (cached on disk, releasing the interpreter),
+    or leaves it as it is without numba."""
+    def decorate(function):
+        return function if numba is None else numba.njit(cache=True, nogil=True, **options)(function)
+    return decorate
 
 
-def arithmetic_kernel(function):
-    """Like :func:`kernel`, for a kernel that only computes into arrays it is given and calls only helpers and other
-    such kernels (it cannot allocate): compiled without numba's reference counting, whose atomic increments and
-    decrements of the array views that helpers take cost a quarter of a small robot's RNEA and contend between the
-    threads of a batch."""
-    if numba is None:
-        return function
-    return numba.njit(cache=True, nogil=True, _nrt=False)(function)
-
-
-def helper(function):
-    """A kernel called from other kernels and inlined into them: a call would cost more than a small helper's
-    arithmetic, and a reference count on every array it reads from a tuple (an algorithm reading the model)."""
-    if numba is None:
-        return function
-    return numba.njit(cache=True, nogil=True, inline="always")(function)
-
-
-def finite_check(function):
-    """Like :func:`arithmetic_kernel`, for a sum that may be reordered (``fastmath`` reassociation only: NaN and inf
-    keep their meaning), so that the compiler vectorises it."""
-    if numba is None:
-        return function
-    return numba.njit(cache=True, nogil=True, _nrt=False, fastmath={"reassoc"})(function)
+#: A numerical kernel: flat numpy arrays in, arrays written in place.
+kernel = _compiled()
+#: A kernel that only computes into arrays it is given and calls only helpers and other such kernels (it cannot
+#: allocate): compiled without numba's reference counting, whose atomic increments and decrements of the array views
+#: that helpers take cost a quarter of a small robot's RNEA and contend between the threads of a batch.
+arithmetic_kernel = _compiled(_nrt=False)
+#: A kernel called from other kernels and inlined into them: a call would cost more than a small helper's
+#: arithmetic, and a reference count on every array it reads from a tuple (an algorithm reading the model).
+helper = _compiled(inline="always")
+#: An :data:`arithmetic_kernel` whose sum may be reordered (``fastmath`` reassociation only: NaN and inf keep their
+#: meaning), so that the compiler vectorises it.
+finite_check = _compiled(_nrt=False, fastmath={"reassoc"})
 
 
 #: Where :func:`carve` puts an array when it only measures a layout: its offset in the block and its shape.
@@ -206,17 +195,10 @@ Slot = namedtuple("Slot", "offset shape")
 def carve(block, offset, shape):
     """The array of ``shape`` at ``offset`` in the flat ``block``, and the offset after it. With ``block`` None (in
     Python, to measure a layout) the array is its :class:`Slot`."""
-    end = offset + _product(shape)
+    end = offset + math.prod(shape)
     if block is None:
         return Slot(offset, shape), end
     return block[offset:end].reshape(shape), end
-
-
-def _product(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 #: The model's sizes a memory declaration names (fields of :class:`~rne_dynamics.model.buffers.ModelView`).
@@ -361,7 +343,7 @@ def _resolved(expression, scopes):
 def _layout(function):
     """Register a memory's layout function for numba: compiled without reference counting (as numba inlines it,
     a layout of forty arrays costs minutes of compilation), it may only be called from an
-    :func:`arithmetic_kernel`."""
+    :data:`arithmetic_kernel`."""
     if numba is not None:
         def typing(*arguments):
             return function
@@ -384,33 +366,9 @@ def skip_zero(x):
     return x == 0.0 if x.__class__ is not _trace.Value else False
 
 
-def apply(function, head, arguments):
-    """``function(*head, *arguments)``; numba cannot call a compiled function with ``*`` arguments."""
-    return function(*head, *arguments)
-
-
-def all_of(test, arguments):
-    """``test(a)`` holds for every array ``a`` of the tuple ``arguments`` (which may mix shapes and numbers)."""
-    return all(test(a) for a in arguments if hasattr(a, "shape"))
-
-
 def status_of(returned):
     """A step's return value as a status: 0 (success) for a step that returns nothing."""
     return 0 if returned is None else returned
-
-
-def last_sizes(arguments):
-    """The last dimension of each array of the tuple ``arguments`` (numbers skipped), as a tuple of integers."""
-    return tuple(a.shape[-1] for a in arguments if hasattr(a, "shape"))
-
-
-def _generated(arguments, body, namespace=None):
-    """A function ``impl(arguments)`` whose ``return`` expression is ``body`` (source text, with the globals
-    ``namespace``), compiled by numba in the caller: how one definition serves tuples of any length and element
-    types."""
-    namespace = dict(namespace or {})
-    exec(f"def impl({arguments}):\n    return {body}\n", namespace)
-    return namespace["impl"]
 
 
 if numba is not None:
@@ -436,31 +394,17 @@ if numba is not None:
 
     @overload(carve, inline="always")
     def _carve(block, offset, shape):
+        # the size spelled out for the shape's length: a product of constants once compiled
         size = " * ".join(f"shape[{k}]" for k in range(len(shape)))
-        return _generated("block, offset, shape", f"_array_at(block, offset, shape), offset + {size}",
-                          {"_array_at": _array_at})
+        namespace = {"_array_at": _array_at}
+        exec(f"def carve(block, offset, shape):\n    return _array_at(block, offset, shape), offset + {size}\n",
+             namespace)
+        return namespace["carve"]
 
     @overload(skip_zero, inline="always")
     def _skip_zero(x):
         return lambda x: x == 0.0
 
-    @overload(apply, inline="always")
-    def _apply(function, head, arguments):
-        return _generated("function, head, arguments", "function(" + "".join(
-            [f"head[{k}], " for k in range(len(head))] + [f"arguments[{k}], " for k in range(len(arguments))]) + ")")
-
-    def _arrays(arguments):
-        return [k for k, a in enumerate(arguments) if isinstance(a, numba.types.Array)]
-
-    @overload(all_of, inline="always")
-    def _all_of(test, arguments):
-        return _generated("test, arguments", " and ".join(f"test(arguments[{k}])" for k in _arrays(arguments))
-                          or "True")
-
     @overload(status_of, inline="always")
     def _status_of(returned):
-        return _generated("returned", "0" if returned is numba.types.none else "returned")
-
-    @overload(last_sizes, inline="always")
-    def _last_sizes(arguments):
-        return _generated("arguments", "(" + "".join(f"arguments[{k}].shape[-1], " for k in _arrays(arguments)) + ")")
+        return (lambda returned: 0) if returned is numba.types.none else (lambda returned: returned)

@@ -251,19 +251,16 @@ def path_of(name):
 def load(name):
     """The built module ``name`` from the cache, or None. ``name`` is a program's module, or a model's key that
     :func:`index` made name one."""
-    path = path_of(name)
-    if not os.path.exists(path):
+    if not os.path.exists(path_of(name)):
         try:
             with open(index_path(name)) as f:
-                path = path_of(f.read().strip())
+                name = f.read().strip()
         except OSError:
             return None
-        if not os.path.exists(path):
+        if not os.path.exists(path_of(name)):
             return None
-    module_name = os.path.basename(path)[:-len(sysconfig.get_config_var("EXT_SUFFIX"))]
-    loader = importlib.machinery.ExtensionFileLoader(module_name, path)
-    spec = importlib.util.spec_from_file_location(module_name, path, loader=loader)
-    module = importlib.util.module_from_spec(spec)
+    loader = importlib.machinery.ExtensionFileLoader(name, path_of(name))
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(name, loader))
     loader.exec_module(module)
     return module
 
@@ -324,7 +321,7 @@ def build(name, source, waited_for=None, key=None, optimise=True):
     of its own session, so the build finishes and is cached when its caller ends first), indexed under the model's
     ``key`` if given (:func:`index`, written first: a process that finds the index before the module builds nothing
     more); wait for it and raise ``RuntimeError`` with the compiler's message. ``waited_for``: an event a caller sets
-    (:func:`hurry`) when it waits for the module: the build then runs at once rather than behind the other builds of
+    when it waits for the module: the build then runs at once rather than behind the other builds of
     the machine. ``optimise=False``: at ``-O0`` (:data:`QUICK_FIRST`)."""
     folder = cache_folder()  # now: the cache may be another when the build ends
     os.makedirs(folder, exist_ok=True)
@@ -366,12 +363,6 @@ def started(waited_for):
     finally:
         if turn:
             _builders.release()
-
-
-def hurry(waited_for):
-    """Set the event ``waited_for`` of a build (:func:`build`): a caller waits for it, and it runs at once if it is
-    queued."""
-    waited_for.set()
 
 
 def write_atomically(path, text):

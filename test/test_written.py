@@ -48,7 +48,7 @@ def inputs(algorithm, robot, rng, gravity=None):
 
 def generic(algorithm, robot, arguments):
     """The generic kernel's results (one state's block up to its results)."""
-    _, results, size, _, _ = algorithm.slots(robot)
+    _, results, size, _ = algorithm.slots(robot)
     block = np.full(size, np.nan)
     assert algorithm.generic(robot.fdata, robot.idata, block, *arguments) == OK  # its Python until numba has it
     return block[:results]
@@ -245,7 +245,7 @@ def test_a_build_a_caller_waits_for_does_not_queue_behind_the_others(tmp_path, m
         builder.start()
         builder.join(3.0)
         assert builder.is_alive() and _native.load("queued_00000000_0") is None  # queued
-        _native.hurry(waited_for)
+        waited_for.set()
         builder.join(60.0)
         assert not builder.is_alive()
     finally:
@@ -428,7 +428,7 @@ def test_a_program_that_an_edit_leaves_as_it_was_is_not_built_again(tmp_path, mo
     folder = tmp_path / "native"
     built, (old_index,) = sorted(folder.glob("*_program_*")), list(folder.glob("*.program"))
     program = old_index.read_text()
-    monkeypatch.setattr(written, "_stamp", _native.digest("an edited comment"))
+    monkeypatch.setattr(written, "sources_stamp", lambda: _native.digest("an edited comment"))
     monkeypatch.setattr(_native, "build", lambda name, source: pytest.fail(f"{name} was built again"))
     assert written.written(aba.ACCELERATIONS, rd.load_urdf(rd.bundled_robot_path())).native
     (new_index,) = list(folder.glob("*.program"))

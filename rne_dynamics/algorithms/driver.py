@@ -28,8 +28,8 @@ import os
 import numpy as np
 
 from .._compile import machine_code
-from .._jit import (BAD_SHAPE, NOT_FINITE, NOT_UNIT, OK, OVERFLOW, SINGULAR, Slot, all_of, apply,
-                    arithmetic_kernel, carve, helper, last_sizes, numba, status_of)
+from .._jit import (BAD_SHAPE, NOT_FINITE, NOT_UNIT, OK, OVERFLOW, SINGULAR, Slot, arithmetic_kernel, carve, helper,
+                    numba, status_of)
 from .._trace import traceable
 from .._tuning import BUILD_WAIT, LONG_BATCH, PIECES, THREAD_ROWS, WARM
 from ..errors import SingularMassMatrixError
@@ -60,39 +60,27 @@ def environment_parts(environment):
     return f_ext, environment[:3]
 
 
-@helper
-def state_status(m, arguments, tangents):
-    """:data:`OK`, or what is wrong with one state's arguments: ``q`` (``nq``), then ``tangents`` vectors (``nv``),
-    then those of the parameters that belong to the state (the external wrenches; the others are checked by the
-    caller)."""
-    sizes = last_sizes(arguments)
-    if sizes[0] != m.nq or arguments[0].ndim != 1:  # (a batch reaches here only uncompiled, without numba's types)
-        return BAD_SHAPE
-    for k in range(1, tangents + 1):
-        if sizes[k] != m.nv:
-            return BAD_SHAPE
-    if not all_of(all_finite, arguments):
-        return NOT_FINITE
-    if not unit_quaternions(m, arguments[0], QUATERNION_TOLERANCE):
-        return NOT_UNIT
-    return OK
-
-
-#: The compiled entry of every algorithm, made for each with its step, layout and explicit arguments: numba's
+#: The compiled entry of every algorithm, written out for each with its step, layout and explicit arguments: numba's
 #: ``*arguments`` would cost a fifth of a small robot's call, and a closure over the step would miss numba's disk
-#: cache in every new process (its key pickles the closure's cells). A batch calls it per state
-#: (:meth:`Algorithm.generic_batch`): a compiled batch entry would double numba's time for each algorithm.
+#: cache in every new process (its key pickles the closure's cells). It checks the state's sizes (``q``: ``nq``, the
+#: tangent vectors: ``nv``; a batch reaches here only uncompiled, without numba's types), finiteness (the state's
+#: arrays; the other parameters were checked by the caller) and unit quaternions, runs the step and checks that its
+#: results are finite. A batch calls it per state (:meth:`Algorithm.generic_batch`): a compiled batch entry would
+#: double numba's time for each algorithm.
 ENTRY = """
 def single_{name}(fdata, idata, block, {inputs}):
     {unpack}
-    arguments = ({arguments},)
     m = model_view_inline(fdata, idata)
-    status = state_status(m, ({state},), {tangents})
-    if status == OK:
-        w, results, _ = layout(block, m)
-        status = status_of(apply(step, (m, w), arguments))
-        if status == OK and not all_finite(block[:results]):
-            status = OVERFLOW
+    if {q}.ndim != 1 or {sizes}:
+        return BAD_SHAPE
+    if not ({finite}):
+        return NOT_FINITE
+    if not unit_quaternions(m, {q}, QUATERNION_TOLERANCE):
+        return NOT_UNIT
+    w, results, _ = layout(block, m)
+    status = status_of(step(m, w, {arguments}))
+    if status == OK and not all_finite(block[:results]):
+        return OVERFLOW
     return status
 """
 
@@ -107,11 +95,14 @@ def entry_point(step, layout, arguments, tangents, per_state):
         at = arguments.index("f_ext")
         inputs = arguments[:at] + ("environment",) + arguments[at + 2:]
         unpack, state = "f_ext, gravity = environment_parts(environment)", inputs[:at + 1]
-    namespace = dict(__name__=__name__, OK=OK, OVERFLOW=OVERFLOW, all_finite=all_finite, apply=apply,
-                     model_view_inline=model_view_inline, state_status=state_status, status_of=status_of,
+    sizes = " or ".join([f"{arguments[0]}.shape[0] != m.nq"] + [f"{t}.shape[-1] != m.nv"
+                                                                  for t in arguments[1:tangents + 1]])
+    namespace = dict(__name__=__name__, OK=OK, BAD_SHAPE=BAD_SHAPE, NOT_FINITE=NOT_FINITE, NOT_UNIT=NOT_UNIT,
+                     OVERFLOW=OVERFLOW, QUATERNION_TOLERANCE=QUATERNION_TOLERANCE, all_finite=all_finite,
+                     model_view_inline=model_view_inline, unit_quaternions=unit_quaternions, status_of=status_of,
                      environment_parts=environment_parts, step=step, layout=layout)
-    source = ENTRY.format(name=name, inputs=", ".join(inputs), unpack=unpack, arguments=", ".join(arguments),
-                          state=", ".join(state), tangents=tangents)
+    source = ENTRY.format(name=name, inputs=", ".join(inputs), unpack=unpack, q=arguments[0], sizes=sizes,
+                          finite=" and ".join(f"all_finite({x})" for x in state), arguments=", ".join(arguments))
     exec(compile(source, __file__, "exec"), namespace)
     return arithmetic_kernel(namespace[f"single_{name}"])
 
@@ -194,11 +185,9 @@ def engine_report():
     since the process started; only states computed without error are counted."""
     report = {}
     for algorithm in ALGORITHMS:
-        held = algorithm.held_generic_states
-        generic = collections.Counter({GENERIC_MACHINE_CODE if numba is not None else GENERIC_PYTHON: held})
-        states = {MACHINE_CODE: sum(module.served() for module in algorithm.native_modules.values()),
-                  **(generic + algorithm.generic_runs)}
-        states = {engine: n for engine, n in states.items() if n}
+        held, served = algorithm.held_generic_states, sum(m.served() for m in algorithm.native_modules.values())
+        engine = GENERIC_MACHINE_CODE if numba is not None else GENERIC_PYTHON
+        states = dict(collections.Counter({MACHINE_CODE: served, engine: held}) + algorithm.generic_runs)  # (only > 0)
         fallbacks = dict(algorithm.fallbacks + collections.Counter({NOT_WRITTEN: held}))
         if states or algorithm.not_written or algorithm.failures:
             report[algorithm.name] = {"states": states, "fallbacks": fallbacks,
@@ -356,7 +345,7 @@ class Algorithm:
         # the written code takes the body wrenches after gravity, flat; its statuses but a guard's need no generic run
         inputs = (*state, *g, np.ascontiguousarray(f_ext[0]).reshape(max(batch, 1), -1)) if wrenches else (*state, *g)
         if batch:
-            slots, results, size, _, _ = self.slots(robot)
+            slots, results, size, _ = self.slots(robot)
             out = memory(robot, data, (self, "batch"), (batch, results))
             status, row = in_threads(written_rows(code.batch, out, inputs), batch) if code is not None else (None, 0)
             if status not in EXPLAINED:  # the generic kernel, which also says what is wrong
@@ -390,7 +379,7 @@ class Algorithm:
             held = data.held.get(self)
             if held is not None:
                 return held
-        _, _, _, make, size = self.slots(robot)
+        _, _, size, make = self.slots(robot)
         block = np.empty(size)
         # the written code for a held call (an algorithm with extras: its written code is by them; an allocating
         # call takes only the memory from here)
@@ -443,13 +432,13 @@ class Algorithm:
         return in_threads(rows, len(out)) if self.ready else rows(0, len(out))
 
     def slots(self, robot):
-        """``(result slots, end of results, size, result maker, size)`` of this algorithm's memory for ``robot``,
+        """``(result slots, end of results, size, result maker)`` of this algorithm's memory for ``robot``,
         measured once; the maker (:func:`result_maker`) makes the result of one state's block."""
         shape = robot.engines.workspace_shapes.get(self)
         if shape is None:
             w, results, size = self.layout(None, traceable(model_view)(robot.fdata, robot.idata))  # Python: no compile
             slots = tuple(s for s in w if isinstance(s, Slot) and s.offset + int(np.prod(s.shape)) <= results)
-            shape = robot.engines.workspace_shapes[self] = (slots, results, size, result_maker(self.result, slots), size)
+            shape = robot.engines.workspace_shapes[self] = (slots, results, size, result_maker(self.result, slots))
         return shape
 
     def error(self, robot, status, state, where):

@@ -121,7 +121,7 @@ def _constraints(robot, cuts, q, qd=None):
     if cuts is _robot_cuts.get(robot):
         c = CONSTRAINTS.run(robot, None, state, extras=(cuts.table,))
     else:
-        _, _, size, make, _ = CONSTRAINTS.slots(robot)
+        _, _, size, make = CONSTRAINTS.slots(robot)
         block = np.empty(size)
         status = CONSTRAINTS.generic(robot.fdata, robot.idata, block, *state, cuts.table)
         if status != OK:

@@ -12,6 +12,7 @@ The written code takes the standard inputs of the driver's one-state entry (the 
 no external wrenches, no per-call parameters such as a link); any state it cannot serve (a guard of the trace, a
 non-finite number, a bad size) returns a non-zero status and the generic kernel runs it and explains.
 """
+import functools
 import math
 import sys
 import logging
@@ -22,7 +23,7 @@ import time
 import numpy as np
 
 from .. import _jit, _native, _trace, _tuning
-from .._jit import BAD_SHAPE, GUARD, NOT_FINITE, NOT_UNIT, OK, OVERFLOW
+from .._jit import OK
 from .._trace import Untraceable, trace, traceable
 from .._tuning import QUICK_FIRST, STRICT, VARIANTS
 from ..model.data import Held
@@ -50,17 +51,13 @@ def engine_failure(algorithm, message):
     if STRICT:
         raise EngineFailure(f"{algorithm.name}: {message}")
 
-_stamp = None
 
-
+@functools.cache
 def sources_stamp():
     """The hash of the kernel sources (:func:`rne_dynamics._jit._sources_hash`) and of the tracer and writers,
     computed once per process."""
-    global _stamp
-    if _stamp is None:
-        writers = [open(module.__file__, "rb").read() for module in (_trace, _native, _tuning, sys.modules[__name__])]
-        _stamp = _native.digest(_jit._sources_hash(), *writers)
-    return _stamp
+    writers = [open(module.__file__, "rb").read() for module in (_trace, _native, _tuning, sys.modules[__name__])]
+    return _native.digest(_jit._sources_hash(), *writers)
 
 
 class Written:
@@ -93,7 +90,7 @@ class Written:
         """Build the machine code if it is not built yet and wait for its optimised module (at most ``timeout``
         seconds); returns whether machine code is in use."""
         if not self.final:
-            _native.hurry(self.waited_for)
+            self.waited_for.set()
             self.start()
             end = None if timeout is None else time.monotonic() + timeout
             for builder in self._builders:
