@@ -1,11 +1,12 @@
-"""Memory declared as data (``rne_dynamics._jit.memory``): the layout made from a declaration puts every array
+"""Memory declared as data (``rne_dynamics.model.memory``): the layout made from a declaration puts every array
 where the sizes say, nested memories by name with sizes of their own, and refuses a declaration naming what the
 model has not."""
 import numpy as np
 import pytest
 
 from rne_dynamics import InverseDynamicsResult
-from rne_dynamics._jit import Slot, memory
+from rne_dynamics._jit import Slot
+from rne_dynamics.model.memory import memory
 from rne_dynamics.algorithms.rnea import inverse_dynamics_memory
 from rne_dynamics.model.buffers import ModelView
 

@@ -22,7 +22,8 @@ its column, or ``<= 1e-12`` times the largest diagonal entry of ``M``.
 """
 import numpy as np
 
-from .._jit import arithmetic_kernel, carve, helper, memory, skip_zero
+from .._jit import arithmetic_kernel, carve, helper, skip_zero
+from ..model.memory import memory
 from .crba import composite_rigid_body, crba_workspace
 from ..errors import StateError
 from ..model.drive import drive_friction, drive_torque, drive_torques_add

@@ -17,7 +17,8 @@ The columns of one body pair by the first line both ways round, as Pinocchio's a
 coordinates (free-flyer, planar, spherical). Mimic joints map into ``v`` as in :mod:`~rne_dynamics.algorithms.crba`
 (``C = J^T C_columns J``). Drives add nothing: their inertia is constant.
 """
-from .._jit import arithmetic_kernel, memory
+from .._jit import arithmetic_kernel
+from ..model.memory import memory
 from ..model.joints import S_times_add
 from ..model.spatial import (add_scaled, cross_force_add, cross_motion_add, dot6, matrix_times, motion_to_parent,
                              rigid_inertia_matrix, rigid_inertia_to_parent)

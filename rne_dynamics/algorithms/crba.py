@@ -11,7 +11,8 @@ its source's coordinate, so ``M = J^T M_columns J`` with ``J[column, coordinate]
 is added, scaled, into its coordinates' cell (both cells of an off-diagonal pair, as the pair appears twice in the
 symmetric ``M_columns``). The rotor inertia of each drive (armature) adds to the diagonal.
 """
-from .._jit import arithmetic_kernel, helper, memory
+from .._jit import arithmetic_kernel, helper
+from ..model.memory import memory
 from .driver import Algorithm
 from .kinematics import world_poses
 from ..model.drive import rotor_inertia_add

@@ -44,7 +44,8 @@ row. External wrenches are fixed in their bodies, so they only turn with them. T
 :func:`~rne_dynamics.model.drive.drive_torques_add` add ``armature`` to ``dtau/dqdd`` and ``damping`` plus the smooth
 Coulomb law's slope to ``dtau/dqd``; ``sign(qd)`` has zero derivative wherever ``qd != 0`` (undefined at 0, taken as 0).
 """
-from .._jit import arithmetic_kernel, helper, memory
+from .._jit import arithmetic_kernel, helper
+from ..model.memory import memory
 from .aba import forward, forward_workspace, tree_cholesky, tree_solve
 from .driver import OK, SINGULAR, Algorithm
 from .kinematics import world_poses

@@ -9,7 +9,8 @@ Drive friction (URDF ``<dynamics damping friction>``, :meth:`Robot.with_drive`) 
 full joint torque is ``tau = M(q) qdd + bias_torques(q, qd) + damping qd + friction sign(qd)``, with the rotor
 inertia (armature) inside ``M``; this is what :func:`rne_dynamics.inverse_dynamics` returns.
 """
-from .._jit import helper, memory
+from .._jit import helper
+from ..model.memory import memory
 from ..model.joints import S_transpose_times_add, X_up
 from ..model.spatial import base_acceleration, cross
 from .driver import Algorithm

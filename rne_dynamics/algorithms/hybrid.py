@@ -14,7 +14,8 @@ known. Its force comes last, ``tau_j = S_j^T f_i`` from the joint wrench ``f_i =
 """
 import numpy as np
 
-from .._jit import helper, memory
+from .._jit import helper
+from ..model.memory import memory
 from ..errors import StateError
 from .aba import aba_workspace, articulated_body
 from .crba import mass_matrix

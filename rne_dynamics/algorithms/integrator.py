@@ -21,7 +21,8 @@ Magnus expansion. On one-coordinate joints both are the classical RK4.
 import numpy as np
 
 from .._compile import called_from_python
-from .._jit import arithmetic_kernel, helper, memory
+from .._jit import arithmetic_kernel, helper
+from ..model.memory import memory
 from ..model.configuration import dexp_inverse, integrate_configuration
 from ..model.buffers import model_view_inline
 

@@ -24,7 +24,8 @@ adds into column ``col_v[c]`` scaled by ``col_mult[c]``; a floating base has its
 """
 
 
-from .._jit import helper, memory
+from .._jit import helper
+from ..model.memory import memory
 from ..errors import ModelError, StateError
 from ..model.joints import X_up
 from ..model.spatial import (add_scaled, cross, cross_motion_add, inertia_times, motion_shift, motion_to_child,

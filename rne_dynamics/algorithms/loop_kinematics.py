@@ -15,7 +15,8 @@ import math
 
 import numpy as np
 
-from .._jit import arithmetic_kernel, helper, memory
+from .._jit import arithmetic_kernel, helper
+from ..model.memory import memory
 from ..model.spatial import cross
 from .driver import OK, Algorithm
 from .kinematics import world_motion

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._jit import arithmetic_kernel, helper, memory
+from .._jit import arithmetic_kernel, helper
+from ..model.memory import memory
 from .configuration import random_configuration
 from .driver import Algorithm
 from ..model.joints import S_transpose_times_add

@@ -4,7 +4,8 @@ Gravity enters as a fictitious acceleration of the fixed base, ``a_0 = -g`` (RBD
 propagates velocities ``v`` and accelerations ``a``; the backward pass accumulates the joint wrenches ``f``, each
 the wrench exerted on a body by its parent across its joint, in the body (joint) frame about the joint origin.
 """
-from .._jit import arithmetic_kernel, helper, memory
+from .._jit import arithmetic_kernel, helper
+from ..model.memory import memory
 from .driver import Algorithm
 from .inputs import NO_WRENCHES
 from ..model.drive import drive_torques_add

@@ -48,7 +48,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._jit import helper, memory
+from .._jit import helper
+from ..model.memory import memory
 from .aba import ACCELERATIONS, cholesky_solve, forward, forward_workspace
 from .crba import composite_rigid_body, crba_workspace
 from .driver import OK, SINGULAR, Algorithm

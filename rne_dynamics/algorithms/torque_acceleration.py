@@ -27,7 +27,8 @@ Mimic bodies and a floating base as in the torque rate; the terms up to ``ad_i``
 (:func:`~rne_dynamics.model.drive.drive_rates_add`); Coulomb friction is constant wherever ``qd != 0`` and adds
 nothing.
 """
-from .._jit import arithmetic_kernel, memory
+from .._jit import arithmetic_kernel
+from ..model.memory import memory
 from ..model.drive import drive_rates_add
 from ..model.joints import S_times_add, S_transpose_times_add
 from ..model.spatial import (add_scaled, base_acceleration, cross_force_add, cross_motion_add, force_to_parent_add,

@@ -22,7 +22,8 @@ in :func:`~rne_dynamics.algorithms.rnea.newton_euler` (``S_times_add``, ``S_tran
 ``armature qddd + damping qdd`` (:func:`~rne_dynamics.model.drive.drive_rates_add`); Coulomb friction ``sign(qd)``
 is constant wherever ``qd != 0`` and adds nothing.
 """
-from .._jit import arithmetic_kernel, helper, memory
+from .._jit import arithmetic_kernel, helper
+from ..model.memory import memory
 from ..model.drive import drive_rates_add
 from ..model.joints import S_times_add, S_transpose_times_add, X_up
 from ..model.spatial import (add_scaled, base_acceleration, cross_force_add, cross_motion_add, force_to_parent_add,
