@@ -395,9 +395,13 @@ def main(argv=None):
         for name, after in by_action.items()))
     print(f"the driver itself fell more than 5 ms behind {result['driver_stalls']} times; "
           f"{result['dropped_in_driver_catch_up']} of the drops were messages it then sent back to back")
-    print(f"machine: load average {load_before[0]:.2f} before, {load_after[0]:.2f} after (1 min); other processes "
-          f"used {result['other_processes_cpu_percent']:.0f}% of a core during the run (2 cores: "
-          f"{'busy' if result['other_processes_cpu_percent'] > 20 else 'quiet'})")
+    others = result["other_processes_cpu_percent"]
+    print(f"machine: load average {load_before[0]:.2f} before, {load_after[0]:.2f} after (1 min); " + (
+        f"other processes used {others:.0f}% of a core during the run ({os.cpu_count()} cores: "
+        f"{'busy' if others > 20 else 'quiet'})" if others > -5 else
+        # seen on a VM whose /proc/stat counts less busy time than its processes' own counters
+        f"other processes: unknown (this machine's /proc/stat counted {-others:.0f}% of a core less than the "
+        "soak's own processes)"))
     run = result["whole_run"]
     print(f"whole run with warm-up: sent {run['sent']}, the node computed {run['node_inputs']} and rejected "
           f"{run['node_rejected']} (lost before it: {run['sent'] - run['node_inputs'] - run['node_rejected']}), "
