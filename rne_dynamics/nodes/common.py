@@ -89,6 +89,35 @@ def build(node_class, specs, values, changes, text, source, good, machine_code=F
     return description, model
 
 
+class Publishers:
+    """The publishers of one message type on ``node``, by topic, shared by the models that use them: a model's are
+    made (:meth:`acquire`) off the executor before its swap and let go (:meth:`release`, also off the executor) when
+    another replaces it; the last release destroys one."""
+
+    def __init__(self, node, msg_type):
+        self.node, self.msg_type = node, msg_type
+        self.users = {}  # topic -> [publisher, number of models holding it]
+        self.lock = threading.Lock()
+
+    def acquire(self, topics):
+        """The publishers of ``topics`` (a list), made where missing."""
+        with self.lock:
+            for topic in topics:
+                entry = self.users.get(topic)
+                if entry is None:
+                    entry = self.users[topic] = [self.node.create_output(self.msg_type, topic), 0]
+                entry[1] += 1
+            return [self.users[topic][0] for topic in topics]
+
+    def release(self, topics):
+        with self.lock:
+            for topic in topics:
+                entry = self.users[topic]
+                entry[1] -= 1
+                if entry[1] == 0:
+                    self.node.destroy_publisher(self.users.pop(topic)[0])
+
+
 class DynamicsNode(Node):
     """Base of the dynamics nodes: parameters, the robot model, ``/robot_description``, services, diagnostics.
 

@@ -11,7 +11,6 @@ publish).
 """
 import math
 import re
-import threading
 import time
 
 import numpy as np
@@ -21,6 +20,7 @@ from std_msgs.msg import Float64MultiArray
 from visualization_msgs.msg import MarkerArray
 
 from ..errors import ModelError
+from .common import Publishers
 from .markers import LoadMarkers, deleting_all
 from .messages import doubles, set_vectors
 from .parameters import BOOL, DOUBLE, STRINGS, Spec
@@ -60,35 +60,6 @@ def fill_wrench(message, stamp, wrench):
     message.header.stamp = stamp
     set_vectors(message.wrench.force, message.wrench.torque, wrench)
     return message
-
-
-class Publishers:
-    """The publishers of one message type on ``node``, by topic, shared by the models that use them: a model's are
-    made (:meth:`acquire`) off the executor before its swap and let go (:meth:`release`, also off the executor) when
-    another replaces it; the last release destroys one."""
-
-    def __init__(self, node, msg_type):
-        self.node, self.msg_type = node, msg_type
-        self.users = {}  # topic -> [publisher, number of models holding it]
-        self.lock = threading.Lock()
-
-    def acquire(self, topics):
-        """The publishers of ``topics`` (a list), made where missing."""
-        with self.lock:
-            for topic in topics:
-                entry = self.users.get(topic)
-                if entry is None:
-                    entry = self.users[topic] = [self.node.create_output(self.msg_type, topic), 0]
-                entry[1] += 1
-            return [self.users[topic][0] for topic in topics]
-
-    def release(self, topics):
-        with self.lock:
-            for topic in topics:
-                entry = self.users[topic]
-                entry[1] -= 1
-                if entry[1] == 0:
-                    self.node.destroy_publisher(self.users.pop(topic)[0])
 
 
 class Messages:
