@@ -71,7 +71,7 @@ COMPILER = os.environ.get("CC", "cc")
 
 def cache_root():
     """``RNE_DYNAMICS_CACHE``, default ``~/.cache/rne_dynamics``: the one folder of what is built, each named by the
-    digest of its sources (``native/``: the written codes' C modules and their compiler slots; ``numba/``: numba's
-    kernels, ``kernels-STAMP/``). Read at each use: a C build's when it starts, a numba kernel's when it is made (at
-    import)."""
+    digest of its sources (``native/``: the written codes' C modules, their indexes and compiler slots, shared by every
+    version of the sources and pruned by age, :data:`UNUSED_DAYS`; ``numba/``: numba's kernels, ``kernels-STAMP/``).
+    Read at each use: a C build's when it starts, a numba kernel's when it is made (at import)."""
     return os.environ.get("RNE_DYNAMICS_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "rne_dynamics")

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 # first: it skips the module where rclpy is missing
-from ros_harness import Harness, harness_fixture, pendulum_urdf
+from ros_harness import Harness, harness_fixture, pendulum_urdf, wait_for_count
 
+from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
@@ -165,3 +166,26 @@ def test_the_forward_nodes_new_model_is_prepared_off_the_executor_and_swapped_in
         assert on_executor == [], on_executor
     finally:
         h.close()
+
+
+def test_publish_wrenches_makes_and_destroys_its_publishers_off_the_executor(harness_factory, monkeypatch):
+    """Set on, ``publish_wrenches`` comes with a model whose ``~/joint_wrenches/<joint>`` publishers are made on the
+    model worker's thread, and the next joint state's wrenches are the library's; set off, the publishers are
+    destroyed there too: the executor's thread makes and destroys none."""
+    h = harness_factory(robot_description=DEFAULT_ROBOT, **QUIET)
+    made = recording(monkeypatch, h.node)
+    assert h.set_parameters(Parameter("publish_wrenches", value=True)).successful
+    wrenches = h.collect(WrenchStamped, "/inverse_dynamics/joint_wrenches/elbow_joint")
+    assert h.spin_until(lambda: h.node.outputs.messages.wrenches_on)  # made, then swapped in
+    q, qd = np.linspace(-0.6, 0.6, 6), np.linspace(0.4, -0.4, 6)
+    h.publish(JointState, "/joint_states", joint_state(q, qd, 1))
+    msg = wait_for_count(h, wrenches, 1)
+    expected = rd.inverse_dynamics(ARM, q, qd, np.zeros(6)).joint_wrenches[ARM.joint_names.index("elbow_joint")]
+    received = [msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z,
+                msg.wrench.torque.x, msg.wrench.torque.y, msg.wrench.torque.z]
+    np.testing.assert_allclose(received, expected, **EXACT)
+    assert h.set_parameters(Parameter("publish_wrenches", value=False)).successful
+    assert h.spin_until(lambda: h.probe.count_publishers("/inverse_dynamics/joint_wrenches/elbow_joint") == 0)
+    assert {"publisher", "publisher destroyed"} <= {what for what, _ in made}, made
+    on_executor = [what for what, thread in made if thread is threading.main_thread()]
+    assert on_executor == [], on_executor

@@ -218,6 +218,18 @@ class DynamicsNode(Node):
         that the next joint state need not wait for (the old model's publishers destroyed)."""
         self._builder.submit(function, *arguments)
 
+    def beside_then(self, make, install):
+        """``install(make())``: ``make()`` on the model worker's thread, after the builds queued there, and
+        ``install`` with its result on the executor's, between two messages, as a model's swap (a parameter's
+        publishers made off the executor)."""
+        self._builder.submit(lambda: self._hand_over(partial(install, make())))
+
+    def _hand_over(self, outcome):
+        """Have the executor's thread run ``outcome()`` (from the worker's)."""
+        with self._outcomes_lock:
+            self._outcomes.append(outcome)
+        self._install_guard.trigger()
+
     def build_elsewhere(self, *arguments):
         """:func:`build` in the builder process (:mod:`.builder`: an interpreter of its own, so the parsing and
         building never hold the one the joint-state callbacks run in)."""
@@ -254,9 +266,7 @@ class DynamicsNode(Node):
             else:
                 self._good_values, self._good_description = values, description or self._good_description
                 outcome = partial(self._built, description, model, prepared, set(changes), text is not None, reply)
-            with self._outcomes_lock:
-                self._outcomes.append(outcome)
-            self._install_guard.trigger()
+            self._hand_over(outcome)
         self._builder.submit(build_on_worker)
 
     def _take_outcomes(self):

@@ -6,12 +6,13 @@ and velocity), with a closed chain's ``~/loop_wrenches/<loop>``. Then ``~/gravit
 subscribes to them (every publish costs CPU time at 1 kHz; a new subscriber is noticed within
 :data:`LISTENERS_REFRESH`). A joint or loop name that is not a valid ROS name token has its other characters
 replaced by ``_`` in its topic. The messages are built once per model, with the model's publishers, on the model
-worker's thread before its swap (:meth:`JointStateOutputs.prepare`), and refilled per input (rclpy serialises on
-publish).
+worker's thread before its swap (:meth:`JointStateOutputs.prepare`; again there when ``publish_wrenches`` is set), and
+refilled per input (rclpy serialises on publish).
 """
 import math
 import re
 import time
+from functools import partial
 
 import numpy as np
 from geometry_msgs.msg import WrenchStamped
@@ -125,10 +126,18 @@ class JointStateOutputs:
             self.parameters_changed({"publish_wrenches"}, model)
 
     def parameters_changed(self, names, model):
-        if "publish_wrenches" in names and model is not None:
-            self.configure(model, model, self.prepare(model))
+        if "publish_wrenches" in names and model is not None:  # its publishers made off the executor
+            self.node.beside_then(partial(self.prepare, model), partial(self.rewire, model))
         if names & {"publish_markers", "marker_rate_hz"}:
             self.read_marker_parameters()
+
+    def rewire(self, model, messages):
+        """Serve ``model`` with the ``messages`` prepared for a new ``publish_wrenches``, if it is still in service
+        (else the model that replaced it came with messages of its own)."""
+        if self.node.model is model:
+            self.configure(model, model, messages)
+        else:
+            self.node.beside(messages.release)
 
     def read_marker_parameters(self):
         self.publish_markers = self.node.get_parameter("publish_markers").value
