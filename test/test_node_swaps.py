@@ -21,6 +21,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 import rne_dynamics as rd
 from rne_dynamics.algorithms import written
+from rne_dynamics.algorithms.simulate import step
 from rne_dynamics.nodes import builder
 from rne_dynamics.nodes.forward_dynamics_node import ForwardDynamicsNode
 from rne_dynamics.nodes.inverse_dynamics_node import InverseDynamicsNode
@@ -52,6 +53,10 @@ def recording(monkeypatch, node):
     monkeypatch.setattr(node, "destroy_publisher", recorded(made, "publisher destroyed", node.destroy_publisher))
     monkeypatch.setattr(written, "make", recorded(made, "written code", written.make))
     return made
+
+
+def stamp_ns(msg):
+    return msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
 
 
 def joint_state(q, qd, sec):
@@ -189,3 +194,30 @@ def test_publish_wrenches_makes_and_destroys_its_publishers_off_the_executor(har
     assert {"publisher", "publisher destroyed"} <= {what for what, _ in made}, made
     on_executor = [what for what, thread in made if thread is threading.main_thread()]
     assert on_executor == [], on_executor
+
+
+def test_a_new_rate_keeps_the_simulations_publisher_and_steps_at_its_period(monkeypatch):
+    """``rate_hz`` set on the simulating forward node: a new timer and clock, the ``/joint_states`` publisher kept
+    (none made or destroyed on the executor: a millisecond or more each); the states then go on one step of the new
+    period apart, the library's steps."""
+    h = Harness(ForwardDynamicsNode, robot_description=pendulum_urdf("pendulum", -3, 3, 5), simulate=True,
+                rate_hz=100.0, initial_positions=[1.0])
+    try:
+        publisher = h.node.joint_states_publisher
+        states = h.collect(JointState, "/joint_states", qos=1000)
+        made = recording(monkeypatch, h.node)
+        assert h.set_parameters(Parameter("rate_hz", value=200.0)).successful
+        h.spin_for(0.5)
+        assert h.node.joint_states_publisher is publisher
+        assert not [what for what, _ in made if what.startswith("publisher")], made
+        robot, period = h.node.model.robot, 5_000_000
+        for a, b in zip(states[-6:], states[-5:]):
+            elapsed = stamp_ns(b) - stamp_ns(a)
+            assert elapsed > 0 and elapsed % period == 0, elapsed
+            q, qd = np.array(a.position), np.array(a.velocity)
+            for _ in range(elapsed // period):
+                q, qd = step(robot, q, qd, np.zeros(1), 1e-9 * period)
+            np.testing.assert_allclose(b.position, q, **EXACT)
+            np.testing.assert_allclose(b.velocity, qd, **EXACT)
+    finally:
+        h.close()

@@ -511,23 +511,28 @@ class ForwardDynamicsNode(DynamicsNode):
         self.outputs.odometry_publisher.publish(msg)
 
     def configure_mode(self):
-        """Subscribe ``/joint_states``, or (simulating) publish it from a timer at ``rate_hz``."""
-        for handle, destroy in ((self.joint_states_subscription, self.destroy_subscription),
-                                (self.joint_states_publisher, self.destroy_publisher),
-                                (self.step_timer, self.destroy_timer)):
-            if handle is not None:
-                destroy(handle)
-        self.joint_states_subscription = self.joint_states_publisher = self.step_timer = None
+        """Subscribe ``/joint_states``, or (simulating) publish it from a timer at ``rate_hz``; a new rate makes a new
+        timer and clock only, the publisher stays."""
         self.simulating = self.get_parameter("simulate").value
+        if self.step_timer is not None:
+            self.destroy_timer(self.step_timer)
+            self.step_timer = None
+        if (self.joint_states_publisher if self.simulating else self.joint_states_subscription) is None:  # a new mode
+            for handle, destroy in ((self.joint_states_subscription, self.destroy_subscription),
+                                    (self.joint_states_publisher, self.destroy_publisher)):
+                if handle is not None:
+                    destroy(handle)
+            self.joint_states_subscription = self.joint_states_publisher = None
+            if self.simulating:
+                self.joint_states_publisher = self.create_output(JointState, "/joint_states")
+            else:
+                self.joint_states_subscription = self.create_subscription(
+                    JointState, "/joint_states", self.on_joint_states, self.get_parameter("joint_states_depth").value)
         if self.simulating:
             rate = self.get_parameter("rate_hz").value
             self.clock = SimulationClock(period_ns(rate), self.get_clock().now().nanoseconds)
             self.window, self.real_time = self.clock.tally, (1.0, "")
-            self.joint_states_publisher = self.create_output(JointState, "/joint_states")
             self.step_timer = self.create_timer(1.0 / rate, self.step_simulation)
-        else:
-            self.joint_states_subscription = self.create_subscription(
-                JointState, "/joint_states", self.on_joint_states, self.get_parameter("joint_states_depth").value)
 
     def initial_state(self, model, start=None):
         """At ``initial_positions``, at rest, zero effort (``start``: its :func:`rest_state`, if made already); held
