@@ -14,8 +14,9 @@ node's resident memory; at the end the node's own input counters, the swaps and 
 end (target: growth under 5 MB), the drop rates within 1 s after an action and elsewhere, how busy the machine was
 with other work (the load average before and after, the CPU time of all processes minus the soak's own, from
 /proc/stat), and how many machine-code modules of the robots' code were built into the cache folder during the run
-and removed from it (a warm cache builds none; processes of other package sources sharing the folder remove this
-version's modules, and every swap of those numbers builds again: seconds of the C compiler beside the node).
+and removed from it (a warm cache builds none; a build is seconds of the C compiler beside the node, and the cache
+removes only what nobody used for 30 days, so processes of other package sources sharing it leave this version's
+modules).
 
     python benchmarks/soak.py [--minutes 10] [--rate 1000] [--reload-period 10]
 """

@@ -422,7 +422,8 @@ def test_a_new_process_is_exact_before_its_machine_code_is_built_and_the_next_lo
 
 def test_a_program_that_an_edit_leaves_as_it_was_is_not_built_again(tmp_path, monkeypatch):
     """The model's key includes the sources' version (no trace on a hit); after an edit it misses, the trace finds
-    the same program, and its built module serves at once, without a compiler run; the old version's index goes."""
+    the same program, and its built module serves at once, without a compiler run; the old version's index stays (an
+    install of that version may share the cache)."""
     monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
     assert written.written(aba.ACCELERATIONS, rd.load_urdf(rd.bundled_robot_path()), wait=True).native
     folder = tmp_path / "native"
@@ -431,8 +432,8 @@ def test_a_program_that_an_edit_leaves_as_it_was_is_not_built_again(tmp_path, mo
     monkeypatch.setattr(written, "_stamp", _native.digest("an edited comment"))
     monkeypatch.setattr(_native, "build", lambda name, source: pytest.fail(f"{name} was built again"))
     assert written.written(aba.ACCELERATIONS, rd.load_urdf(rd.bundled_robot_path())).native
-    (new_index,) = list(folder.glob("*.program"))
-    assert new_index != old_index and new_index.read_text() == program and not old_index.exists()
+    (new_index,) = set(folder.glob("*.program")) - {old_index}
+    assert new_index.read_text() == old_index.read_text() == program
     assert sorted(folder.glob("*_program_*")) == built
 
 
