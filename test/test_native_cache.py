@@ -112,3 +112,24 @@ def test_the_builder_prunes_what_nobody_used_for_unused_days_once_a_day(tmp_path
     age(recent, _native.UNUSED_DAYS + 1)
     assert _native.start_pruning(str(folder)) is None  # pruned today already
     assert all(path.exists() for path in recent)
+
+
+def test_compile_keeps_numba_caches_of_other_sources_used_within_the_age(tmp_path, monkeypatch):
+    """``rne-dynamics compile`` removes numba's kernel folders of other sources only when nothing was compiled into
+    them for ``UNUSED_DAYS`` (before, every other version's folder went: two checkouts compiling in turn compiled
+    everything again, minutes each)."""
+    from rne_dynamics._tuning import UNUSED_DAYS
+    from rne_dynamics.tools.precompile import remove_stale_caches
+    monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
+    ages = {"kernels-recent": UNUSED_DAYS - 1, "kernels-old": UNUSED_DAYS + 1,
+            "kernels-old-but-written": UNUSED_DAYS + 1}
+    for name, days in ages.items():
+        folder = tmp_path / "numba" / name / "rne_dynamics"
+        folder.mkdir(parents=True)
+        (folder / "rnea.kernel-1.py311.nbi").write_bytes(b"index")
+        then = time.time() - days * DAY
+        for path in (folder / "rnea.kernel-1.py311.nbi", folder, folder.parent):
+            os.utime(path, (then, then))
+    os.utime(tmp_path / "numba" / "kernels-old-but-written" / "rne_dynamics" / "rnea.kernel-1.py311.nbi")  # now
+    remove_stale_caches()  # (its count also has older versions' folders in the package's __pycache__, if any)
+    assert sorted(p.name for p in (tmp_path / "numba").iterdir()) == ["kernels-old-but-written", "kernels-recent"]
