@@ -14,8 +14,9 @@ node's resident memory; at the end the node's own input counters, the swaps and 
 end (target: growth under 5 MB), the drop rates within 1 s after an action and elsewhere, how busy the machine was
 with other work (the load average before and after, the CPU time of all processes minus the soak's own, from
 /proc/stat), and how many machine-code modules of the robots' code were built into the cache folder during the run
-and removed from it (a warm cache builds none; processes of other package sources sharing the folder remove this
-version's modules, and every swap of those numbers builds again: seconds of the C compiler beside the node).
+and removed from it (a warm cache builds none; a build is seconds of the C compiler beside the node, and the cache
+removes only what nobody used for 30 days, so processes of other package sources sharing it leave this version's
+modules).
 
     python benchmarks/soak.py [--minutes 10] [--rate 1000] [--reload-period 10]
 """
@@ -395,9 +396,13 @@ def main(argv=None):
         for name, after in by_action.items()))
     print(f"the driver itself fell more than 5 ms behind {result['driver_stalls']} times; "
           f"{result['dropped_in_driver_catch_up']} of the drops were messages it then sent back to back")
-    print(f"machine: load average {load_before[0]:.2f} before, {load_after[0]:.2f} after (1 min); other processes "
-          f"used {result['other_processes_cpu_percent']:.0f}% of a core during the run (2 cores: "
-          f"{'busy' if result['other_processes_cpu_percent'] > 20 else 'quiet'})")
+    others = result["other_processes_cpu_percent"]
+    print(f"machine: load average {load_before[0]:.2f} before, {load_after[0]:.2f} after (1 min); " + (
+        f"other processes used {others:.0f}% of a core during the run ({os.cpu_count()} cores: "
+        f"{'busy' if others > 20 else 'quiet'})" if others > -5 else
+        # seen on a VM whose /proc/stat counts less busy time than its processes' own counters
+        f"other processes: unknown (this machine's /proc/stat counted {-others:.0f}% of a core less than the "
+        "soak's own processes)"))
     run = result["whole_run"]
     print(f"whole run with warm-up: sent {run['sent']}, the node computed {run['node_inputs']} and rejected "
           f"{run['node_rejected']} (lost before it: {run['sent'] - run['node_inputs'] - run['node_rejected']}), "

@@ -5,13 +5,15 @@ nothing but the standard library.
 ``python _compile_child.py c REQUEST DESTINATION TIMEOUT COMPILERS COMMAND...``: compile the C file ``REQUEST.c``
 (:func:`build_c`). ``python _compile_child.py numba MODULE FUNCTION ARGUMENT SIGNATURE``: ``MODULE.FUNCTION(ARGUMENT)``
 is a dispatcher, ``SIGNATURE`` its argument types, pickled, in hexadecimal; compiled into numba's cache at ``nice``
-10, after the callers' work (:mod:`rne_dynamics._compile`).
+10, after the callers' work (:mod:`rne_dynamics._compile`). ``python _compile_child.py prune FOLDER SECONDS``: remove
+from the cache ``FOLDER`` what no process used for ``SECONDS`` (:func:`prune`).
 """
 import contextlib
 import fcntl
 import importlib
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -76,12 +78,32 @@ def build_c(request, destination, timeout, compilers, *command):
                 os.remove(request + leftover)
 
 
+def prune(folder, unused_seconds):
+    """Remove from the C cache ``folder`` what no process has used (read, loaded or written: its modification
+    time, :func:`rne_dynamics._native.mark_used`) for ``unused_seconds``, whatever sources made it: models' indexes,
+    built modules, and what killed builders left (requests, locks, scratch folders); the compiler slots stay. A
+    process that loaded a module that long ago and still runs keeps it (the file goes, its mapping stays)."""
+    cutoff = time.time() - float(unused_seconds)
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            with contextlib.suppress(OSError):  # removed by another pruning; another user's
+                if entry.name == "compilers" or entry.stat(follow_symlinks=False).st_mtime >= cutoff:
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path)
+                else:
+                    os.remove(entry.path)
+
+
 if __name__ == "__main__":
     kind, *arguments = sys.argv[1:]
     if kind == "c":
         build_c(*arguments)
-    else:
+    else:  # after the callers' work
         os.nice(10)
-        module, function, argument, signature = arguments
-        dispatcher = getattr(importlib.import_module(module), function)(argument)
-        dispatcher.compile(pickle.loads(bytes.fromhex(signature)))
+        if kind == "prune":
+            prune(*arguments)
+        else:
+            module, function, argument, signature = arguments
+            dispatcher = getattr(importlib.import_module(module), function)(argument)
+            dispatcher.compile(pickle.loads(bytes.fromhex(signature)))

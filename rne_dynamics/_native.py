@@ -15,7 +15,6 @@ microsecond's overhead, where the generic numba kernels take minutes to compile 
 """
 import contextlib
 import functools
-import glob
 import hashlib
 import importlib.machinery
 import importlib.util
@@ -25,13 +24,14 @@ import subprocess
 import sysconfig
 import tempfile
 import threading
+import time
 
 import numpy as np
 
 from . import _compile_child
 from ._jit import BAD_SHAPE, GUARD, NOT_FINITE, NOT_UNIT, OK, OVERFLOW, is_unit
 from ._trace import trace, traceable
-from ._tuning import COMPILER, COMPILERS, LANES, PART, TIMEOUT, cache_root
+from ._tuning import COMPILER, COMPILERS, LANES, PART, PRUNE_PERIOD, TIMEOUT, UNUSED_DAYS, cache_root
 
 #: The C compiler and its flags. ``-O1``: straight-line code gains little from more, and builds in half the time;
 #: the host's instructions (``-march=native``, where the compiler has it: AVX's three-operand forms) make it 10-25%
@@ -250,19 +250,59 @@ def path_of(name):
 
 def load(name):
     """The built module ``name`` from the cache, or None. ``name`` is a program's module, or a model's key that
-    :func:`index` made name one."""
-    if not os.path.exists(path_of(name)):
+    :func:`index` made name one. The files read are marked used (:func:`mark_used`)."""
+    path = path_of(name)
+    if not os.path.exists(path):
+        pointer = index_path(name)
         try:
-            with open(index_path(name)) as f:
-                name = f.read().strip()
+            with open(pointer) as f:
+                path = path_of(f.read().strip())
         except OSError:
             return None
-        if not os.path.exists(path_of(name)):
+        if not os.path.exists(path):
             return None
-    loader = importlib.machinery.ExtensionFileLoader(name, path_of(name))
-    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(name, loader))
+        mark_used(pointer)
+    module_name = os.path.basename(path)[:-len(sysconfig.get_config_var("EXT_SUFFIX"))]
+    loader = importlib.machinery.ExtensionFileLoader(module_name, path)
+    spec = importlib.util.spec_from_file_location(module_name, path, loader=loader)
+    module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)
+    mark_used(path)
     return module
+
+
+#: When this process last marked each cache file used (:func:`mark_used`; ``time.monotonic()``).
+_marked = {}
+
+
+def mark_used(path):
+    """Mark the cache file ``path`` used now, at most once per :data:`PRUNE_PERIOD` in a process (a node that runs
+    for months and loads it again keeps it): its modification time is the age that the pruning reads
+    (:func:`start_pruning`). A file the process may not change (another user's, a read-only cache) stays as it is."""
+    now, last = time.monotonic(), _marked.get(path)
+    if last is None or now - last >= PRUNE_PERIOD:
+        _marked[path] = now
+        with contextlib.suppress(OSError):
+            os.utime(path)
+
+
+#: The pruning builders this process started (:func:`start_pruning`), kept until they are seen to end.
+_pruners = []
+
+
+def start_pruning(folder):
+    """Start the builder on removing from the cache ``folder`` what no process used for :data:`UNUSED_DAYS` days
+    (:func:`rne_dynamics._compile_child.prune`), at most once per :data:`PRUNE_PERIOD` s for the folder, whatever
+    process asks (the time of its file ``pruned``). Called when a build starts: never on a caller's path. Returns the
+    process started, or None."""
+    stamp = os.path.join(folder, "pruned")
+    with contextlib.suppress(FileNotFoundError):
+        if time.time() - os.stat(stamp).st_mtime < PRUNE_PERIOD:
+            return None
+    write_atomically(stamp, "")
+    _pruners[:] = [pruner for pruner in _pruners if pruner.poll() is None]
+    _pruners.append(_compile_child.start(["prune", folder, str(UNUSED_DAYS * 86_400)], subprocess.DEVNULL))
+    return _pruners[-1]
 
 
 #: The module name in :func:`c_source`'s text until the text's digest names it (:func:`named_source`).
@@ -284,10 +324,10 @@ def index_path(key):
 
 def index(key, name):
     """Record that the model's ``key`` (:func:`module_name`) runs the program module ``name`` (written under a
-    temporary name, then renamed)."""
+    temporary name, then renamed). The indexes of other versions of the sources stay: an install or a checkout of
+    them may share the cache folder (:func:`start_pruning` removes what none has used for :data:`UNUSED_DAYS` days)."""
     os.makedirs(cache_folder(), exist_ok=True)
     write_atomically(index_path(key), name)
-    remove_other_versions(key)
 
 
 @functools.cache
@@ -322,7 +362,8 @@ def build(name, source, waited_for=None, key=None, optimise=True):
     ``key`` if given (:func:`index`, written first: a process that finds the index before the module builds nothing
     more); wait for it and raise ``RuntimeError`` with the compiler's message. ``waited_for``: an event a caller sets
     when it waits for the module: the build then runs at once rather than behind the other builds of
-    the machine. ``optimise=False``: at ``-O0`` (:data:`QUICK_FIRST`)."""
+    the machine. ``optimise=False``: at ``-O0`` (:data:`QUICK_FIRST`). The builder started, a day's first build also
+    starts the cache's pruning (:func:`start_pruning`)."""
     folder = cache_folder()  # now: the cache may be another when the build ends
     os.makedirs(folder, exist_ok=True)
     request = os.path.join(folder, name)
@@ -333,6 +374,7 @@ def build(name, source, waited_for=None, key=None, optimise=True):
     with started(waited_for), tempfile.TemporaryFile("w+") as errors:
         write_atomically(request + ".c", source)  # in its turn: a build queued in this process leaves no request
         builder = _compile_child.start(["c", request, path_of(name), str(TIMEOUT), str(COMPILERS), *command], errors)
+        start_pruning(folder)
         hurried = False
         while builder.poll() is None:
             if waited_for is not None and not hurried and waited_for.wait(0.5):
@@ -370,28 +412,6 @@ def write_atomically(path, text):
     with tempfile.NamedTemporaryFile("w", dir=os.path.dirname(path), delete=False) as f:
         f.write(text)
     os.replace(f.name, path)
-
-
-def remove_other_versions(key):
-    """Remove the index files of ``key``'s call made from other versions of the sources (they would never be read
-    again), then that call's program modules no index names any more; other robots' files of this version stay."""
-    call, version, _ = key.rsplit("_", 2)
-    folder, suffix = cache_folder(), sysconfig.get_config_var("EXT_SUFFIX")
-    named = set()
-    for path in glob.glob(os.path.join(folder, f"{glob.escape(call)}_*.program")):
-        parts = os.path.basename(path)[:-len(".program")].rsplit("_", 2)
-        if len(parts) != 3 or parts[0] != call or len(parts[1]) != 8:
-            continue
-        with contextlib.suppress(FileNotFoundError):  # another process removed it first
-            if parts[1] != version[:8]:
-                os.remove(path)
-            else:
-                with open(path) as f:
-                    named.add(f.read().strip())
-    for path in glob.glob(os.path.join(folder, f"{glob.escape(call)}_program_*{suffix}")):
-        if os.path.basename(path)[:-len(suffix)] not in named:
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(path)
 
 
 def digest(*parts):

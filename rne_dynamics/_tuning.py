@@ -47,6 +47,12 @@ TIMEOUT = 600
 #: cache): one per core (a large program takes the compiler a few hundred MB); a build a caller waits for runs at once
 #: beside them.
 COMPILERS = os.cpu_count() or 1
+#: Days a file of the C cache (a model's index, a built module) is kept after its last use (read, loaded or
+#: written): the cache is pruned by age only, so that installs or checkouts of other sources sharing it keep what each
+#: uses; longer keeps more disk (a module is 20 KB to 2 MB: a development machine's held 380 modules, 150 MB).
+UNUSED_DAYS = 30
+#: Seconds between two prunings of a cache folder (by the builder, whatever process asks: a stamp file in the cache).
+PRUNE_PERIOD = 86_400
 
 # --- environment variables ----------------------------------------------------------------------------------------
 #: ``RNE_DYNAMICS_JIT=0``: every kernel runs as plain Python (read by _jit.py, which imports numba or not).
@@ -65,7 +71,7 @@ COMPILER = os.environ.get("CC", "cc")
 
 def cache_root():
     """``RNE_DYNAMICS_CACHE``, default ``~/.cache/rne_dynamics``: the one folder of what is built, each named by the
-    digest of its sources (``native/``: the written codes' C modules and their compiler slots; ``numba/``: numba's
-    kernels, ``kernels-STAMP/``). Read at each use: a C build's when it starts, a numba kernel's when it is made (at
-    import)."""
+    digest of its sources (``native/``: the written codes' C modules, their indexes and compiler slots, shared by every
+    version of the sources and pruned by age, :data:`UNUSED_DAYS`; ``numba/``: numba's kernels, ``kernels-STAMP/``).
+    Read at each use: a C build's when it starts, a numba kernel's when it is made (at import)."""
     return os.environ.get("RNE_DYNAMICS_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "rne_dynamics")

@@ -46,6 +46,16 @@ def test_results_named_tuple_holds_the_results_alone():
     assert issubclass(InverseDynamicsResult, inverse_dynamics_memory.results)
 
 
+def test_a_memory_nested_among_the_results_is_written_but_is_no_field_of_them():
+    """An algorithm's intermediates that a Data shows (inverse dynamics: RNEA's arrays): inside the end of the
+    results, which every engine writes, but not a field of the result type."""
+    shown = memory("shown", results=dict(tau=("nv",), rnea=inner.sized(n=2)), scratch=(6,))
+    w, results, end = shown(None, SIZES)
+    assert shown.results._fields == ("tau",)
+    assert w.rnea.x == Slot(5, (2, 3)) and w.rnea.y == Slot(11, (5,))
+    assert results == 16 and w.scratch == Slot(16, (6,)) and end == 22
+
+
 @pytest.mark.parametrize("declare, message", [
     (lambda: memory("bad", a=("nbodies", 6)), r"a names \['nbodies'\], neither a model size"),
     (lambda: memory("bad", inner=inner), r"inner \(inner\) needs sizes for \['n'\]"),

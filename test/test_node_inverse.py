@@ -298,6 +298,7 @@ def test_reload_rereads_the_description_file(harness_factory, tmp_path):
 
     assert h.node.set_parameters([Parameter("publish_wrenches", value=True)])[0].successful
     wrench = h.collect(WrenchStamped, "/inverse_dynamics/joint_wrenches/hinge")
+    assert h.spin_until(lambda: h.node.outputs.messages.wrenches_on)  # its publishers are made, then swapped in
     h.publish(JointState, "/joint_states", joint_state(["hinge"], [0.3], sec=9))
     msg = wait_for_count(h, wrench, 1)
     assert msg.header.frame_id == "bob"

@@ -299,21 +299,22 @@ def test_a_large_program_serves_its_unoptimised_build_until_the_optimised_one_is
     monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
     monkeypatch.setattr(written, "QUICK_FIRST", 0)
     robot = oracle.load_quietly(rd.bundled_robot_path(), floating_base=True)
-    assert written.written(rnea.INVERSE_DYNAMICS, robot) is None  # its builds under way
-    code = robot.engines.written[(rnea.INVERSE_DYNAMICS, True)]
+    held_id = rnea.INVERSE_DYNAMICS_SHOWN  # what a one-state call with data= runs
+    assert written.written(held_id, robot) is None  # its builds under way
+    code = robot.engines.written[(held_id, True)]
     assert code.quick_first and not code.native
     data = robot.data()
     rng = np.random.default_rng(4)
-    state = inputs(rnea.INVERSE_DYNAMICS, robot, rng)[:3]
+    state = inputs(held_id, robot, rng)[:3]
     rd.inverse_dynamics(robot, *state, data=data)
     assert code.wait(120) and code.final
-    assert data.held[rnea.INVERSE_DYNAMICS].call is code.single  # the optimised module, swapped into the Data
-    name = _native.load(written.module_name(rnea.INVERSE_DYNAMICS, robot, robot.fdata)).__name__
+    assert data.held[held_id].call is code.single  # the optimised module, swapped into the Data
+    name = _native.load(written.module_name(held_id, robot, robot.fdata)).__name__
     quick = _native.load(name + "_quick")
     assert quick is not None and quick.single is not code.single
     for _ in range(5):
-        arguments = inputs(rnea.INVERSE_DYNAMICS, robot, rng)
-        one, other = (np.zeros(len(data.held[rnea.INVERSE_DYNAMICS].block)) for _ in range(2))
+        arguments = inputs(held_id, robot, rng)
+        one, other = (np.zeros(len(data.held[held_id].block)) for _ in range(2))
         assert code.single(one, *arguments) == quick.single(other, *arguments) == OK
         np.testing.assert_array_equal(one, other)
 
@@ -362,7 +363,7 @@ def test_specialised_data_runs_machine_code_and_keeps_the_generic_answers(tmp_pa
     rng = np.random.default_rng(3)
     q, qd, qdd = (rng.uniform(-1.5, 1.5, robot.nv) for _ in range(3))
     first = rd.inverse_dynamics(robot, q, qd, qdd, data=data)
-    assert type(data.held[rnea.INVERSE_DYNAMICS].call).__name__ == "builtin_function_or_method"
+    assert type(data.held[rnea.INVERSE_DYNAMICS_SHOWN].call).__name__ == "builtin_function_or_method"
     expected = generic(rnea.INVERSE_DYNAMICS, robot, (q, qd, qdd, gravity_vector(None)))
     assert oracle.relative_error(np.concatenate([x.ravel() for x in first]), expected) < TOLERANCE
     link = robot.link_names[-1]
@@ -422,7 +423,8 @@ def test_a_new_process_is_exact_before_its_machine_code_is_built_and_the_next_lo
 
 def test_a_program_that_an_edit_leaves_as_it_was_is_not_built_again(tmp_path, monkeypatch):
     """The model's key includes the sources' version (no trace on a hit); after an edit it misses, the trace finds
-    the same program, and its built module serves at once, without a compiler run; the old version's index goes."""
+    the same program, and its built module serves at once, without a compiler run; the old version's index stays (an
+    install of that version may share the cache)."""
     monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
     assert written.written(aba.ACCELERATIONS, rd.load_urdf(rd.bundled_robot_path()), wait=True).native
     folder = tmp_path / "native"
@@ -431,8 +433,8 @@ def test_a_program_that_an_edit_leaves_as_it_was_is_not_built_again(tmp_path, mo
     monkeypatch.setattr(written, "sources_stamp", lambda: _native.digest("an edited comment"))
     monkeypatch.setattr(_native, "build", lambda name, source: pytest.fail(f"{name} was built again"))
     assert written.written(aba.ACCELERATIONS, rd.load_urdf(rd.bundled_robot_path())).native
-    (new_index,) = list(folder.glob("*.program"))
-    assert new_index != old_index and new_index.read_text() == program and not old_index.exists()
+    (new_index,) = set(folder.glob("*.program")) - {old_index}
+    assert new_index.read_text() == old_index.read_text() == program
     assert sorted(folder.glob("*_program_*")) == built
 
 

@@ -3,7 +3,7 @@ compiled one-state entry and the Python side of a call (checks, held ``Data``, b
 
 An algorithm module declares two things:
 
-- its memory, declared by :func:`~rne_dynamics._jit.memory` (the arrays of one state by name and shape, results
+- its memory, declared by :func:`~rne_dynamics.model.memory.memory` (the arrays of one state by name and shape, results
   first), whose layout ``(block, m)`` returns their views of one flat ``block``, ``(arrays, end_of_results, end)``.
 - ``step(m, w, q, t_1, ..., t_k, *parameters)``: the equations, writing the results into ``w``; ``q`` is a
   configuration (``nq``), the ``t`` tangent vectors (``nv``: ``qd``, ``qdd``, ``tau``, ...); the parameters
@@ -222,7 +222,9 @@ class Algorithm:
     ``generic=False``: the algorithm runs only as a robot's written code (its caller has another path for a state
     the code hands back), so it has no compiled entry; ``writable=False``: only its compiled entry, never a written
     code (a step whose branches on the state, an iterative solve, would make the written code's guards hand most
-    states back after a long trace and build).
+    states back after a long trace and build). ``intermediates``: the memory nested among its results whose arrays
+    a held ``Data`` shows (RNEA's, for ``data.v``, ``data.a``, ``data.f``); ``batches``: the algorithm that runs its
+    batches (the same step without them: a batch has no ``Data`` to show them in, and its rows stay small).
 
     Two engines run a state: the robot's written code (its machine code, once built) and the generic entry (numba's
     machine code, or its Python until numba has it). Which ran, and why the generic one did, is counted
@@ -230,8 +232,9 @@ class Algorithm:
     """
 
     def __init__(self, step, layout, arguments, what, result=_first, *, gravity=False, wrenches=False, extras=(),
-                 generic=True, writable=True):
+                 generic=True, writable=True, intermediates=None, batches=None):
         self.step, self.layout, self.arguments, self.what, self.result = step, layout, arguments, what, result
+        self.intermediates, self.batches = intermediates, batches
         self.gravity, self.wrenches, self.extras, self.writable = gravity, wrenches, tuple(extras), writable
         self.name = f"{step.__name__}_{layout.__name__}"
         self.kind, self.finish = result_kind(result)
@@ -334,6 +337,8 @@ class Algorithm:
         towards :data:`WARM` already."""
         state = states(robot, finite=False, unit_quaternions=False, **dict(zip(self.arguments, state)))
         batch = len(state[0]) if state[0].ndim == 2 else 0
+        if batch and self.batches is not None:
+            return self.batches.checked(robot, fdata, data, state, gravity, external_wrenches, extras, counted)
         f_ext, g = self.parameters(robot, data, gravity, external_wrenches, batch)
         drive = fdata is robot.fdata
         wrenches = bool(f_ext) and f_ext[0].size > 0
@@ -384,8 +389,10 @@ class Algorithm:
         # the written code for a held call (an algorithm with extras: its written code is by them; an allocating
         # call takes only the memory from here)
         code = None if self.extras or data is None else written(self, robot)
-        held = (Held(block, make(block), (block,), code.single) if code is not None
-                else Held(block, make(block), (robot.fdata, robot.idata, block), self.typed_generic))
+        shown = None if self.intermediates is None or data is None else getattr(
+            self.layout(block, traceable(model_view)(robot.fdata, robot.idata))[0], self.intermediates)
+        held = (Held(block, make(block), (block,), code.single, shown) if code is not None
+                else Held(block, make(block), (robot.fdata, robot.idata, block), self.typed_generic, shown))
         if data is not None:
             data.held[self] = held
         return held

@@ -75,8 +75,14 @@ def joint_loads(m, f, wrench, base):
         base[c] = f[-1, c]
 
 
-inverse_dynamics_memory = memory("inverse_dynamics_memory", results=dict(
-    torques=("nv",), joint_wrenches=("nj", 6), base_wrench=(6,)), rnea=rnea_workspace)
+inverse_dynamics_results = dict(torques=("nv",), joint_wrenches=("nj", 6), base_wrench=(6,))
+inverse_dynamics_memory = memory("inverse_dynamics_memory", results=inverse_dynamics_results, rnea=rnea_workspace)
+#: The same memory with RNEA's arrays among the results, which every engine then writes too (the written code
+#: among its outputs): a one-state call with ``data=`` runs it, so that the ``Data`` shows its per-body ``v``,
+#: ``a``, ``f`` (:class:`~rne_dynamics.model.data.Data`) as Pinocchio's ``rnea`` fills its ``data.v``,
+#: ``data.a_gf``, ``data.f``. Allocating calls and batches keep the results alone: 27 more numbers a body would make
+#: their blocks four times as large (a batch's per-state time 1.5-2.5x, measured).
+shown_memory = memory("inverse_dynamics_shown_memory", results=dict(inverse_dynamics_results, rnea=rnea_workspace))
 
 
 @helper
@@ -112,6 +118,10 @@ class InverseDynamicsResult(inverse_dynamics_memory.results):
 
 INVERSE_DYNAMICS = Algorithm(inverse_dynamics_step, inverse_dynamics_memory, ("q", "qd", "qdd"), "the torques",
                              InverseDynamicsResult, gravity=True, wrenches=True)
+#: Inverse dynamics of one state into a ``Data``, which then shows RNEA's intermediates (:data:`shown_memory`).
+INVERSE_DYNAMICS_SHOWN = Algorithm(inverse_dynamics_step, shown_memory, ("q", "qd", "qdd"), "the torques",
+                                   InverseDynamicsResult, gravity=True, wrenches=True, intermediates="rnea",
+                                   batches=INVERSE_DYNAMICS)
 BIAS = Algorithm(bias_step, bias_memory, ("q", "qd"), "the torques", gravity=True)
 
 
@@ -123,9 +133,12 @@ def inverse_dynamics(robot, q, qd, qdd, *, gravity=None, external_wrenches=None,
     One state (``q`` ``(nq,)``, the others ``(nv,)``) or a batch ``(N, nq)``, ``(N, nv)``. ``data``: a
     ``robot.data()`` to compute in (the result's arrays are then views of it).
     ``drive``: with each drive's rotor inertia and friction (:mod:`~rne_dynamics.model.drive`; the default) or,
-    ``False``, rigid-body dynamics only.
+    ``False``, rigid-body dynamics only. After a one-state call with ``data``, ``data.v``, ``data.a``, ``data.a_gf``
+    and ``data.f`` are its per-body velocities, accelerations and joint wrenches, as in Pinocchio's Data
+    (:class:`~rne_dynamics.model.data.Data`).
     """
-    return INVERSE_DYNAMICS.run(robot, data, (q, qd, qdd), gravity, external_wrenches, drive=drive)
+    return (INVERSE_DYNAMICS if data is None else INVERSE_DYNAMICS_SHOWN).run(robot, data, (q, qd, qdd), gravity,
+                                                                              external_wrenches, drive=drive)
 
 
 def bias_torques(robot, q, qd, *, gravity=None, data=None):

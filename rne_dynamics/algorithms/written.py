@@ -19,6 +19,7 @@ import logging
 import sysconfig
 import threading
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -26,7 +27,6 @@ from .. import _jit, _native, _trace, _tuning
 from .._jit import OK
 from .._trace import Untraceable, trace, traceable
 from .._tuning import QUICK_FIRST, STRICT, VARIANTS
-from ..model.data import Held
 from ..model.buffers import model_view
 from .configuration import random_configuration
 from .inputs import NO_WRENCHES, QUATERNION_TOLERANCE, gravity_vector
@@ -262,4 +262,4 @@ def install(made, key, name, source, algorithm, robot, quick=False):
             for data in list(robot.engines.datas):
                 held = data.held.get(algorithm)
                 if held is not None:
-                    data.held[algorithm] = Held(held.block, held.result, (held.block,), module.single)
+                    data.held[algorithm] = replace(held, arguments=(held.block,), call=module.single)

@@ -3,7 +3,8 @@ holds the workspaces and results of its algorithms.
 
 ``data = robot.data()`` once, then ``rd.inverse_dynamics(robot, q, qd, qdd, data=data)``: the call writes into
 ``data`` and returns views of it, valid until the next call with the same ``data``; once each call has run with it,
-nothing more is allocated. Without ``data=`` every call allocates its own results.
+nothing more is allocated. Without ``data=`` every call allocates its own results. After it, ``data.v``,
+``data.a``, ``data.a_gf`` and ``data.f`` are that call's per-body intermediates, as in Pinocchio's Data.
 """
 import threading
 import weakref
@@ -19,13 +20,15 @@ from ..errors import StateError
 class Held:
     """What a :class:`Data` holds for one algorithm: one state's memory ``block``, the ``result`` made of its views,
     and the ``call`` that computes a state into it, as ``call(*arguments, *state, *environment)`` returning a status
-    (the robot's written code: ``arguments`` is ``(block,)``; the generic entry: ``(fdata, idata, block)``). Slots,
-    not a named tuple: a held call reads three fields, and a named tuple's are slower to read (unpacking one cost
-    65 ns more than a tuple, a tenth of a small arm's ``data=`` call)."""
+    (the robot's written code: ``arguments`` is ``(block,)``; the generic entry: ``(fdata, idata, block)``);
+    ``intermediates``: the named views of ``block`` that the :class:`Data` shows (inverse dynamics: RNEA's arrays),
+    or None. Slots, not a named tuple: a held call reads three fields, and a named tuple's are slower to read
+    (unpacking one cost 65 ns more than a tuple, a tenth of a small arm's ``data=`` call)."""
     block: np.ndarray
     result: Any
     arguments: tuple
     call: Callable
+    intermediates: Any = None
 
 
 class Engines:
@@ -47,7 +50,16 @@ class Engines:
 
 class Data:
     """The arrays of one robot's calls, each kept under a key and made again only when its shape changes (a batch of
-    another size)."""
+    another size); and, as Pinocchio's Data after ``rnea``, the per-body intermediates :attr:`v`, :attr:`a`,
+    :attr:`a_gf`, :attr:`f` of the last one-state ``rd.inverse_dynamics(..., data=data)``.
+
+    Whichever engine ran that call wrote them (the written code among its outputs), per body in
+    ``robot.body_joint_names`` order (a floating base is body 0; mimic joints have their bodies), ``(nb, 6)`` each, in
+    the body's frame (its joint's frame), ``[linear; angular]`` as Pinocchio's Motion and Force and the contract's
+    wrenches: :attr:`v`, :attr:`a_gf` and :attr:`f` are views of ``data``, overwritten by the next such call;
+    :attr:`a` is computed when read. A batch or another algorithm leaves them as they were; a call that raised,
+    undefined.
+    """
     __slots__ = ("robot", "held", "_arrays", "__weakref__")
 
     def __init__(self, robot):
@@ -63,6 +75,50 @@ class Data:
         if x is None or x.shape != shape:
             x = self._arrays[key] = np.empty(shape)
         return x
+
+    def _rnea(self):
+        """RNEA's arrays of the last one-state inverse dynamics in this data (the held entry that shows its
+        intermediates: this layer does not import the algorithms); their last row is the fixed base's."""
+        for held in self.held.values():
+            if held.intermediates is not None:
+                return held.intermediates
+        raise StateError(f"data.v, data.a, data.a_gf and data.f are those of the last one-state "
+                         f"rd.inverse_dynamics(robot, q, qd, qdd, data=data): none has run with this data of robot "
+                         f"'{self.robot.name}'")
+
+    @property
+    def v(self):
+        """``(nb, 6)``: each body's spatial velocity ``[v; w]`` (its frame origin's velocity, angular velocity) in its
+        frame (Pinocchio's ``data.v[1:]``; RBDA eq. 5.7)."""
+        return self._rnea().v[:-1]
+
+    @property
+    def a_gf(self):
+        """``(nb, 6)``: each body's spatial acceleration ``[dv; dw]`` in its frame, gravity included as an
+        acceleration ``-g`` of the fixed base (RBDA Sec. 5.3): what RNEA computes (Pinocchio's ``data.a_gf[1:]``)."""
+        return self._rnea().a[:-1]
+
+    @property
+    def a(self):
+        """``(nb, 6)``: each body's spatial acceleration ``[dv; dw]`` in its frame, without gravity (Pinocchio's
+        ``data.a[1:]``, as its ``forwardKinematics(q, v, a)`` fills it), computed when read (a new array).
+
+        RNEA's accelerations are linear in the base's, ``-g``, which reaches body ``i`` as the motion ``[R_0i^T (-g);
+        0]`` (a pure translation rotates into each frame, RBDA eq. 2.24): ``a_i = a_gf_i - [R_0i^T (-g); 0]``, with
+        ``R_0i^T = R_i^T R_0λ^T`` down the tree from the poses ``X_up`` RNEA leaves in ``data``."""
+        rnea = self._rnea()
+        base = np.empty((self.robot.nb, 3))  # -g in each body's frame
+        for i, body in enumerate(self.robot.bodies):
+            base[i] = rnea.R[i].T @ (rnea.a[-1, :3] if body.parent < 0 else base[body.parent])
+        a = rnea.a[:-1].copy()
+        a[:, :3] -= base
+        return a
+
+    @property
+    def f(self):
+        """``(nb, 6)``: the wrench ``[f; tau]`` each body's joint transmits: exerted on the body by its parent, in the
+        body's frame about its origin (the contract's joint wrench; Pinocchio's ``data.f[1:]`` after ``rnea``)."""
+        return self._rnea().f[:-1]
 
     def __repr__(self):
         return f"Data(robot '{self.robot.name}', {len(self._arrays)} arrays)"

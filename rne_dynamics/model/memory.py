@@ -27,7 +27,9 @@ def memory(name, results=None, parameters=(), **arrays):
     Returns the *layout*, ``layout(block, m, *parameters) -> (arrays, end_of_results, end)``: ``arrays`` a named
     tuple of views of the flat ``block`` (nested memories as named tuples of theirs), made without allocation in a
     compiled kernel; with ``block`` None (in Python) its arrays are :class:`Slot`, which measures the block. Its
-    attribute ``results`` is the named tuple of the results alone (a public result type derives from it)."""
+    attribute ``results`` is the named tuple of the results alone (a public result type derives from it). Every
+    engine writes all of ``block[:end_of_results]``: a memory nested among the results (an algorithm's
+    intermediates that a ``Data`` shows) is written too, but is not a field of ``results``."""
     fields = [(field, _declared(field, spec, name)) for field, spec in [*(results or {}).items(), *arrays.items()]]
     declaration = _Declaration(name, fields, len(results or ()), tuple(parameters),
                                sys._getframe(1).f_globals.get("__name__", __name__))
@@ -74,7 +76,8 @@ class _Declaration:
         self.name, self.fields, self.results, self.parameters = name, fields, results, parameters
         title = "".join(part.title() for part in name.split("_"))
         self.type = namedtuple(title, [field for field, _ in fields], module=module)
-        self.results_type = namedtuple(title + "Results", [field for field, _ in fields[:results]], module=module)
+        self.results_type = namedtuple(title + "Results", [field for field, spec in fields[:results]
+                                                           if not isinstance(spec, _Nested)], module=module)
         self.results_type.__annotations__ = {field: np.ndarray for field in self.results_type._fields}  # (docs)
         self.results_type.__new__.__annotations__ = dict(self.results_type.__annotations__)
         self.module = module

@@ -89,6 +89,35 @@ def build(node_class, specs, values, changes, text, source, good, machine_code=F
     return description, model
 
 
+class Publishers:
+    """The publishers of one message type on ``node``, by topic, shared by the models that use them: a model's are
+    made (:meth:`acquire`) off the executor before its swap and let go (:meth:`release`, also off the executor) when
+    another replaces it; the last release destroys one."""
+
+    def __init__(self, node, msg_type):
+        self.node, self.msg_type = node, msg_type
+        self.users = {}  # topic -> [publisher, number of models holding it]
+        self.lock = threading.Lock()
+
+    def acquire(self, topics):
+        """The publishers of ``topics`` (a list), made where missing."""
+        with self.lock:
+            for topic in topics:
+                entry = self.users.get(topic)
+                if entry is None:
+                    entry = self.users[topic] = [self.node.create_output(self.msg_type, topic), 0]
+                entry[1] += 1
+            return [self.users[topic][0] for topic in topics]
+
+    def release(self, topics):
+        with self.lock:
+            for topic in topics:
+                entry = self.users[topic]
+                entry[1] -= 1
+                if entry[1] == 0:
+                    self.node.destroy_publisher(self.users.pop(topic)[0])
+
+
 class DynamicsNode(Node):
     """Base of the dynamics nodes: parameters, the robot model, ``/robot_description``, services, diagnostics.
 
@@ -189,6 +218,18 @@ class DynamicsNode(Node):
         that the next joint state need not wait for (the old model's publishers destroyed)."""
         self._builder.submit(function, *arguments)
 
+    def beside_then(self, make, install):
+        """``install(make())``: ``make()`` on the model worker's thread, after the builds queued there, and
+        ``install`` with its result on the executor's, between two messages, as a model's swap (a parameter's
+        publishers made off the executor)."""
+        self._builder.submit(lambda: self._hand_over(partial(install, make())))
+
+    def _hand_over(self, outcome):
+        """Have the executor's thread run ``outcome()`` (from the worker's)."""
+        with self._outcomes_lock:
+            self._outcomes.append(outcome)
+        self._install_guard.trigger()
+
     def build_elsewhere(self, *arguments):
         """:func:`build` in the builder process (:mod:`.builder`: an interpreter of its own, so the parsing and
         building never hold the one the joint-state callbacks run in)."""
@@ -225,9 +266,7 @@ class DynamicsNode(Node):
             else:
                 self._good_values, self._good_description = values, description or self._good_description
                 outcome = partial(self._built, description, model, prepared, set(changes), text is not None, reply)
-            with self._outcomes_lock:
-                self._outcomes.append(outcome)
-            self._install_guard.trigger()
+            self._hand_over(outcome)
         self._builder.submit(build_on_worker)
 
     def _take_outcomes(self):

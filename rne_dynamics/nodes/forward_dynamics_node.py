@@ -41,7 +41,7 @@ import rne_dynamics as rd
 from ..errors import ModelError, StateError, one_line
 from ..model.joints import joint_type
 from ..algorithms.driver import WARM
-from .common import DynamicsNode
+from .common import DynamicsNode, Publishers
 from .messages import doubles, set_vectors
 from .parameters import BOOL, DOUBLE, DOUBLES, STRING, Spec, joint_array
 from .runner import spin
@@ -298,6 +298,60 @@ def initial_positions(robot, values):
     return q0
 
 
+def rest_state(model):
+    """The simulation's start for ``model``: ``((q, v), command, motors)``, at ``initial_positions`` at rest under
+    zero effort, the elastic joints' motors ``(theta, thetad)`` where their springs are relaxed, at rest (None
+    without)."""
+    state = model.full_state(initial_positions(model.robot, model.settings))
+    motors = None
+    if model.robot.elastic_joints:
+        rest = model.robot.transmission.rest_offset[model.elastic]
+        motors = (state[0][model.elastic] - rest, np.zeros(len(model.elastic)))
+    return state, model.zeros.copy(), motors
+
+
+def coordinates(model):
+    """What the simulated state's coordinates depend on: a new model that changes it starts again at rest."""
+    return model.joint_names, model.robot.elastic_joints, model.robot.has_floating_base
+
+
+class Outputs:
+    """What the node publishes for one model: the messages (refilled per output) and the publishers the model
+    holds, ``~/base_odometry`` with a floating base and ``~/motor_states`` with elastic joints (taken from
+    ``publishers``, the node's :class:`~.common.Publishers` of the two, shared by topic with the model in service).
+    Made on the model worker's thread before the model's swap; let go (:meth:`release`) there after the next."""
+
+    def __init__(self, model, publishers):
+        names, robot = model.joint_names, model.robot
+        self.accelerations = JointTrajectory(joint_names=names, points=[JointTrajectoryPoint()])
+        # the locked joints at their positions too: robot_state_publisher needs every joint for the links' poses
+        self.simulated = JointState(name=names + list(model.locked))
+        self.locked_tail = np.array(list(model.locked.values())), np.zeros(len(model.locked))
+        self.motor_states = JointState(name=list(robot.elastic_joints))
+        self.odometry = Odometry(child_frame_id=robot.root_link)
+        self.odometry.header.frame_id = "world"
+        self.publishers = publishers
+        self.topics = (["~/base_odometry"] if robot.has_floating_base else [],
+                       ["~/motor_states"] if robot.elastic_joints else [])
+        self.odometry_publisher, self.motor_states_publisher = (
+            (shared.acquire(topics) + [None])[0] for shared, topics in zip(publishers, self.topics))
+
+    def release(self):
+        """Let go of the publishers (the model is out of service)."""
+        for shared, topics in zip(self.publishers, self.topics):
+            shared.release(topics)
+
+
+class Prepared(NamedTuple):
+    """What the callbacks need for a model besides it, made on the model worker's thread before its swap: its
+    :class:`Outputs`, the speeds of a runaway (:func:`runaway_speeds`), the URDF's velocity limits (inf where none,
+    or 0, is given) and the simulation's start (:func:`rest_state`)."""
+    outputs: Outputs
+    speeds: np.ndarray
+    velocity_limits: np.ndarray
+    start: tuple
+
+
 class ForwardDynamicsNode(DynamicsNode):
     """Effort commands in, accelerations out; with ``simulate`` a light simulator (see the module doc)."""
 
@@ -310,7 +364,9 @@ class ForwardDynamicsNode(DynamicsNode):
         self.command = None   # effort applied in the simulation
         self.simulating = False
         self.joint_states_subscription = self.joint_states_publisher = self.step_timer = None
-        self.odometry_publisher = self.motor_states_publisher = None  # a floating base's, elastic joints'
+        # a model's ~/base_odometry and ~/motor_states, shared by topic with the next (see Outputs)
+        self.model_publishers = Publishers(self, Odometry), Publishers(self, JointState)
+        self.outputs = None  # Outputs of the model in service
         self.motors = None    # (theta, thetad) of the elastic joints' motors in the simulation
         self.steps = 0
         self.clock = None  # SimulationClock while simulating
@@ -319,9 +375,8 @@ class ForwardDynamicsNode(DynamicsNode):
         self.window = None  # the clock's Tally at the start of the diagnostics window
         self.holding = False  # hold_until_command: at initial_positions until the first effort command
         self.runaway = ""  # why the simulation stopped (a runaway), until ~/reset
-        self.speeds = None  # runaway_speeds of the model
         self.fast = None  # (step, coordinate, velocity) where the state passed a URDF velocity limit, while beyond
-        self.velocity_limits = None  # the URDF's, inf where none (or 0) is given
+        self.speeds = self.velocity_limits = None  # of the model in service: see Prepared
         self.start()
         self.configure_mode()
 
@@ -357,7 +412,7 @@ class ForwardDynamicsNode(DynamicsNode):
         except ValueError as exc:  # a joint that moves no mass: the accelerations are undefined
             self.reject_input("~/effort_command", exc)
             return
-        out = self.accelerations
+        out = self.outputs.accelerations
         out.header.stamp = msg.header.stamp
         point = out.points[0]
         point.positions, point.velocities = doubles(model.joints_part(q)), doubles(model.joints_part(qd))
@@ -429,55 +484,60 @@ class ForwardDynamicsNode(DynamicsNode):
         """The simulated state on ``/joint_states`` (and the motors', a floating base's), stamped with the
         simulated time."""
         q, qd = self.state
-        out = self.simulated
+        outputs = self.outputs
+        out = outputs.simulated
         out.header.stamp = self.clock.stamp()
-        positions, zeros = self.locked_tail
+        positions, zeros = outputs.locked_tail
         out.position = doubles(np.concatenate((model.joints_part(q), positions)))
         out.velocity = doubles(np.concatenate((model.joints_part(qd), zeros)))
         out.effort = doubles(np.concatenate((self.command, zeros)))
         self.joint_states_publisher.publish(out)
         if self.motors is not None:  # the motors' state of the same step, joint side
-            self.motor_states.header.stamp = out.header.stamp
-            self.motor_states.position, self.motor_states.velocity = (doubles(x) for x in self.motors)
-            self.motor_states.effort = doubles(self.command[model.elastic])
-            self.motor_states_publisher.publish(self.motor_states)
+            motor_states = outputs.motor_states
+            motor_states.header.stamp = out.header.stamp
+            motor_states.position, motor_states.velocity = (doubles(x) for x in self.motors)
+            motor_states.effort = doubles(self.command[model.elastic])
+            outputs.motor_states_publisher.publish(motor_states)
         if model.robot.has_floating_base:
             self.publish_base(out.header.stamp, q[:7], qd[:6])
 
     def publish_base(self, stamp, pose, twist):
         """The simulated base on ``~/base_odometry``: its pose in ``world``, its twist in its own frame."""
-        msg = self.odometry
+        msg = self.outputs.odometry
         msg.header.stamp = stamp
         p, o = msg.pose.pose.position, msg.pose.pose.orientation
         p.x, p.y, p.z, o.x, o.y, o.z, o.w = pose.tolist()
         set_vectors(msg.twist.twist.linear, msg.twist.twist.angular, twist.tolist())
-        self.odometry_publisher.publish(msg)
+        self.outputs.odometry_publisher.publish(msg)
 
     def configure_mode(self):
-        """Subscribe ``/joint_states``, or (simulating) publish it from a timer at ``rate_hz``."""
-        for handle, destroy in ((self.joint_states_subscription, self.destroy_subscription),
-                                (self.joint_states_publisher, self.destroy_publisher),
-                                (self.step_timer, self.destroy_timer)):
-            if handle is not None:
-                destroy(handle)
-        self.joint_states_subscription = self.joint_states_publisher = self.step_timer = None
+        """Subscribe ``/joint_states``, or (simulating) publish it from a timer at ``rate_hz``; a new rate makes a new
+        timer and clock only, the publisher stays."""
         self.simulating = self.get_parameter("simulate").value
+        if self.step_timer is not None:
+            self.destroy_timer(self.step_timer)
+            self.step_timer = None
+        if (self.joint_states_publisher if self.simulating else self.joint_states_subscription) is None:  # a new mode
+            for handle, destroy in ((self.joint_states_subscription, self.destroy_subscription),
+                                    (self.joint_states_publisher, self.destroy_publisher)):
+                if handle is not None:
+                    destroy(handle)
+            self.joint_states_subscription = self.joint_states_publisher = None
+            if self.simulating:
+                self.joint_states_publisher = self.create_output(JointState, "/joint_states")
+            else:
+                self.joint_states_subscription = self.create_subscription(
+                    JointState, "/joint_states", self.on_joint_states, self.get_parameter("joint_states_depth").value)
         if self.simulating:
             rate = self.get_parameter("rate_hz").value
             self.clock = SimulationClock(period_ns(rate), self.get_clock().now().nanoseconds)
             self.window, self.real_time = self.clock.tally, (1.0, "")
-            self.joint_states_publisher = self.create_output(JointState, "/joint_states")
             self.step_timer = self.create_timer(1.0 / rate, self.step_simulation)
-        else:
-            self.joint_states_subscription = self.create_subscription(
-                JointState, "/joint_states", self.on_joint_states, self.get_parameter("joint_states_depth").value)
 
-    def initial_state(self, model):
-        """At ``initial_positions``, at rest, zero effort; held there until the first command with
-        ``hold_until_command``; a stopped simulation goes on from now."""
-        self.state = model.full_state(initial_positions(model.robot, model.settings))
-        self.command = model.zeros.copy()
-        self.motors = None
+    def initial_state(self, model, start=None):
+        """At ``initial_positions``, at rest, zero effort (``start``: its :func:`rest_state`, if made already); held
+        there until the first command with ``hold_until_command``; a stopped simulation goes on from now."""
+        self.state, self.command, self.motors = rest_state(model) if start is None else start
         self.fast = None
         if self.runaway:
             self.runaway = ""
@@ -486,9 +546,6 @@ class ForwardDynamicsNode(DynamicsNode):
         if self.holding and self.get_parameter("simulate").value:
             self.get_logger().info("holding the robot at initial_positions until the first ~/effort_command "
                                    "(hold_until_command)")
-        if model.robot.elastic_joints:  # motors where the springs are relaxed, at rest
-            rest = model.robot.transmission.rest_offset[model.elastic]
-            self.motors = (self.state[0][model.elastic] - rest, np.zeros(len(model.elastic)))
 
     # -- model, parameters, services ---------------------------------------------------------------------------
 
@@ -521,36 +578,20 @@ class ForwardDynamicsNode(DynamicsNode):
     def floating_base(values):
         return values["base"] == "free_floating"
 
-    def model_changed(self, model, previous, prepared):
-        names = model.joint_names
-        self.speeds = runaway_speeds(model.robot)
+    def prepare(self, model):
         limits = model.robot.velocity_limits
-        self.velocity_limits = np.where(limits > 0, limits, np.inf)
-        self.accelerations = JointTrajectory(joint_names=names, points=[JointTrajectoryPoint()])
-        # the locked joints at their positions too: robot_state_publisher needs every joint for the links' poses
-        self.simulated = JointState(name=names + list(model.locked))
-        self.locked_tail = np.array(list(model.locked.values())), np.zeros(len(model.locked))
-        self.motor_states = JointState(name=list(model.robot.elastic_joints))
-        self.odometry_publisher = self.sync_output(self.odometry_publisher, model.robot.has_floating_base, Odometry,
-                                                   "~/base_odometry")
-        self.motor_states_publisher = self.sync_output(self.motor_states_publisher, bool(model.robot.elastic_joints),
-                                                       JointState, "~/motor_states")
-        self.odometry = Odometry(child_frame_id=model.robot.root_link)
-        self.odometry.header.frame_id = "world"
-        if previous is None or previous.joint_names != names:
-            self.measured = None
-            self.initial_state(model)
-        elif previous.robot.elastic_joints != model.robot.elastic_joints:  # motors added or taken away
-            self.initial_state(model)
+        return Prepared(Outputs(model, self.model_publishers), runaway_speeds(model.robot),
+                        np.where(limits > 0, limits, np.inf), rest_state(model))
 
-    def sync_output(self, publisher, wanted, msg_type, topic):
-        """The publisher of ``topic`` if the model ``wanted`` it, else none (only the topics the robot uses)."""
-        if wanted and publisher is None:
-            return self.create_output(msg_type, topic)
-        if not wanted and publisher is not None:
-            self.destroy_publisher(publisher)
-            return None
-        return publisher
+    def model_changed(self, model, previous, prepared):
+        self.speeds, self.velocity_limits = prepared.speeds, prepared.velocity_limits
+        old, self.outputs = self.outputs, prepared.outputs
+        if old is not None:
+            self.beside(old.release)
+        if previous is None or previous.joint_names != model.joint_names:
+            self.measured = None
+        if previous is None or coordinates(previous) != coordinates(model):  # joints, motors or a base changed
+            self.initial_state(model, prepared.start)
 
     def parameters_changed(self, names):
         if "hold_until_command" in names and not self.get_parameter("hold_until_command").value:

@@ -6,13 +6,13 @@ and velocity), with a closed chain's ``~/loop_wrenches/<loop>``. Then ``~/gravit
 subscribes to them (every publish costs CPU time at 1 kHz; a new subscriber is noticed within
 :data:`LISTENERS_REFRESH`). A joint or loop name that is not a valid ROS name token has its other characters
 replaced by ``_`` in its topic. The messages are built once per model, with the model's publishers, on the model
-worker's thread before its swap (:meth:`JointStateOutputs.prepare`), and refilled per input (rclpy serialises on
-publish).
+worker's thread before its swap (:meth:`JointStateOutputs.prepare`; again there when ``publish_wrenches`` is set), and
+refilled per input (rclpy serialises on publish).
 """
 import math
 import re
-import threading
 import time
+from functools import partial
 
 import numpy as np
 from geometry_msgs.msg import WrenchStamped
@@ -21,6 +21,7 @@ from std_msgs.msg import Float64MultiArray
 from visualization_msgs.msg import MarkerArray
 
 from ..errors import ModelError
+from .common import Publishers
 from .markers import LoadMarkers, deleting_all
 from .messages import doubles, set_vectors
 from .parameters import BOOL, DOUBLE, STRINGS, Spec
@@ -60,35 +61,6 @@ def fill_wrench(message, stamp, wrench):
     message.header.stamp = stamp
     set_vectors(message.wrench.force, message.wrench.torque, wrench)
     return message
-
-
-class Publishers:
-    """The publishers of one message type on ``node``, by topic, shared by the models that use them: a model's are
-    made (:meth:`acquire`) off the executor before its swap and let go (:meth:`release`, also off the executor) when
-    another replaces it; the last release destroys one."""
-
-    def __init__(self, node, msg_type):
-        self.node, self.msg_type = node, msg_type
-        self.users = {}  # topic -> [publisher, number of models holding it]
-        self.lock = threading.Lock()
-
-    def acquire(self, topics):
-        """The publishers of ``topics`` (a list), made where missing."""
-        with self.lock:
-            for topic in topics:
-                entry = self.users.get(topic)
-                if entry is None:
-                    entry = self.users[topic] = [self.node.create_output(self.msg_type, topic), 0]
-                entry[1] += 1
-            return [self.users[topic][0] for topic in topics]
-
-    def release(self, topics):
-        with self.lock:
-            for topic in topics:
-                entry = self.users[topic]
-                entry[1] -= 1
-                if entry[1] == 0:
-                    self.node.destroy_publisher(self.users.pop(topic)[0])
 
 
 class Messages:
@@ -154,10 +126,18 @@ class JointStateOutputs:
             self.parameters_changed({"publish_wrenches"}, model)
 
     def parameters_changed(self, names, model):
-        if "publish_wrenches" in names and model is not None:
-            self.configure(model, model, self.prepare(model))
+        if "publish_wrenches" in names and model is not None:  # its publishers made off the executor
+            self.node.beside_then(partial(self.prepare, model), partial(self.rewire, model))
         if names & {"publish_markers", "marker_rate_hz"}:
             self.read_marker_parameters()
+
+    def rewire(self, model, messages):
+        """Serve ``model`` with the ``messages`` prepared for a new ``publish_wrenches``, if it is still in service
+        (else the model that replaced it came with messages of its own)."""
+        if self.node.model is model:
+            self.configure(model, model, messages)
+        else:
+            self.node.beside(messages.release)
 
     def read_marker_parameters(self):
         self.publish_markers = self.node.get_parameter("publish_markers").value

@@ -16,7 +16,7 @@ from functools import partial
 import numpy as np
 
 from .._jit import PACKAGE_DIR, cache_directories
-from .._tuning import cache_root
+from .._tuning import UNUSED_DAYS, cache_root
 from ..robots import GOUGH_STEWART, GOUGH_STEWART_LOOPS, bundled_robot_path
 
 
@@ -175,11 +175,21 @@ def compile_generic(rd, robot, out):
 
 
 def remove_stale_caches():
-    """Delete the kernel caches of other versions of the sources (and those that older versions kept in the
-    package's ``__pycache__`` folders); returns how many."""
-    current = set(cache_directories())
-    stale = [path for path in glob.glob(os.path.join(cache_root(), "numba", "kernels-*")) if path not in current]
+    """Delete the kernel caches of other versions of the sources that nothing compiled into for
+    :data:`~rne_dynamics._tuning.UNUSED_DAYS` days (another install or checkout sharing the cache keeps what it
+    uses, as the C modules' do), and those that older versions kept in the package's ``__pycache__`` folders;
+    returns how many."""
+    current, oldest = set(cache_directories()), time.time() - UNUSED_DAYS * 86_400
+    stale = [path for path in glob.glob(os.path.join(cache_root(), "numba", "kernels-*"))
+             if path not in current and last_written(path) < oldest]
     stale += glob.glob(os.path.join(PACKAGE_DIR, "**", "__pycache__", "kernels-*"), recursive=True)  # (older versions)
     for path in stale:
         shutil.rmtree(path, ignore_errors=True)
     return len(stale)
+
+
+def last_written(folder):
+    """The newest modification time of ``folder`` and every file in it (numba writes its index when it adds a
+    kernel's machine code)."""
+    return max([os.path.getmtime(folder)] + [os.path.getmtime(os.path.join(root, name))
+                                            for root, _, names in os.walk(folder) for name in names])
