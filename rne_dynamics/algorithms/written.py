@@ -251,8 +251,8 @@ def install(made, key, name, source, algorithm, robot, quick=False):
         made.failure = str(error)
         engine_failure(algorithm, f"its C on robot '{robot.name}' did not build: {made.failure}")
         return
-    if module is None:  # removed since it was built: a process of other sources shares the cache folder
-        made.failure = f"{name} was removed from {_native.cache_folder()} by a build of other sources"
+    if module is None:  # removed since it was built: someone cleared the cache folder (pruning keeps a new module)
+        made.failure = f"{name} was removed from {_native.cache_folder()} as soon as it was built"
         return
     with made._lock:
         if quick and made.final:  # the optimised module came first
