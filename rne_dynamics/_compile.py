@@ -77,6 +77,10 @@ def _machine_code(dispatcher, arguments, locator):
     return False
 
 
+#: How numba's dispatcher refuses arguments of types it has no machine code for, and may not compile for.
+NO_MATCH = "No matching definition for argument type(s)"
+
+
 def called_from_python(kernel):
     """``kernel`` (a numba dispatcher) for Python callers: its machine code when numba has it for the arguments'
     types (compiled here or loaded from numba's cache), else its Python (with the Python of every kernel it calls)
@@ -96,8 +100,9 @@ def called_from_python(kernel):
         if dispatcher.overloads:  # (a call without machine code costs numba's matching error)
             try:
                 return dispatcher(*arguments)
-            except TypeError:  # other types than its machine code's
-                pass
+            except TypeError as error:  # other types than its machine code's (numba's words); else an error
+                if not str(error).startswith(NO_MATCH):
+                    raise
         if machine_code(dispatcher, arguments, locator):
             return dispatcher(*arguments)
         with np.errstate(all="ignore"):  # as the machine code: an inf or a NaN is an answer, not a warning

@@ -110,3 +110,35 @@ def test_a_python_caller_of_a_kernel_numba_has_not_compiled_gets_its_python_at_o
     expected = rd.integrate(robot, rd.neutral(robot), np.full(robot.nv, 0.1), 0.5)
     np.testing.assert_allclose(eval(values), expected, rtol=1e-14, atol=1e-15)
     assert compiled.startswith("0 ") and "'queued'" in compiled
+
+
+
+def negative_refused(x):
+    if x[0] < 0:
+        raise TypeError("a negative first element")
+    return 2 * x
+
+
+def test_a_python_callers_kernel_runs_its_python_for_other_types_and_raises_its_own_errors(monkeypatch):
+    """``_compile.called_from_python``: a kernel with machine code for float arrays, called with integers, runs its
+    Python (numba refuses the types in the words ``NO_MATCH``, which the call tells apart from an error: pinned here
+    against numba's wording); a TypeError the kernel raises is the caller's."""
+    import numpy as np
+
+    from rne_dynamics import _compile
+    refusing = _jit.numba.njit(negative_refused)
+    refusing(np.array([1.5]))
+    refusing.disable_compile()
+    with pytest.raises(TypeError) as refusal:
+        refusing(np.array([1]))
+    assert str(refusal.value).startswith(_compile.NO_MATCH)
+
+    monkeypatch.setattr(_compile, "ON_CALLER", True)  # the first signature compiled here
+    call = _compile.called_from_python(_jit.numba.njit(negative_refused))
+    assert call(np.array([1.5])).tolist() == [3.0]
+    monkeypatch.setattr(_compile, "ON_CALLER", False)
+    monkeypatch.setattr(_compile, "machine_code", lambda *_: False)  # (no background compile of a test's function)
+    doubled = call(np.array([2]))
+    assert doubled.tolist() == [4] and doubled.dtype.kind == "i"  # its Python: integers stay integers
+    with pytest.raises(TypeError, match="a negative first element"):
+        call(np.array([-1.5]))  # its machine code's own error
