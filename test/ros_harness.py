@@ -69,6 +69,15 @@ class Harness:
             self.executor.spin_once(timeout_sec=0.01)
         return True
 
+    def spin_until_count(self, messages, count, stall=30.0):
+        """Spin until the collected ``messages`` are ``count``; False if none came for ``stall`` s first (a loaded
+        machine slows a stream, a broken node stops it)."""
+        while len(messages) < count:
+            seen = len(messages)
+            if not self.spin_until(lambda: len(messages) > seen, timeout=stall):
+                return False
+        return True
+
     def spin_for(self, seconds):
         end = time.monotonic() + seconds
         while time.monotonic() < end:
