@@ -133,3 +133,18 @@ def test_compile_keeps_numba_caches_of_other_sources_used_within_the_age(tmp_pat
     os.utime(tmp_path / "numba" / "kernels-old-but-written" / "rne_dynamics" / "rnea.kernel-1.py311.nbi")  # now
     remove_stale_caches()  # (its count also has older versions' folders in the package's __pycache__, if any)
     assert sorted(p.name for p in (tmp_path / "numba").iterdir()) == ["kernels-old-but-written", "kernels-recent"]
+
+
+def test_compile_builds_and_waits_for_the_bundled_arms_machine_code(tmp_path, monkeypatch):
+    """``rne-dynamics compile`` waits for each call's machine code and says "ready" (before, with the written
+    Python gone, it read a build under way as "not written out" and ended before any module was in)."""
+    from rne_dynamics.algorithms import driver
+    from rne_dynamics.tools import precompile
+    monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
+    monkeypatch.setattr(driver, "ALGORITHMS", [gravity.GRAVITY])
+    monkeypatch.setattr(precompile, "compile_checks", lambda *_: None)  # (numba's argument checks: another test's)
+    lines = []
+    assert precompile.run(out=lines.append) == 0
+    calls = [line for line in lines if gravity.GRAVITY.name in line]
+    assert len(calls) == 2 and all(" ready (" in line for line in calls), lines
+    assert len(list((tmp_path / "native").glob("*.program"))) == 2  # fixed and floating base, indexed

@@ -83,14 +83,16 @@ def run(robot_path=None, generic=False, simulator=False, out=partial(print, flus
     steps = [a for a in ALGORITHMS if not a.extras]
     out(f"building the machine code of {robots[0].name}'s {len(steps)} calls, fixed and floating base "
         f"(once per machine; cached in {written._native.cache_folder()})")
-    made = [(robot, a, written.written(a, robot)) for robot in robots for a in steps]
-    for code in {id(c): c for _, _, c in made if c is not None}.values():
-        code.start()  # in parallel: the compiler runs in its own processes
-    for n, (robot, algorithm, code) in enumerate(made, 1):
+    calls = [(robot, a) for robot in robots for a in steps]
+    for robot, algorithm in calls:
+        written.written(algorithm, robot)  # traced, and its build started: the builds run in parallel
+    for n, (robot, algorithm) in enumerate(calls, 1):
         t = time.perf_counter()
-        state = "not written out" if code is None else "ready" if code.wait() else f"failed: {code.failure}"
+        code = written.written(algorithm, robot, wait=True)
+        made = robot.engines.written.get((algorithm, True))  # (None: the step cannot be written out)
+        state = "ready" if code is not None else "not written out" if made is None else f"failed: {made.failure}"
         base = "floating" if robot.has_floating_base else "fixed"
-        out(f"  [{n:2d}/{len(made)}] {algorithm.name:<55} {base:<8} {state} ({time.perf_counter() - t:4.1f} s)")
+        out(f"  [{n:2d}/{len(calls)}] {algorithm.name:<55} {base:<8} {state} ({time.perf_counter() - t:4.1f} s)")
     compile_checks(rd, robots, out)
     if generic:
         compile_generic(rd, robots[1], out)
