@@ -71,7 +71,9 @@ def make_motion_node(context, robot, home):
     amplitude, phase = swing(robot, home)
     w, wc = 2 * math.pi * SWING_HZ, 2 * math.pi * TRACKING_HZ
     node = Node("demo_motion", context=context)
-    publisher = node.create_publisher(JointState, "/forward_dynamics/effort_command", 10)
+    # depth 1 both ways: on a loaded machine the controller acts on the newest state only (a queue of old states, each
+    # answered in turn, delayed its efforts by tenths of a second: the arm ran away once in a fresh install's first run)
+    publisher = node.create_publisher(JointState, "/forward_dynamics/effort_command", 1)
     out = JointState(name=list(robot.joint_names))
     start = {}
 
@@ -86,7 +88,7 @@ def make_motion_node(context, robot, home):
         out.effort = doubles(inverse_dynamics(robot, q, qd, qdd).torques)
         publisher.publish(out)
 
-    node.create_subscription(JointState, "/joint_states", on_state, 10)
+    node.create_subscription(JointState, "/joint_states", on_state, 1)
     return node
 
 
