@@ -12,7 +12,16 @@ import numpy as np
 import pytest
 
 import rne_dynamics as rd
+import oracle
+from multi_dof import tree_urdf
 from oracle import random_states, robot_path
+from rne_dynamics import _jit
+from rne_dynamics._trace import traceable
+from rne_dynamics.algorithms import written
+from rne_dynamics.algorithms.driver import ALGORITHMS, OK
+from rne_dynamics.algorithms.loops import coordinates as loop_coordinates
+from rne_dynamics.model.buffers import model_view
+from rne_dynamics.robots import GOUGH_STEWART, GOUGH_STEWART_LOOPS
 
 ROBOTS = ["ur_description/urdf/ur5_robot.urdf",      # plain serial arm
           "panda_description/urdf/panda.urdf",        # a mimic finger: the mass-matrix forward dynamics
@@ -66,3 +75,80 @@ def test_plain_python_matches_compiled(fragment, tmp_path):
     for name, value in compiled.items():
         np.testing.assert_allclose(plain[name], value, rtol=1e-12, atol=1e-10, err_msg=name)
 
+
+
+def every_call(robot, loops):
+    """A call of every algorithm's generic entry: on ``robot`` (a tree with drives), and ``loops`` (with loops)."""
+    rng = np.random.default_rng(5)
+    q, (qd, qdd, qddd, qdddd) = rd.random_configuration(robot, rng), rng.uniform(-1, 1, (4, robot.nv))
+    link, wrench = robot.link_names[-1], {robot.link_names[-1]: rng.uniform(-1, 1, 6)}
+    tau = rd.inverse_dynamics(robot, q, qd, qdd).torques
+    rd.inverse_dynamics(robot, q, qd, qdd, external_wrenches=wrench)
+    rd.inverse_dynamics(robot, q, qd, qdd, data=robot.data())
+    rd.bias_torques(robot, q, qd)
+    rd.gravity_torques(robot, q)
+    rd.mass_matrix(robot, q)
+    rd.forward_dynamics(robot, q, qd, tau, external_wrenches=wrench)
+    rd.forward_dynamics(robot, q, qd, tau, joint_wrenches=True)
+    rd.coriolis_matrix(robot, q, qd)
+    rd.inverse_dynamics_derivatives(robot, q, qd, qdd)
+    rd.joint_wrench_derivatives(robot, q, qd, qdd)
+    rd.forward_dynamics_derivatives(robot, q, qd, tau)
+    rd.hybrid_dynamics(robot, q, qd, qdd, tau, known_acceleration=np.arange(robot.nv) % 3 == 0)
+    rd.torque_rate(robot, q, qd, qdd, qddd)
+    rd.torque_acceleration(robot, q, qd, qdd, qddd, qdddd)
+    rd.joint_torque_regressor(robot, q, qd, qdd)
+    rd.forward_kinematics(robot, q)
+    rd.frame_placement(robot, q, link)
+    rd.frame_jacobian(robot, q, link, "local")
+    rd.frame_velocity(robot, q, qd, link, "world")
+    rd.frame_acceleration(robot, q, qd, qdd, link)
+    rd.center_of_mass(robot, q)
+    rd.center_of_mass(robot, q, qd)
+    rd.center_of_mass(robot, q, qd, qdd)
+    rd.centroidal_momentum(robot, q, qd)
+    rd.centroidal_momentum_matrix(robot, q)
+    rd.step(robot, q, qd, tau, 1e-3)
+    rd.step(robot, q, qd, tau, 1e-3, method="semi_implicit")
+    rd.loop_constraints(loops, rd.neutral(loops), np.zeros(loops.nv))
+    n = loop_coordinates(loops).actuated_q.size
+    rd.closed_loop_inverse_dynamics(loops, rd.neutral(loops)[loop_coordinates(loops).actuated_q] + 0.01, np.ones(n),
+                                    np.ones(n))
+
+
+def copied(arguments):
+    return [a.copy() if isinstance(a, np.ndarray) else a for a in arguments]
+
+
+@pytest.mark.skipif(_jit.numba is None, reason="numba's machine code against its Python: without numba there is one")
+def test_every_generic_entrys_machine_code_equals_its_python(monkeypatch):
+    """numba compiles each algorithm's entry (``driver.ENTRY``) with its step: its machine code computes what its
+    Python computes, every result entry written, on a tree of every joint type with drives and on a robot with loops
+    (numba's inlining of the steps into the entry once left results unwritten: hybrid dynamics, the simulator's
+    step, ``M^-1``). Its machine code comes from numba's cache (``compile --generic``, or numba compiles it here)."""
+    calls = {}
+
+    def recording(algorithm, entry):
+        def record(*arguments):
+            calls.setdefault(algorithm, []).append(copied(arguments))
+            return traceable(entry)(*arguments)
+        return record
+
+    monkeypatch.setattr(written, "MODE", "0")  # no written code: every call on the generic entry
+    for algorithm in ALGORITHMS:
+        if algorithm.single is not None:
+            monkeypatch.setattr(algorithm, "single", recording(algorithm, algorithm.single))
+            monkeypatch.setattr(algorithm, "ready", True)
+    robot = oracle.with_armature(rd.load_urdf(tree_urdf(), floating_base=True), 3)
+    robot = robot.with_drive(damping=np.full(len(robot.joint_names), 0.3),
+                             friction=np.full(len(robot.joint_names), 0.2))
+    every_call(robot, rd.load_urdf(GOUGH_STEWART, loops=GOUGH_STEWART_LOOPS))
+    monkeypatch.undo()
+    assert sorted(a.name for a in calls) == sorted(a.name for a in ALGORITHMS if a.single is not None)
+    for algorithm, arguments in ((a, x) for a, called in calls.items() for x in called):
+        _, results, _ = algorithm.layout(None, traceable(model_view)(*arguments[:2]))
+        python, compiled = copied(arguments), copied(arguments)
+        python[2][:] = compiled[2][:] = np.nan  # the block: an entry left unwritten stays NaN
+        assert traceable(algorithm.single)(*python) == algorithm.single(*compiled) == OK, algorithm.name
+        np.testing.assert_allclose(compiled[2][:results], python[2][:results], rtol=1e-12, atol=1e-12,
+                                   err_msg=algorithm.name)

@@ -458,7 +458,7 @@ wrenches_memory = memory("wrenches_memory", results=dict(
     accelerations=("nv",), joint_wrenches=("nj", 6), base_wrench=(6,)), f=("nb + 1", 6), forward=forward_workspace)
 
 
-@helper
+@arithmetic_kernel
 def forward_step(m, w, q, qd, tau, f_ext, gravity):
     """Forward dynamics, and the joint loads if the memory has room for them."""
     status = forward(m, w.forward, q, qd, tau, gravity, f_ext, w.accelerations, w.f)

@@ -78,7 +78,7 @@ def composite_rigid_body(m, w, q, M):
     rotor_inertia_add(m, M)
 
 
-@helper
+@arithmetic_kernel
 def mass_matrix_step(m, w, q):
     composite_rigid_body(m, w.crba, q, w.M)
 

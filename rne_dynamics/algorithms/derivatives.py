@@ -271,7 +271,7 @@ torque_derivatives_memory = derivatives_memory("torque_derivatives_memory", 0)
 wrench_derivatives_memory = derivatives_memory("wrench_derivatives_memory", "nj")
 
 
-@helper
+@arithmetic_kernel
 def derivatives_step(m, w, q, qd, qdd, f_ext, gravity):
     newton_euler_derivatives(m, w.derivatives, q, qd, qdd, gravity, f_ext, w.dtau_dq, w.dtau_dqd, w.dtau_dqdd,
                              w.dw_dq, w.dw_dqd, w.dw_dqdd)
@@ -323,7 +323,7 @@ forward_derivatives_memory = memory("forward_derivatives_memory", results=dict(
     forward=forward_workspace, torque=torque_derivatives_memory)
 
 
-@helper
+@arithmetic_kernel
 def forward_derivatives_step(m, w, q, qd, tau, f_ext, gravity):
     """``dqdd/dx = -M^-1 dtau/dx`` for ``x`` in ``q, qd`` at ``qdd = FD(q, qd, tau)``, and ``dqdd/dtau = M^-1``
     (differentiating ``ID(q, qd, FD(q, qd, tau)) = tau``; ``M = dtau/dqdd``, armature included)."""

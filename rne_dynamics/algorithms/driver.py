@@ -65,8 +65,9 @@ def environment_parts(environment):
 #: cache in every new process (its key pickles the closure's cells). It checks the state's sizes (``q``: ``nq``, the
 #: tangent vectors: ``nv``; a batch reaches here only uncompiled, without numba's types), finiteness (the state's
 #: arrays; the other parameters were checked by the caller) and unit quaternions, runs the step and checks that its
-#: results are finite. A batch calls it per state (:meth:`Algorithm.generic_batch`): a compiled batch entry would
-#: double numba's time for each algorithm.
+#: results are finite. It calls the step (an ``arithmetic_kernel``) as a function: numba's IR inlining of a step into
+#: the entry left results unwritten (hybrid dynamics, the simulator's step, ``M^-1``). A batch calls it per state
+#: (:meth:`Algorithm.generic_batch`): a compiled batch entry would double numba's time for each algorithm.
 ENTRY = """
 def single_{name}(fdata, idata, block, {inputs}):
     {unpack}

@@ -9,7 +9,7 @@ Drive friction (URDF ``<dynamics damping friction>``, :meth:`Robot.with_drive`) 
 full joint torque is ``tau = M(q) qdd + bias_torques(q, qd) + damping qd + friction sign(qd)``, with the rotor
 inertia (armature) inside ``M``; this is what :func:`rne_dynamics.inverse_dynamics` returns.
 """
-from .._jit import helper
+from .._jit import arithmetic_kernel
 from ..model.memory import memory
 from ..model.joints import S_transpose_times_add, X_up
 from ..model.spatial import base_acceleration, cross
@@ -23,7 +23,7 @@ gravity_memory = memory("gravity_memory", results=dict(torques=("nv",)), R=("nb"
                         a=("nb + 1", 3), mass_c=("nb + 1",), h_c=("nb + 1", 3), f=(6,))
 
 
-@helper
+@arithmetic_kernel
 def static_newton_euler(m, w, q, gravity):
     """Static RNEA for one state (RBDA Table 5.1 with ``qd = qdd = 0``).
 

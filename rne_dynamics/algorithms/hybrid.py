@@ -14,7 +14,7 @@ known. Its force comes last, ``tau_j = S_j^T f_i`` from the joint wrench ``f_i =
 """
 import numpy as np
 
-from .._jit import kernel
+from .._jit import arithmetic_kernel
 from ..model.memory import memory
 from ..errors import StateError
 from .aba import aba_workspace, articulated_body
@@ -29,9 +29,7 @@ hybrid_memory = memory("hybrid_memory", results=dict(accelerations=("nv",), torq
                                                      base_wrench=(6,)), f=("nb + 1", 6), aba=aba_workspace)
 
 
-# a kernel of its own, not a helper inlined into the generic entry: numba's inlining of this step into the entry
-# written out whole dropped the known accelerations' copy (the given entries of `accelerations` left unwritten)
-@kernel
+@arithmetic_kernel
 def hybrid_step(m, w, q, qd, qdd, tau, f_ext, gravity, known):
     """Hybrid dynamics of one state (the articulated-body pass with the mask ``known``), and the joint loads. The
     results start as the given accelerations and forces, the pass writing the others."""

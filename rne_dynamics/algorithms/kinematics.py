@@ -24,7 +24,7 @@ adds into column ``col_v[c]`` scaled by ``col_mult[c]``; a floating base has its
 """
 
 
-from .._jit import helper
+from .._jit import arithmetic_kernel, helper
 from ..model.memory import memory
 from ..errors import ModelError, StateError
 from ..model.joints import X_up
@@ -148,7 +148,7 @@ def link_placement(m, w, link, T):
 placements_memory = memory("placements_memory", results=dict(poses=("nl", 4, 4)), kinematics=kinematics_workspace)
 
 
-@helper
+@arithmetic_kernel
 def placements_step(m, w, q):
     """Every link's world pose, ``w.poses[l]`` ``(4, 4)``."""
     world_poses(m, q, w.kinematics.oR, w.kinematics.op)
@@ -160,7 +160,7 @@ def placements_step(m, w, q):
 placement_memory = memory("placement_memory", results=dict(pose=(4, 4)), kinematics=kinematics_workspace)
 
 
-@helper
+@arithmetic_kernel
 def placement_step(m, w, q, link):
     """Link ``link``'s world pose ``w.pose`` ``(4, 4)``."""
     world_poses(m, q, w.kinematics.oR, w.kinematics.op)
@@ -173,7 +173,7 @@ def placement_step(m, w, q, link):
 jacobian_memory = memory("jacobian_memory", results=dict(J=(6, "nv")), kinematics=kinematics_workspace)
 
 
-@helper
+@arithmetic_kernel
 def jacobian_step(m, w, q, link, reference):
     """The Jacobian ``J`` ``(6, nv)`` of link ``link`` in ``reference``: the columns of its body and of every
     ancestor (its support), each ``oS_c`` expressed for the link frame and added, times ``col_mult``, into its
@@ -199,7 +199,7 @@ motion_memory = memory("motion_memory", results=dict(velocity=(6,), acceleration
                        kinematics=kinematics_workspace)
 
 
-@helper
+@arithmetic_kernel
 def link_motion(m, w, q, v, a, link, reference, classical):
     """The velocity ``w.velocity`` and acceleration ``w.acceleration`` (6 each) of link ``link`` in ``reference``:
     its body's world-frame motion (:func:`world_velocities`, :func:`world_accelerations`) expressed for the link frame.
@@ -219,7 +219,7 @@ def link_motion(m, w, q, v, a, link, reference, classical):
         out_a[2] += c2
 
 
-@helper
+@arithmetic_kernel
 def velocity_step(m, w, q, v, link, reference):
     link_motion(m, w, q, v, w.kinematics.zero, link, reference, False)
 
@@ -230,7 +230,7 @@ com_memory = memory("com_memory", results=dict(position=(3,), velocity=(3,), acc
                     kinematics=kinematics_workspace)
 
 
-@helper
+@arithmetic_kernel
 def com_step(m, w, q, v, a):
     """The centre of mass's ``position``, ``velocity`` and ``acceleration`` in the world, from each body's first
     moment in the world ``oh_i = oR_i h_i + m_i op_i`` (``m_i`` times its COM ``c_i``) and its world-frame motion
@@ -266,12 +266,12 @@ def com_step(m, w, q, v, a):
         acceleration[r] /= mass
 
 
-@helper
+@arithmetic_kernel
 def com_position_step(m, w, q):
     com_step(m, w, q, w.kinematics.zero, w.kinematics.zero)
 
 
-@helper
+@arithmetic_kernel
 def com_velocity_step(m, w, q, v):
     com_step(m, w, q, v, w.kinematics.zero)
 
@@ -289,7 +289,7 @@ centroidal_memory = memory("centroidal_memory", results=dict(h_G=(6,), A_G=(6, "
                            kinematics=kinematics_workspace)
 
 
-@helper
+@arithmetic_kernel
 def centroidal_step(m, w, q, v):
     """The centroidal momentum ``h_G`` (6) and its matrix ``A_G`` ``(6, nv)``,
     ``h_G = A_G v`` (Orin, Goswami and Lee, Auton. Robots 2013, eq. 15-22), world axes, angular about the centre of
@@ -331,7 +331,7 @@ def centroidal_step(m, w, q, v):
             A_G[3 + r, c] -= n[r]
 
 
-@helper
+@arithmetic_kernel
 def centroidal_matrix_step(m, w, q):
     centroidal_step(m, w, q, w.kinematics.zero)
 

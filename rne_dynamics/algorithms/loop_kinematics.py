@@ -197,7 +197,7 @@ def closure_constraints(m, w, q, qd, cuts):
         closure_gamma(w, cuts, k)
 
 
-@helper
+@arithmetic_kernel
 def constraints_step(m, w, q, qd, cuts):
     """The loop constraints at ``(q, qd)`` of the closures ``cuts``."""
     closure_constraints(m, w, q, qd, cuts)
@@ -334,7 +334,7 @@ closed_loop_memory = memory("closed_loop_memory", results=dict(
     inverse=("nv", "nv"), G=("nv", "nv"), rhs=("6 * nl",), x=("nv",), lam=("6 * nl",), load=("nb + 1", 6))
 
 
-@helper
+@arithmetic_kernel
 def closed_loop_step(m, w, q, qd, qdd, f_ext, gravity, cuts, split):
     """Closed-loop inverse dynamics of one state (Khalil eqs. 55-57) from ``q`` (the guess, its actuated entries the
     actuated coordinates) and the actuated entries of ``qd`` and ``qdd``: Newton on the passive coordinates (the

@@ -85,7 +85,7 @@ inverse_dynamics_memory = memory("inverse_dynamics_memory", results=inverse_dyna
 shown_memory = memory("inverse_dynamics_shown_memory", results=dict(inverse_dynamics_results, rnea=rnea_workspace))
 
 
-@helper
+@arithmetic_kernel
 def inverse_dynamics_step(m, w, q, qd, qdd, f_ext, gravity):
     """RNEA with the drive torques, and the joint loads."""
     newton_euler(m, w.rnea, q, qd, qdd, gravity, f_ext, w.torques, w.rnea.f)
@@ -97,7 +97,7 @@ def inverse_dynamics_step(m, w, q, qd, qdd, f_ext, gravity):
 bias_memory = memory("bias_memory", results=dict(torques=("nv",)), zero=("nv",), rnea=rnea_workspace)
 
 
-@helper
+@arithmetic_kernel
 def bias_step(m, w, q, qd, gravity):
     """RNEA at zero acceleration, rigid-body terms only (RBDA Sec. 9.2)."""
     w.zero[:] = 0.0

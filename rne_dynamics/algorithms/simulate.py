@@ -48,7 +48,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._jit import helper, kernel
+from .._jit import arithmetic_kernel, helper
 from ..model.memory import memory
 from .aba import ACCELERATIONS, cholesky_solve, forward, forward_workspace
 from .crba import composite_rigid_body, crba_workspace
@@ -353,9 +353,7 @@ def dissipative_step(m, w, q, qd, shift, h, dt, limits, out):
     return drive_step(m, w.drive, q, w.x, h, w.lower, w.upper, out)
 
 
-# a kernel of its own, not inlined into the generic entry (as hybrid_step): numba's inlining of this step into the
-# entry written out whole broke the fourth order of a quaternion joint's step with the kernels compiled
-@kernel
+@arithmetic_kernel
 def integrate(m, w, q, qd, tau, f_ext, gravity, dt, rk4, limits):
     """One step from ``(q, qd)`` to ``(q_next, qd_next)`` (module notes); ``qdd``: the forward dynamics at ``(q,
     qd)``, drive terms included; ``limits``: ``(2, nq)`` lower and upper positions. Returns ``OK``, or ``SINGULAR``
