@@ -45,7 +45,7 @@ def main(argv=None):
     from sensor_msgs.msg import JointState
 
     import rne_dynamics as rd
-    from rne_dynamics.nodes.forward_dynamics_node import period_ns
+    from rne_dynamics.nodes.simulation import period_ns
     from rne_dynamics.robots import DEFAULT_ROBOT
     from rne_dynamics.tools.live_demo import home_pose
 

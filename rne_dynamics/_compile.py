@@ -141,9 +141,11 @@ def _start_worker():
 
 
 def _work():
+    global _worker
     while True:
         with _lock:
-            if not _queue:
+            if not _queue:  # (a compile queued from now on starts a new worker)
+                _worker = None
                 return
             dispatcher, signature, locator = _queue.popleft()
         _state[(dispatcher, signature)] = "built" if _build(signature, locator) else "failed"

@@ -5,11 +5,12 @@ nothing but the standard library.
 ``python _compile_child.py c REQUEST DESTINATION TIMEOUT COMPILERS COMMAND...``: compile the C file ``REQUEST.c``
 (:func:`build_c`). ``python _compile_child.py numba MODULE FUNCTION ARGUMENT SIGNATURE``: ``MODULE.FUNCTION(ARGUMENT)``
 is a dispatcher, ``SIGNATURE`` its argument types, pickled, in hexadecimal; compiled into numba's cache at ``nice``
-10, after the callers' work (:mod:`rne_dynamics._compile`). ``python _compile_child.py prune FOLDER SECONDS``: remove
+10, after the callers' work (:mod:`rne_dynamics._compile`), one build per kernel on the machine (:func:`build_numba`). ``python _compile_child.py prune FOLDER SECONDS``: remove
 from the cache ``FOLDER`` what no process used for ``SECONDS`` (:func:`prune`).
 """
 import contextlib
 import fcntl
+import hashlib
 import importlib
 import os
 import pickle
@@ -56,8 +57,7 @@ def build_c(request, destination, timeout, compilers, *command):
     ``compilers/`` unless ``request.hurry`` exists; exits with the compiler's message if it fails. A second builder of
     the same request waits for the first's module."""
     folder, name = os.path.split(request)
-    with open(request + ".lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # (a second builder of it waits here, then finds the module)
+    with alone(request):
         if not os.path.exists(destination):
             with tempfile.TemporaryDirectory(dir=folder) as scratch:
                 target = os.path.join(scratch, "module.so")
@@ -73,10 +73,39 @@ def build_c(request, destination, timeout, compilers, *command):
                 if done.returncode != 0:
                     sys.exit(f"{command[0]} failed on {name}: {done.stderr.strip()[-2000:]}")
                 os.replace(target, destination)
-        for leftover in (".c", ".hurry", ".lock"):  # (a builder waiting on the lock finds the module)
+        for leftover in (".c", ".hurry"):
             with contextlib.suppress(FileNotFoundError):
                 os.remove(request + leftover)
 
+
+@contextlib.contextmanager
+def alone(request):
+    """Build ``request`` alone: a second builder of it (another process asked for it too) waits here for the first,
+    then finds what it built (a C module; numba's kernel in numba's cache, which its compile loads first)."""
+    with open(request + ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(request + ".lock")
+
+
+def numba_request(module, function, argument, signature):
+    """The request (a path, its lock beside it) of numba's build of ``module.function(argument)`` for the argument
+    types ``signature``: one per kernel and types on the machine."""
+    from rne_dynamics._tuning import cache_root
+    digest = hashlib.sha256(f"{module} {function} {argument} {signature}".encode()).hexdigest()[:24]
+    return os.path.join(cache_root(), "numba", "requests", digest)
+
+
+def build_numba(module, function, argument, signature):
+    """Compile the dispatcher ``module.function(argument)`` for the argument types ``signature`` (pickled, in
+    hexadecimal) into numba's cache, alone on the machine: every test process or node that needs a kernel not yet
+    cached starts a build of it, and a CI's dozens compiled the same kernel side by side."""
+    request = numba_request(module, function, argument, signature)
+    os.makedirs(os.path.dirname(request), exist_ok=True)
+    dispatcher = getattr(importlib.import_module(module), function)(argument)
+    with alone(request):
+        dispatcher.compile(pickle.loads(bytes.fromhex(signature)))
 
 def prune(folder, unused_seconds):
     """Remove from the C cache ``folder`` what no process has used (read, loaded or written: its modification
@@ -104,6 +133,4 @@ if __name__ == "__main__":
         if kind == "prune":
             prune(*arguments)
         else:
-            module, function, argument, signature = arguments
-            dispatcher = getattr(importlib.import_module(module), function)(argument)
-            dispatcher.compile(pickle.loads(bytes.fromhex(signature)))
+            build_numba(*arguments)

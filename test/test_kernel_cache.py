@@ -142,3 +142,28 @@ def test_a_python_callers_kernel_runs_its_python_for_other_types_and_raises_its_
     assert doubled.tolist() == [4] and doubled.dtype.kind == "i"  # its Python: integers stay integers
     with pytest.raises(TypeError, match="a negative first element"):
         call(np.array([-1.5]))  # its machine code's own error
+
+
+def test_a_second_build_of_a_kernel_waits_for_the_first_and_loads_what_it_cached(tmp_path, monkeypatch):
+    """Every process that needs a kernel numba has not cached starts a build of it (a CI's test processes compiled
+    the same simulator step seven times side by side): a build waits while another holds the kernel's request
+    (here, the test), then compiles nothing new if the other cached it."""
+    import fcntl
+    import pickle
+
+    from rne_dynamics import _compile_child
+
+    monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
+    request = ("rne_dynamics._compile", "kernel_named", "rne_dynamics.algorithms.inputs:all_finite",
+               pickle.dumps((_jit.numba.types.float64[::1],)).hex())
+    path = _compile_child.numba_request(*request)
+    os.makedirs(os.path.dirname(path))
+    kernels = os.path.join(str(tmp_path), "numba", "**", "*.nbi")
+    with open(tmp_path / "errors", "w") as errors, open(path + ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        builder = _compile_child.start(["numba", *request], errors)
+        with pytest.raises(subprocess.TimeoutExpired):  # (a build alone imports and compiles this in seconds)
+            builder.wait(timeout=20)
+        assert not glob.glob(kernels, recursive=True)
+    assert builder.wait(timeout=300) == 0, (tmp_path / "errors").read_text()
+    assert glob.glob(kernels, recursive=True) and not os.path.exists(path + ".lock")

@@ -16,7 +16,8 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
 import rne_dynamics as rd
-from rne_dynamics.nodes.forward_dynamics_node import ForwardDynamicsNode, period_ns
+from rne_dynamics.nodes.forward_dynamics_node import ForwardDynamicsNode
+from rne_dynamics.nodes.simulation import period_ns
 from rne_dynamics.nodes.inverse_dynamics_node import InverseDynamicsNode
 from rne_dynamics.robots import DEFAULT_ROBOT
 from rne_dynamics.algorithms.simulate import step
@@ -143,7 +144,7 @@ def test_simulation_keeps_time_at_1_khz(harness_factory):
 def test_the_clock_catches_up_within_its_lag_and_drops_beyond():
     """Each tick simulates the whole periods the wall clock passed; a tick out of budget leaves the rest due at the
     next; only time beyond MAX_LAG_NS (100 ms) behind is dropped. The clock starts at its first tick."""
-    from rne_dynamics.nodes.forward_dynamics_node import MAX_LAG_NS, SimulationClock
+    from rne_dynamics.nodes.simulation import MAX_LAG_NS, SimulationClock
 
     period = 1_000_000
     clock = SimulationClock(period, 5_000_000_000)
@@ -171,7 +172,7 @@ def test_the_clock_catches_up_within_its_lag_and_drops_beyond():
 
 
 def test_the_real_time_factor_below_095_says_why_from_the_measurements():
-    from rne_dynamics.nodes.forward_dynamics_node import Tally, real_time
+    from rne_dynamics.nodes.simulation import Tally, real_time
 
     period, second = 1_000_000, 1_000_000_000
     start = Tally(0, 0, 0, 0, 0, 0, 0, 0, 0)

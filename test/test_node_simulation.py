@@ -21,7 +21,8 @@ import rne_dynamics as rd
 from rne_dynamics.algorithms.simulate import step
 from rne_dynamics.launch_files import SIMULATOR_PARAMETERS
 from rne_dynamics.nodes import model as node_model
-from rne_dynamics.nodes.forward_dynamics_node import ForwardDynamicsNode, Tally, likely_cause, period_ns
+from rne_dynamics.nodes.forward_dynamics_node import ForwardDynamicsNode
+from rne_dynamics.nodes.simulation import Tally, likely_cause, period_ns, real_time
 from rne_dynamics.nodes.inverse_dynamics_node import InverseDynamicsNode
 from rne_dynamics.robots import DEFAULT_ROBOT
 
@@ -255,13 +256,13 @@ def test_steps_costing_a_third_of_the_period_keep_real_time_when_ticks_come_late
     costing 3 ms of a 10 ms period (a step in plain Python): the ticks after a late one catch up, nothing is dropped,
     the simulated time keeps up with the wall clock. (Before, a step over a quarter of the period made every tick
     take one step and drop the rest: 0.60 of real time here; 0.20 on a quadruped in `live`.)"""
-    from rne_dynamics.nodes import forward_dynamics_node
 
     period, cost, held = 10_000_000, 3_000_000, 40_000_000
     harnesses.append(h := Harness(ForwardDynamicsNode, robot_description=FREE_PENDULUM, simulate=True, rate_hz=100.0,
                                   initial_positions=[0.5]))
     h.node.destroy_timer(h.node.step_timer)  # the test ticks
     clock = FakeTime(5_000_000_000)
+    from rne_dynamics.nodes import forward_dynamics_node
     monkeypatch.setattr(forward_dynamics_node, "time", clock)
     real = node_model.DynamicsModel.step
 
@@ -279,4 +280,4 @@ def test_steps_costing_a_third_of_the_period_keep_real_time_when_ticks_come_late
     assert tally.dropped_ns == 0 and tally.late_ticks == 0 and factor > 0.95, (factor, tally)
     assert tally.limited_ticks > 0  # the held ticks ran out of budget; the ticks after caught up
     assert tally.step_cpu_ns == cost * tally.steps
-    assert forward_dynamics_node.real_time(Tally(*(0,) * 9), tally, period) == (pytest.approx(factor, abs=0.05), "")
+    assert real_time(Tally(*(0,) * 9), tally, period) == (pytest.approx(factor, abs=0.05), "")

@@ -149,7 +149,7 @@ class Table:
 def real_time_line(forward, since):
     """The forward node's tally now and a line with its real-time factor since the tally ``since`` (and why it is
     below 0.95)."""
-    from ..nodes.forward_dynamics_node import real_time
+    from ..nodes.simulation import real_time
 
     clock = forward.clock
     now = clock.since(since, time.monotonic_ns())
