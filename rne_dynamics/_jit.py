@@ -6,9 +6,8 @@ compile time (a developer's test loop).
 Kernels are cached on disk (``cache=True``), so only the first process on a machine pays the compile time, in the
 package's one cache folder (:func:`~rne_dynamics._tuning.cache_root`, ``numba/``). numba stamps a cached kernel with
 its own file only, so a kernel would keep stale machine code of a helper changed in another file; ours are cached in
-a directory named by a hash of the kernel modules it depends on (its module and those it imports, read from their
-import statements): an edit recompiles the kernels of the edited module and of the modules that import it, no
-others. numba's index keys each kernel by the host's CPU as well.
+one directory named by the digest of all the kernel sources (:func:`cache_directory`): an edit of any recompiles
+every kernel. numba's index keys each kernel by the host's CPU as well.
 """
 import functools
 import glob
@@ -16,7 +15,6 @@ import hashlib
 import inspect
 import math
 import os
-import re
 
 from collections import namedtuple
 
@@ -48,71 +46,25 @@ SINGULAR = 16
 NO_KERNELS = ("nodes", "tools")
 
 
-#: A package import: ``from .x import a, b`` (any number of dots) or ``from rne_dynamics.x import a``.
-_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.+|rne_dynamics\b\.?)([\w.]*)[ \t]+import[ \t]+\(?([\w, \t]+)", re.M)
-
-
 @functools.cache
-def _package_modules():
-    """``(sources, imports)``: each module's source (dotted name under the package, ``""`` for its ``__init__``),
-    but for the :data:`NO_KERNELS` folders, and the package modules it imports."""
-    sources = {}
-    for folder, _, names in os.walk(PACKAGE_DIR):
-        if os.path.basename(folder) in NO_KERNELS:
-            continue
-        for name in names:
-            if name.endswith(".py"):
-                path = os.path.relpath(os.path.join(folder, name), PACKAGE_DIR)[:-3].replace(os.sep, ".")
-                with open(os.path.join(folder, name), "rb") as source:
-                    sources[path.removesuffix("__init__").rstrip(".")] = source.read()
-    imports = {}
-    for module, text in sources.items():
-        package = module if os.path.isdir(os.path.join(PACKAGE_DIR, *module.split("."))) else module.rpartition(".")[0]
-        found = set()
-        for dots, target, names in _IMPORT.findall(text.decode()):
-            if dots.startswith("rne_dynamics"):
-                base = target
-            else:
-                parts = package.split(".") if package else []
-                base = ".".join(parts[:len(parts) - (len(dots) - 1)] + [target] * bool(target))
-            for name in names.replace("(", " ").split(","):
-                submodule = ".".join(filter(None, (base, name.split()[0] if name.split() else "")))
-                found.add(submodule if submodule in sources else base)  # a module imported from its package
-        imports[module] = found & sources.keys()
-    return sources, imports
-
-
-def _sources_hash(modules=None):
-    """Hash of the kernel modules (those importing this one) that ``modules`` (dotted names under the package; all
-    modules if None) import, directly or through others, themselves included."""
-    sources, imports = _package_modules()
-    reached, todo = set(), list(sources if modules is None else modules)
-    while todo:
-        module = todo.pop()
-        if module in sources and module not in reached:
-            reached.add(module)
-            todo += imports[module]
+def _sources_hash():
+    """The digest of the kernel sources: this module and every package module that imports it (where the kernels
+    and the helpers they call are), but for the :data:`NO_KERNELS` folders. Every kernel is cached under it: an edit
+    of any recompiles them all (minutes for a developer; an installation compiles once)."""
     digest = hashlib.sha256()
-    for module in sorted(reached):
-        if b"_jit import" in sources[module] or module == "_jit":
-            digest.update(module.encode() + b"\0" + sources[module])
+    for path in sorted(glob.glob(os.path.join(PACKAGE_DIR, "**", "*.py"), recursive=True)):
+        name = os.path.relpath(path, PACKAGE_DIR)
+        with open(path, "rb") as file:
+            source = file.read()
+        if name.split(os.sep)[0] not in NO_KERNELS and (b"_jit import" in source or name == "_jit.py"):
+            digest.update(name.encode() + b"\0" + source)
     return digest.hexdigest()
 
 
-#: The stamps of the kernels made in this process: their cache directories are this version's.
-_stamps = set()
-
-
-def _stamp_of(function):
-    """The hash of the sources ``function`` depends on: its module's (:func:`_sources_hash`) and, for a function the
-    package writes out (an algorithm's entry, which calls the step it was made with), those of the package's
-    functions its globals name."""
-    package = __name__.rpartition(".")[0]
-    modules = {function.__module__}
-    for name in function.__code__.co_names:
-        value = getattr(function.__globals__.get(name), "py_func", function.__globals__.get(name))
-        modules.add(getattr(value, "__module__", None) or "")
-    return _sources_hash(m[len(package) + 1:] for m in modules if m.startswith(package + "."))
+def cache_directory():
+    """The directory of this version of the kernel sources' machine code: a directory per version, as numba
+    unpickles an index before it checks its stamp, and an index of older sources can name classes that are gone."""
+    return os.path.join(_tuning.cache_root(), "numba", "kernels-" + _sources_hash()[:16])
 
 
 if numba is not None:
@@ -121,21 +73,15 @@ if numba is not None:
     _CacheImpl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)
     if _InTree is not None and _CacheImpl is not None:
         class _PackageLocator(_InTree):
-            """Caches our kernels in the cache folder's ``numba/``, in a directory named by the hash of the sources
-            each depends on (:func:`_stamp_of`), then by the module's folder in the package."""
-            def __init__(self, py_func, py_file):
-                super().__init__(py_func, py_file)
-                self.stamp = _stamp_of(py_func)
-                _stamps.add(self.stamp)
-
+            """Caches our kernels in :func:`cache_directory`, by their module's folder in the package, stamped with
+            the digest of all the kernel sources (numba's stamp is the kernel's own file only: a kernel would keep
+            stale machine code of a helper changed in another file)."""
             def get_source_stamp(self):
-                return self.stamp
+                return _sources_hash()
 
             def get_cache_path(self):
-                # a directory per source version: numba unpickles an index before it checks the stamp, and an
-                # index of older sources can name classes that no longer exist
                 folder = os.path.relpath(os.path.dirname(os.path.abspath(self._py_file)), PACKAGE_DIR)
-                return os.path.join(_tuning.cache_root(), "numba", "kernels-" + self.stamp[:16], folder)
+                return os.path.join(cache_directory(), folder)
 
             @classmethod
             def from_function(cls, py_func, py_file):
@@ -146,18 +92,9 @@ if numba is not None:
         _CacheImpl._locator_classes.insert(0, _PackageLocator)
 
 
-def cache_directories():
-    """The directories that hold the compiled kernels of this version of the sources (of the kernels made so far:
-    every one once the package's algorithms are imported)."""
-    current = {"kernels-" + stamp[:16] for stamp in _stamps}
-    return [path for path in glob.glob(os.path.join(_tuning.cache_root(), "numba", "kernels-*"))
-            if os.path.basename(path) in current]
-
-
 def compiled():
     """Whether this version of the kernels has been compiled here (``rne-dynamics compile``, or earlier runs)."""
-    return numba is None or any(glob.glob(os.path.join(path, "**", "*.nbi"), recursive=True)
-                                for path in cache_directories())
+    return numba is None or bool(glob.glob(os.path.join(cache_directory(), "**", "*.nbi"), recursive=True))
 
 
 def _compiled(**options):

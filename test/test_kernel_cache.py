@@ -1,5 +1,5 @@
-"""The on-disk kernel cache (rne_dynamics/_jit.py): one directory per version of the kernel sources, under the
-package's one cache folder (RNE_DYNAMICS_CACHE)."""
+"""The on-disk kernel cache (rne_dynamics/_jit.py): one directory per version of the kernel sources (one digest of
+them all), under the package's one cache folder (RNE_DYNAMICS_CACHE)."""
 import glob
 import math
 import os
@@ -26,48 +26,73 @@ print(integrate_rows.kernel._cache._cache_path)
 """
 
 
-def test_kernels_are_cached_under_the_hash_of_the_sources_they_import():
+def append_an_edit(path):
+    assert path.is_file(), path  # (not a new file)
+    with open(path, "a") as source:
+        source.write("\n# an edit\n")
+
+
+def test_kernels_are_cached_under_the_digest_of_every_kernel_source(tmp_path, monkeypatch):
+    """One directory per version of the kernel sources: the same sources (another checkout) give the same one; an
+    edit of any module that holds kernels (imports ``_jit``) gives another; an edit of a module without kernels (the
+    tools, the nodes, a module that does not import ``_jit``) does not."""
     from rne_dynamics.algorithms.gravity import GRAVITY
     locator = GRAVITY.single._cache._impl.locator
     assert isinstance(locator, _jit._PackageLocator)
-    # the entry is written by the driver and calls gravity's step: both modules' imports, and only theirs
-    stamp = _jit._sources_hash(["algorithms.driver", "algorithms.gravity"])
-    assert locator.get_cache_path() == os.path.join(_tuning.cache_root(), "numba", "kernels-" + stamp[:16],
-                                                    "algorithms")
-    assert stamp != _jit._sources_hash(["algorithms.driver"]) != _jit._sources_hash()
-    sources, imports = _jit._package_modules()
-    imported = imports["algorithms.gravity"] | imports["algorithms.driver"]
-    assert {"algorithms.driver", "model.spatial", "_jit"} <= imported
-    assert "algorithms.crba" in imports["algorithms.aba"] and "algorithms.crba" not in imports["algorithms.gravity"]
+    assert locator.get_source_stamp() == _jit._sources_hash()
+    assert locator.get_cache_path() == os.path.join(_tuning.cache_root(), "numba",
+                                                    "kernels-" + _jit._sources_hash()[:16], "algorithms")
+    copy = tmp_path / "rne_dynamics"
+    shutil.copytree(_jit.PACKAGE_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(_jit, "PACKAGE_DIR", str(copy))
+
+    def digest_after(edited):
+        if edited:
+            append_an_edit(copy / edited)
+        _jit._sources_hash.cache_clear()
+        return _jit._sources_hash()
+
+    try:
+        digest = digest_after(None)
+        assert digest == locator.get_source_stamp()  # the same sources elsewhere: the same kernels
+        for without_kernels in ("tools/cli.py", "nodes/model.py", "errors.py", "planning/retime.py"):
+            assert digest_after(without_kernels) == digest, without_kernels
+        for with_kernels in ("model/spatial.py", "algorithms/aba.py", "_jit.py"):
+            assert digest_after(with_kernels) != digest, with_kernels
+            digest = _jit._sources_hash()
+    finally:
+        monkeypatch.undo()
+        _jit._sources_hash.cache_clear()
+    assert _jit._sources_hash() == locator.get_source_stamp()
 
 
-def test_an_edit_recompiles_the_kernels_that_import_the_edited_module_and_no_others(tmp_path):
-    """An edit to a kernel module moves its kernels' cache to a new directory (an old index can name classes that
-    are gone), the numbers stay right, and a kernel whose module does not import it loads its machine code."""
+def test_an_edit_recompiles_every_kernel_and_an_edit_without_kernels_none(tmp_path):
+    """An edit of a kernel module moves every kernel's cache to a new directory (an old index can name classes that
+    are gone; a kernel inlines helpers of other modules), and the numbers stay right; an edit of a tool recompiles
+    nothing: the kernels load their machine code."""
     shutil.copytree(_jit.PACKAGE_DIR, tmp_path / "rne_dynamics", ignore=shutil.ignore_patterns("__pycache__"))
     env = dict(os.environ, PYTHONPATH=str(tmp_path), RNE_DYNAMICS_COMPILE="caller",  # numba compiles, and caches
                RNE_DYNAMICS_CACHE=str(tmp_path / "cache"))
 
-    def run():
+    def run_after(edited):
+        if edited:
+            append_an_edit(tmp_path / "rne_dynamics" / edited)
         out = subprocess.run([sys.executable, "-c", RUN], env=env, cwd=tmp_path, capture_output=True, text=True,
                              timeout=600)
         assert out.returncode == 0, out.stderr
         torque, angle, gravity_cache, integrate_cache = out.stdout.split()
-        return float(torque), float(angle), gravity_cache, integrate_cache
+        # a point mass of 2 kg at 0.5 m along the link, gravity 9.81 along -x: holding it takes -m g r sin(q)
+        assert float(torque) == pytest.approx(-2.0 * 9.81 * 0.5 * math.sin(0.3), rel=1e-12)
+        assert float(angle) == pytest.approx(0.35, rel=1e-15)
+        caches = (gravity_cache, integrate_cache)
+        return caches, {path: os.path.getmtime(path) for cache in caches for path in glob.glob(cache + "/*.nbc")}
 
-    # a point mass of 2 kg at 0.5 m along the link, gravity 9.81 along -x: holding it takes -m g r sin(q)
-    expected = -2.0 * 9.81 * 0.5 * math.sin(0.3)
-    torque, angle, gravity_cache, integrate_cache = run()
-    assert (torque, angle) == (pytest.approx(expected, rel=1e-12), pytest.approx(0.35, rel=1e-15))
-    compiled = {path: os.path.getmtime(path) for path in glob.glob(os.path.join(integrate_cache, "*.nbc"))}
-    assert compiled, "integrate_rows was not compiled"
-    with open(tmp_path / "rne_dynamics" / "algorithms" / "gravity.py", "a") as source:
-        source.write("\n# an edit\n")
-    torque, angle, new_gravity_cache, new_integrate_cache = run()
-    assert (torque, angle) == (pytest.approx(expected, rel=1e-12), pytest.approx(0.35, rel=1e-15))
-    assert new_gravity_cache != gravity_cache and glob.glob(os.path.join(new_gravity_cache, "*.nbi"))
-    assert new_integrate_cache == integrate_cache  # configuration.py does not import gravity.py: nothing recompiled
-    assert {path: os.path.getmtime(path) for path in glob.glob(os.path.join(integrate_cache, "*.nbc"))} == compiled
+    caches, compiled = run_after(None)
+    assert all(glob.glob(cache + "/*.nbc") for cache in caches), caches
+    new_caches, recompiled = run_after("algorithms/gravity.py")
+    # gravity's entry and configuration.py's integrate_rows, which does not import gravity.py: one digest for all
+    assert all(new != old and glob.glob(new + "/*.nbc") for new, old in zip(new_caches, caches)), new_caches
+    assert run_after("tools/cli.py") == (new_caches, recompiled)  # loaded, not compiled again
 
 
 def test_compiled_says_whether_this_version_has_kernels_on_disk(tmp_path):

@@ -125,8 +125,9 @@ def test_no_import_circle_between_modules():
 MACHINE_CODE = ["_tuning.py", "_jit.py", "_compile.py", "_compile_child.py", "_trace.py", "_native.py",
                 "_written_module.c", "algorithms/driver.py", "algorithms/written.py"]
 #: Lines of code the layer may have (issue 37's goal: 1,000); lowered with each reduction, raised only for a fix
-#: that needs lines, said in its commit (1,511 -> 1,513: numba's refusal of other types told apart from an error).
-BUDGET = 1513
+#: that needs lines, said in its commit (1,511 -> 1,513: numba's refusal of other types told apart from an error;
+#: 1,513 -> 1,467: numba's kernels cached under one digest of all the kernel sources, not one per module's imports).
+BUDGET = 1467
 
 
 def code_lines(path):

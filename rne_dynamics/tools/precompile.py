@@ -15,7 +15,7 @@ from functools import partial
 
 import numpy as np
 
-from .._jit import PACKAGE_DIR, cache_directories
+from .._jit import PACKAGE_DIR, cache_directory
 from .._tuning import UNUSED_DAYS, cache_root
 from ..robots import GOUGH_STEWART, GOUGH_STEWART_LOOPS, bundled_robot_path
 
@@ -181,9 +181,9 @@ def remove_stale_caches():
     :data:`~rne_dynamics._tuning.UNUSED_DAYS` days (another install or checkout sharing the cache keeps what it
     uses, as the C modules' do), and those that older versions kept in the package's ``__pycache__`` folders;
     returns how many."""
-    current, oldest = set(cache_directories()), time.time() - UNUSED_DAYS * 86_400
+    oldest = time.time() - UNUSED_DAYS * 86_400
     stale = [path for path in glob.glob(os.path.join(cache_root(), "numba", "kernels-*"))
-             if path not in current and last_written(path) < oldest]
+             if path != cache_directory() and last_written(path) < oldest]
     stale += glob.glob(os.path.join(PACKAGE_DIR, "**", "__pycache__", "kernels-*"), recursive=True)  # (older versions)
     for path in stale:
         shutil.rmtree(path, ignore_errors=True)
