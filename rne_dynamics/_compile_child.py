@@ -10,7 +10,6 @@ from the cache ``FOLDER`` what no process used for ``SECONDS`` (:func:`prune`).
 """
 import contextlib
 import fcntl
-import hashlib
 import importlib
 import os
 import pickle
@@ -89,23 +88,15 @@ def alone(request):
             os.remove(request + ".lock")
 
 
-def numba_request(module, function, argument, signature):
-    """The request (a path, its lock beside it) of numba's build of ``module.function(argument)`` for the argument
-    types ``signature``: one per kernel and types on the machine."""
-    from rne_dynamics._tuning import cache_root
-    digest = hashlib.sha256(f"{module} {function} {argument} {signature}".encode()).hexdigest()[:24]
-    return os.path.join(cache_root(), "numba", "requests", digest)
-
-
 def build_numba(module, function, argument, signature):
     """Compile the dispatcher ``module.function(argument)`` for the argument types ``signature`` (pickled, in
-    hexadecimal) into numba's cache, alone on the machine: every test process or node that needs a kernel not yet
-    cached starts a build of it, and a CI's dozens compiled the same kernel side by side."""
-    request = numba_request(module, function, argument, signature)
-    os.makedirs(os.path.dirname(request), exist_ok=True)
+    hexadecimal) into numba's cache, alone on the machine (the kernel's index file is the request): every process
+    that needs a kernel not yet cached starts a build of it, and a CI's compiled the same kernel side by side."""
     dispatcher = getattr(importlib.import_module(module), function)(argument)
-    with alone(request):
+    os.makedirs(dispatcher._cache._cache_path, exist_ok=True)
+    with alone(dispatcher._cache._cache_file._index_path):
         dispatcher.compile(pickle.loads(bytes.fromhex(signature)))
+
 
 def prune(folder, unused_seconds):
     """Remove from the C cache ``folder`` what no process has used (read, loaded or written: its modification

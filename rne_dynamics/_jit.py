@@ -92,11 +92,6 @@ if numba is not None:
         _CacheImpl._locator_classes.insert(0, _PackageLocator)
 
 
-def compiled():
-    """Whether this version of the kernels has been compiled here (``rne-dynamics compile``, or earlier runs)."""
-    return numba is None or bool(glob.glob(os.path.join(cache_directory(), "**", "*.nbi"), recursive=True))
-
-
 def _compiled(**options):
     """A decorator that compiles a function with numba and ``options`` (cached on disk, releasing the interpreter),
     or leaves it as it is without numba."""

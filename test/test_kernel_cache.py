@@ -95,20 +95,6 @@ def test_an_edit_recompiles_every_kernel_and_an_edit_without_kernels_none(tmp_pa
     assert run_after("tools/cli.py") == (new_caches, recompiled)  # loaded, not compiled again
 
 
-def test_compiled_says_whether_this_version_has_kernels_on_disk(tmp_path):
-    """What the nodes tell a user at start: a cache folder without this version's kernels has none; once a kernel
-    ran, it has."""
-    import numpy as np
-    from rne_dynamics.algorithms.inputs import all_finite
-    all_finite(np.zeros(3))  # a kernel compiled on the caller's path (or loaded): this version has its cache now
-    assert _jit.compiled()
-    shutil.copytree(_jit.PACKAGE_DIR, tmp_path / "rne_dynamics", ignore=shutil.ignore_patterns("__pycache__"))
-    out = subprocess.run([sys.executable, "-c", "from rne_dynamics import _jit; print(_jit.compiled())"],
-                         env=dict(os.environ, PYTHONPATH=str(tmp_path), RNE_DYNAMICS_CACHE=str(tmp_path / "cache")),
-                         cwd=tmp_path, capture_output=True, text=True, timeout=60)
-    assert out.stdout.strip() == "False", out.stderr
-
-
 COLD_INTEGRATE = """
 import numpy as np, rne_dynamics as rd
 from rne_dynamics import _compile
@@ -176,12 +162,13 @@ def test_a_second_build_of_a_kernel_waits_for_the_first_and_loads_what_it_cached
     import fcntl
     import pickle
 
-    from rne_dynamics import _compile_child
+    from rne_dynamics import _compile, _compile_child
 
-    monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
     request = ("rne_dynamics._compile", "kernel_named", "rne_dynamics.algorithms.inputs:all_finite",
                pickle.dumps((_jit.numba.types.float64[::1],)).hex())
-    path = _compile_child.numba_request(*request)
+    index = _compile.kernel_named(request[2])._cache._cache_file._index_path  # the request's lock is beside it
+    path = os.path.join(str(tmp_path), os.path.relpath(index, _tuning.cache_root()))
+    monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
     os.makedirs(os.path.dirname(path))
     kernels = os.path.join(str(tmp_path), "numba", "**", "*.nbi")
     with open(tmp_path / "errors", "w") as errors, open(path + ".lock", "a") as lock:
