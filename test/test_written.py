@@ -495,10 +495,11 @@ def test_a_program_that_an_edit_leaves_as_it_was_is_not_built_again(tmp_path, mo
     version may share the cache)."""
     monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
 
-    def built_by_stages():  # (nobody waits: both stages are built)
+    def built_by_stages():  # (waited for once its first stage is in: both stages are built)
         robot = rd.load_urdf(rd.bundled_robot_path())
         written.written(aba.ACCELERATIONS, robot)
-        assert until(lambda: robot.engines.written[(aba.ACCELERATIONS, True)].final)
+        code = robot.engines.written[(aba.ACCELERATIONS, True)]
+        assert until(lambda: code.native) and code.wait(120) and code.final
     built_by_stages()
     folder = tmp_path / "native"
     built, (old_index,) = sorted(folder.glob("*_program_*.so")), list(folder.glob("*.program"))
