@@ -126,7 +126,7 @@ MACHINE_CODE = ["_tuning.py", "_jit.py", "_compile.py", "_compile_child.py", "_t
                 "_written_module.c", "algorithms/driver.py", "algorithms/written.py"]
 #: Lines of code the layer may have (issue 37's goal: 1,000); lowered with each reduction, raised only for a fix
 #: that needs lines, said in its commit (1,511 -> 1,513: numba's refusal of other types told apart from an error).
-BUDGET = 1513
+BUDGET = 1512
 
 
 def code_lines(path):

@@ -101,8 +101,10 @@ class Written:
     def run(self):
         """The builder's thread: the first stage (none if it is in, or a caller waits for the final one: rne-dynamics
         compile, a long batch), then the final one."""
-        built = self.waited_for.is_set() or self.native or self._build(self, True)
-        first_builds.discard(self)
+        try:
+            built = self.waited_for.is_set() or self.native or self._build(self, True)
+        finally:  # (a build that raised, with RNE_DYNAMICS_STRICT=1, holds no other back)
+            first_builds.discard(self)
         while first_builds and not self.waited_for.wait(0.5):
             pass
         if built:
@@ -254,12 +256,10 @@ def put(made, module, algorithm, stage):
 
 def install(made, name, source, algorithm, robot, stage, key):
     """Build the C module ``name`` of ``stage`` (:data:`QUICK`: at ``-O0``, in a third of the time, a few times
-    slower a call; the builder finds it if it is in the cache), index it under the model's ``key``, then put it in
+    slower a call, under the one-state module's name: a large program's is always this; the builder finds it if it is
+    in the cache), index it under the model's ``key``, then put it in
     ``made`` and in the held entries of the robot's ``Data`` objects; whether it is in. A failed build is an engine
     failure (the generic kernel serves on)."""
-    if stage == QUICK:
-        source = source.replace(f"#define MODULE_NAME {name}\n", f"#define MODULE_NAME {name}_quick\n")
-        name += "_quick"
     try:
         _native.build(name, source, made.waited_for, key, optimise=stage != QUICK)
         module = _native.load(name)
