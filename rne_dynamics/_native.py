@@ -202,13 +202,16 @@ def module_c():
         return f.read()
 
 
-def c_source(name, program, outputs, sizes, quaternions=(), tolerance=1e-6, slots=()):
+def c_source(name, program, outputs, sizes, quaternions=(), tolerance=1e-6, slots=(), lanes=True):
     """The extension module ``name`` computing ``outputs`` from inputs of ``sizes`` elements; ``quaternions``: the
     first index in input 0 of each unit quaternion, checked to ``tolerance``; ``slots``: ``(offset, shape)`` of each
-    result array in the outputs, for ``fresh``: the macros :data:`MODULE_C` names, its text, then the program."""
+    result array in the outputs, for ``fresh``: the macros :data:`MODULE_C` names, its text, then the program.
+    ``lanes=False``: without the batch's vector lanes (a ``lanes_compute`` that hands every state back: ``batch``
+    computes them one by one), in half the compiler's time (:func:`rne_dynamics.algorithms.written.make`)."""
     inputs = len(sizes)
     parts, body, temporaries, _ = c_parts(program, outputs, inputs)
-    lanes_parts, lanes_body, lane_temporaries, ahead = c_parts(program, outputs, inputs, LANES)
+    lanes_parts, lanes_body, lane_temporaries, ahead = (c_parts(program, outputs, inputs, LANES) if lanes
+                                                        else ("", f"    return {GUARD};", 1, ""))
     table = [(int(offset), tuple(int(n) for n in shape)) for offset, shape in slots] + [(0, ())]
     parameters = ", ".join(f"const double *restrict x{k}" for k in range(inputs))
     lanes_parameters = ", ".join(f"const double *const *restrict x{k}" for k in range(inputs))
@@ -375,13 +378,11 @@ def build(name, source, waited_for=None, key=None, optimise=True):
         write_atomically(request + ".c", source)  # in its turn: a build queued in this process leaves no request
         builder = _compile_child.start(["c", request, path_of(name), str(TIMEOUT), str(COMPILERS), *command], errors)
         start_pruning(folder)
-        hurried = False
-        while builder.poll() is None:
-            if waited_for is not None and not hurried and waited_for.wait(0.5):
-                hurried = True
-                write_atomically(request + ".hurry", "")
-            elif waited_for is None or hurried:
-                builder.wait()
+        while waited_for is not None and builder.poll() is None and not waited_for.wait(0.5):
+            pass
+        if waited_for is not None and builder.poll() is None:  # a caller waits for it
+            write_atomically(request + ".hurry", "")
+        builder.wait()
         errors.seek(0)
         message = errors.read().strip()
     if builder.returncode != 0:

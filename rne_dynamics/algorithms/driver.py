@@ -180,8 +180,8 @@ def engine_report():
     The engines: ``"written machine code"`` (the robot's written code, built as C), ``"generic machine code"`` and
     ``"generic Python"`` (the generic entry, as numba compiled it or as its Python until numba has it).
     ``fallbacks``: the states the generic entry computed, by why (a robot's first allocating states, a state past a
-    guard, no written code, its build under way); ``not written``:
-    the written codes not made, by why (counted once per robot and variant); ``failures``: what failed in an engine
+    guard, no written code, its build under way), and a batch's states the written code computed one by one before
+    its vector lanes were built; ``not written``: the written codes not made, by why (counted once per robot and variant); ``failures``: what failed in an engine
     (a step that raised while traced, a C build), each also logged (``RNE_DYNAMICS_STRICT=1`` raises it). Counts
     since the process started; only states computed without error are counted."""
     report = {}
@@ -211,6 +211,8 @@ WARMING = f"warm-up: a robot's first WARM={WARM} allocating states"
 PAST_GUARD = "a state past a guard of the written code"
 NOT_WRITTEN = "no written code (why: not_written)"
 BUILDING = "its written code's machine code is being built"
+#: Why a batch's states ran one by one on the written code (counted as its states too).
+ONE_BY_ONE = "a batch state by state: its written code's vector lanes are being built"
 
 
 class Algorithm:
@@ -354,6 +356,7 @@ class Algorithm:
             slots, results, size, _ = self.slots(robot)
             out = memory(robot, data, (self, "batch"), (batch, results))
             status, row = in_threads(written_rows(code.batch, out, inputs), batch) if code is not None else (None, 0)
+            self.fallbacks[ONE_BY_ONE] += batch if status == OK and not code.final else 0
             if status not in EXPLAINED:  # the generic kernel, which also says what is wrong
                 status, row = self.generic_batch(fdata, robot.idata, size, out, state, f_ext, g, extras)
                 self.generic_ran(batch if status == OK else row, self.why_generic(robot, data, drive, extras, wrenches,

@@ -60,41 +60,63 @@ def sources_stamp():
     return _native.digest(_jit._sources_hash(), *writers)
 
 
+#: The stages of a program's machine code, each served from when it is in until a later one is: its one-state module
+#: at ``-O0`` (a program of more than :data:`QUICK_FIRST` operations) or at ``-O1``, then the final one, with the
+#: batch's vector lanes (the one indexed for later processes).
+QUICK, ONE_STATE, FINAL = 1, 2, 3
+#: What a first stage's module name has after the algorithm's name (a later process that loads it builds the final).
+ONE_STATE_NAME = "_one_state"
+#: The written codes whose first stage is under way in this process: a final module's build waits until there are
+#: none (or a caller waits for it), so that a robot's programs all run machine code before any batch gets its lanes.
+first_builds = set()
+#: The lock of every written code's builder and stage.
+lock = threading.Lock()
+
+
 class Written:
     """A robot's written code for one algorithm: ``single(block, *inputs)`` and ``batch(out, *inputs)``, each
     returning the driver's status codes (the batch: with the first state at fault); None until its machine code is
-    built (``native``: the build starts when the program is traced; :meth:`wait` waits for it). A program of more
-    than :data:`QUICK_FIRST` operations is also built without optimisation, in parallel, and served until its
-    optimised module (``final``) is in."""
+    built (``native``: the build starts when the program is traced; :meth:`wait` waits for its ``final`` module).
+    The build goes in stages (``stage``, the one in): first the module without the batch's vector lanes
+    (:data:`ONE_STATE`, or :data:`QUICK` for a large program: in half the compiler's time or less, its ``batch``
+    computing state by state), then the :data:`FINAL` one with them. ``build(made, first)`` builds and puts in the
+    first stage or the final one, returning whether it is in."""
 
     def __init__(self, build):
-        self.single = self.batch = self.fresh = None
-        self.native = self.final = False
-        self.failure = None
-        self.waited_for = threading.Event()  # a caller waits: the build runs at once (not behind queued ones)
-        self._build = build
-        self.quick_first = False  # a large program: built without optimisation too (:data:`QUICK_FIRST`)
-        self._builders = []
-        self._lock = threading.Lock()
+        self.single = self.batch = self.fresh = self.failure = self._builder = None
+        # waited_for: a caller waits, and the build runs at once (not behind the machine's queued ones)
+        self.stage, self.waited_for, self._build = 0, threading.Event(), build
+
+    native = property(lambda self: self.stage > 0)
+    final = property(lambda self: self.stage == FINAL)
 
     def start(self):
         """Build the machine code in the background (once; not when it was loaded from the cache)."""
-        with self._lock:
-            if not self._builders and not self.final:
-                self._builders = [threading.Thread(target=self._build, args=(self, quick), daemon=True, name="written")
-                                  for quick in (True, False)[not self.quick_first:]]
-                for builder in self._builders:
-                    builder.start()
+        with lock:
+            if self._builder is None and not self.final:
+                first_builds.add(self)
+                self._builder = threading.Thread(target=self.run, daemon=True, name="written")
+                self._builder.start()
+
+    def run(self):
+        """The builder's thread: the first stage (none if it is in, or a caller waits for the final one: rne-dynamics
+        compile, a long batch), then the final one."""
+        try:
+            built = self.waited_for.is_set() or self.native or self._build(self, True)
+        finally:  # (a build that raised, with RNE_DYNAMICS_STRICT=1, holds no other back)
+            first_builds.discard(self)
+        while first_builds and not self.waited_for.wait(0.5):
+            pass
+        if built:
+            self._build(self, False)
 
     def wait(self, timeout=None):
-        """Build the machine code if it is not built yet and wait for its optimised module (at most ``timeout``
+        """Build the machine code if it is not built yet and wait for its final module (at most ``timeout``
         seconds); returns whether machine code is in use."""
         if not self.final:
             self.waited_for.set()
             self.start()
-            end = None if timeout is None else time.monotonic() + timeout
-            for builder in self._builders:
-                builder.join(None if end is None else max(0.0, end - time.monotonic()))
+            self._builder.join(timeout)
         return self.native
 
 
@@ -187,14 +209,31 @@ def written(algorithm, robot, drive=True, extras=(), wrenches=False, wait=False)
 
 def make(algorithm, robot, fdata, extras, wrenches):
     """Load the machine code from the cache, else trace the program and start its build (the generic kernel serves
-    until it is in); None where the step cannot be written out (the reason counted in ``algorithm.not_written``)."""
+    until it is in): its one-state module first, then the ``final`` one with the batch's vector lanes (a robot's
+    first calls wait for half the compiler's time; a batch before the lanes are in runs state by state); None where
+    the step cannot be written out (the reason counted in ``algorithm.not_written``)."""
     if MODE == "0":
         algorithm.not_written["RNE_DYNAMICS_WRITTEN=0"] += 1
         return None
     key = module_name(algorithm, robot, fdata, extras, wrenches)
-    made = Written(lambda made, quick: install(made, key, name, source, algorithm, robot, quick))
-    if use(made, key, algorithm):
-        return made
+
+    def build(made, first):  # each stage indexed when it starts: a later process finds it when this one ended
+        stage = FINAL if not first else QUICK if len(program.ops) > QUICK_FIRST else ONE_STATE
+        return install(made, *(named(True) if stage == FINAL else (name, source)), algorithm, robot, stage, key)
+
+    def named(lanes):
+        return _native.named_source(algorithm.name + ("" if lanes else ONE_STATE_NAME), _native.c_source(
+            _native.UNNAMED, program, outputs, sizes, [int(s) for s in robot.quaternions], QUATERNION_TOLERANCE,
+            algorithm.slots(robot)[0], lanes))
+    made = Written(build)
+    try:
+        module = _native.load(key)
+    except ImportError:  # a damaged file: built again
+        module = None
+    if module is not None:  # (a first stage: its process ended before its final build; traced again for it)
+        put(made, module, algorithm, ONE_STATE if ONE_STATE_NAME in module.__name__ else FINAL)
+        if made.final:
+            return made
     try:
         program, outputs, sizes = program_of(algorithm, robot, fdata, extras, wrenches)
     except Untraceable as error:  # a program too large, or a step that computes what a program cannot record
@@ -204,62 +243,38 @@ def make(algorithm, robot, fdata, extras, wrenches):
         algorithm.not_written["tracing failed"] += 1
         engine_failure(algorithm, f"tracing it on robot '{robot.name}' raised {error!r}")
         return None
-    quaternions = [int(s) for s in robot.quaternions]
-    slots = algorithm.slots(robot)[0]
-    name, source = _native.named_source(algorithm.name, _native.c_source(_native.UNNAMED, program, outputs, sizes,
-                                                                         quaternions, QUATERNION_TOLERANCE, slots))
-    if use(made, name, algorithm):  # the sources changed, this program did not: built already
-        _native.index(key, name)
-        return made
-    made.quick_first = len(program.ops) > QUICK_FIRST
-    made.start()
+    name, source = named(False)
+    made.start()  # (its modules found in the cache if the sources changed and this program did not)
     return made
 
 
-def use(made, name, algorithm):
-    """Put the cached module ``name`` in ``made``; whether there is one."""
-    try:
-        module = _native.load(name)
-    except ImportError:  # a damaged file: built again
-        return False
-    if module is None:
-        return False
-    put(made, module, algorithm)
-    return True
-
-
-def put(made, module, algorithm, final=True):
-    """Serve ``made`` by the built ``module`` (its optimised one if ``final``), whose states ``algorithm``'s report
-    counts."""
-    made.single, made.batch, made.fresh, made.native = module.single, module.batch, module.fresh, True
-    made.final = final
+def put(made, module, algorithm, stage):
+    """Serve ``made`` by the built ``module`` of ``stage``, whose states ``algorithm``'s report counts."""
+    made.single, made.batch, made.fresh, made.stage = module.single, module.batch, module.fresh, stage
     algorithm.native_modules[module.__file__] = module  # (one counter per file: robots of one program share it)
 
 
-def install(made, key, name, source, algorithm, robot, quick=False):
-    """Build the C module ``name``, index it under the model's ``key``, then put it in ``made`` and in the held
-    entries of the robot's ``Data`` objects. A failed build is an engine failure (the generic kernel serves on).
-    ``quick``: the same program built without optimisation as ``name_quick`` (in a third of the time, a few times
-    slower a call), not indexed, served until the optimised module is in."""
-    if quick:
-        source = source.replace(f"#define MODULE_NAME {name}\n", f"#define MODULE_NAME {name}_quick\n")
-        name, key = name + "_quick", None
+def install(made, name, source, algorithm, robot, stage, key):
+    """Build the C module ``name`` of ``stage`` (:data:`QUICK`: at ``-O0``, in a third of the time, a few times
+    slower a call, under the one-state module's name: a large program's is always this; the builder finds it if it is
+    in the cache), index it under the model's ``key``, then put it in
+    ``made`` and in the held entries of the robot's ``Data`` objects; whether it is in. A failed build is an engine
+    failure (the generic kernel serves on)."""
     try:
-        _native.build(name, source, made.waited_for, key, optimise=not quick)
+        _native.build(name, source, made.waited_for, key, optimise=stage != QUICK)
         module = _native.load(name)
     except (OSError, RuntimeError, ImportError) as error:
         made.failure = str(error)
         engine_failure(algorithm, f"its C on robot '{robot.name}' did not build: {made.failure}")
-        return
+        return False
     if module is None:  # removed since it was built: someone cleared the cache folder (pruning keeps a new module)
         made.failure = f"{name} was removed from {_native.cache_folder()} as soon as it was built"
-        return
-    with made._lock:
-        if quick and made.final:  # the optimised module came first
-            return
-        put(made, module, algorithm, not quick)
+        return False
+    with lock:
+        put(made, module, algorithm, stage)
         if made is robot.engines.written.get((algorithm, True)):  # the held call of a Data
             for data in list(robot.engines.datas):
                 held = data.held.get(algorithm)
                 if held is not None:
                     data.held[algorithm] = replace(held, arguments=(held.block,), call=module.single)
+    return True
