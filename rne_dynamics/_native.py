@@ -247,8 +247,9 @@ def module_name(call, version, key):
     return f"{call}_{version[:8]}_{key[:16]}"
 
 
-def path_of(name):
-    return os.path.join(cache_folder(), name + sysconfig.get_config_var("EXT_SUFFIX"))
+def path_of(name, folder=None):
+    """The file of the built module ``name`` in the cache ``folder`` (default: the cache folder now)."""
+    return os.path.join(folder or cache_folder(), name + sysconfig.get_config_var("EXT_SUFFIX"))
 
 
 def load(name):
@@ -376,7 +377,7 @@ def build(name, source, waited_for=None, key=None, optimise=True):
     command = [COMPILER, *flags, *host_flags(), f"-I{sysconfig.get_paths()['include']}", f"-I{np.get_include()}"]
     with started(waited_for), tempfile.TemporaryFile("w+") as errors:
         write_atomically(request + ".c", source)  # in its turn: a build queued in this process leaves no request
-        builder = _compile_child.start(["c", request, path_of(name), str(TIMEOUT), str(COMPILERS), *command], errors)
+        builder = _compile_child.start(["c", request, path_of(name, folder), str(TIMEOUT), str(COMPILERS), *command], errors)
         start_pruning(folder)
         while waited_for is not None and builder.poll() is None and not waited_for.wait(0.5):
             pass

@@ -155,7 +155,7 @@ def test_a_python_callers_kernel_runs_its_python_for_other_types_and_raises_its_
         call(np.array([-1.5]))  # its machine code's own error
 
 
-def test_a_second_build_of_a_kernel_waits_for_the_first_and_loads_what_it_cached(tmp_path, monkeypatch):
+def test_a_second_build_of_a_kernel_waits_for_the_first_and_loads_what_it_cached(tmp_path):
     """Every process that needs a kernel numba has not cached starts a build of it (a CI's test processes compiled
     the same simulator step seven times side by side): a build waits while another holds the kernel's request
     (here, the test), then compiles nothing new if the other cached it."""
@@ -168,12 +168,11 @@ def test_a_second_build_of_a_kernel_waits_for_the_first_and_loads_what_it_cached
                pickle.dumps((_jit.numba.types.float64[::1],)).hex())
     index = _compile.kernel_named(request[2])._cache._cache_file._index_path  # the request's lock is beside it
     path = os.path.join(str(tmp_path), os.path.relpath(index, _tuning.cache_root()))
-    monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
     os.makedirs(os.path.dirname(path))
     kernels = os.path.join(str(tmp_path), "numba", "**", "*.nbi")
     with open(tmp_path / "errors", "w") as errors, open(path + ".lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        builder = _compile_child.start(["numba", *request], errors)
+        builder = _compile_child.start(["numba", *request], errors, RNE_DYNAMICS_CACHE=str(tmp_path))
         with pytest.raises(subprocess.TimeoutExpired):  # (a build alone imports and compiles this in seconds)
             builder.wait(timeout=20)
         assert not glob.glob(kernels, recursive=True)
