@@ -252,15 +252,16 @@ def path_of(name, folder=None):
     return os.path.join(folder or cache_folder(), name + sysconfig.get_config_var("EXT_SUFFIX"))
 
 
-def load(name):
-    """The built module ``name`` from the cache, or None. ``name`` is a program's module, or a model's key that
-    :func:`index` made name one. The files read are marked used (:func:`mark_used`)."""
-    path = path_of(name)
+def load(name, folder=None):
+    """The built module ``name`` from the cache (``folder``, default: the cache folder now), or None. ``name`` is a
+    program's module, or a model's key that :func:`index` made name one. The files read are marked used
+    (:func:`mark_used`)."""
+    path = path_of(name, folder)
     if not os.path.exists(path):
-        pointer = index_path(name)
+        pointer = index_path(name, folder)
         try:
             with open(pointer) as f:
-                path = path_of(f.read().strip())
+                path = path_of(f.read().strip(), folder)
         except OSError:
             return None
         if not os.path.exists(path):
@@ -322,16 +323,16 @@ def named_source(call, source):
     return name, source.replace(UNNAMED, name)
 
 
-def index_path(key):
-    return os.path.join(cache_folder(), key + ".program")
+def index_path(key, folder=None):
+    return os.path.join(folder or cache_folder(), key + ".program")
 
 
-def index(key, name):
+def index(key, name, folder=None):
     """Record that the model's ``key`` (:func:`module_name`) runs the program module ``name`` (written under a
     temporary name, then renamed). The indexes of other versions of the sources stay: an install or a checkout of
     them may share the cache folder (:func:`start_pruning` removes what none has used for :data:`UNUSED_DAYS` days)."""
-    os.makedirs(cache_folder(), exist_ok=True)
-    write_atomically(index_path(key), name)
+    os.makedirs(folder or cache_folder(), exist_ok=True)
+    write_atomically(index_path(key, folder), name)
 
 
 @functools.cache
@@ -360,19 +361,19 @@ def host_flags():
     return HOST_FLAGS if probe.returncode == 0 else []
 
 
-def build(name, source, waited_for=None, key=None, optimise=True):
+def build(name, source, waited_for=None, key=None, optimise=True, folder=None):
     """Build ``source`` into the cached module ``name`` by the builder (:mod:`rne_dynamics._compile_child`: a process
     of its own session, so the build finishes and is cached when its caller ends first), indexed under the model's
     ``key`` if given (:func:`index`, written first: a process that finds the index before the module builds nothing
     more); wait for it and raise ``RuntimeError`` with the compiler's message. ``waited_for``: an event a caller sets
     when it waits for the module: the build then runs at once rather than behind the other builds of
-    the machine. ``optimise=False``: at ``-O0`` (:data:`QUICK_FIRST`). The builder started, a day's first build also
-    starts the cache's pruning (:func:`start_pruning`)."""
-    folder = cache_folder()  # now: the cache may be another when the build ends
+    the machine. ``optimise=False``: at ``-O0`` (:data:`QUICK_FIRST`). ``folder``: the cache folder (default: the one
+    now). The builder started, a day's first build also starts the cache's pruning (:func:`start_pruning`)."""
+    folder = folder or cache_folder()  # now: the cache may be another when the build ends
     os.makedirs(folder, exist_ok=True)
     request = os.path.join(folder, name)
     if key:
-        index(key, name)
+        index(key, name, folder)
     flags = FLAGS if optimise else ["-O0", *FLAGS[1:]]
     command = [COMPILER, *flags, *host_flags(), f"-I{sysconfig.get_paths()['include']}", f"-I{np.get_include()}"]
     with started(waited_for), tempfile.TemporaryFile("w+") as errors:

@@ -18,7 +18,6 @@ import sys
 import logging
 import sysconfig
 import threading
-import time
 from dataclasses import replace
 
 import numpy as np
@@ -86,6 +85,7 @@ class Written:
         self.single = self.batch = self.fresh = self.failure = self._builder = None
         # waited_for: a caller waits, and the build runs at once (not behind the machine's queued ones)
         self.stage, self.waited_for, self._build = 0, threading.Event(), build
+        self.folder = _native.cache_folder()  # every stage's: a deferred final build outlives a test's cache folder
 
     native = property(lambda self: self.stage > 0)
     final = property(lambda self: self.stage == FINAL)
@@ -227,7 +227,7 @@ def make(algorithm, robot, fdata, extras, wrenches):
             algorithm.slots(robot)[0], lanes))
     made = Written(build)
     try:
-        module = _native.load(key)
+        module = _native.load(key, made.folder)
     except ImportError:  # a damaged file: built again
         module = None
     if module is not None:  # (a first stage: its process ended before its final build; traced again for it)
@@ -261,14 +261,14 @@ def install(made, name, source, algorithm, robot, stage, key):
     ``made`` and in the held entries of the robot's ``Data`` objects; whether it is in. A failed build is an engine
     failure (the generic kernel serves on)."""
     try:
-        _native.build(name, source, made.waited_for, key, optimise=stage != QUICK)
-        module = _native.load(name)
+        _native.build(name, source, made.waited_for, key, optimise=stage != QUICK, folder=made.folder)
+        module = _native.load(name, made.folder)
     except (OSError, RuntimeError, ImportError) as error:
         made.failure = str(error)
         engine_failure(algorithm, f"its C on robot '{robot.name}' did not build: {made.failure}")
         return False
     if module is None:  # removed since it was built: someone cleared the cache folder (pruning keeps a new module)
-        made.failure = f"{name} was removed from {_native.cache_folder()} as soon as it was built"
+        made.failure = f"{name} was removed from {made.folder} as soon as it was built"
         return False
     with lock:
         put(made, module, algorithm, stage)
