@@ -5,8 +5,9 @@ nothing but the standard library.
 ``python _compile_child.py c REQUEST DESTINATION TIMEOUT COMPILERS COMMAND...``: compile the C file ``REQUEST.c``
 (:func:`build_c`). ``python _compile_child.py numba MODULE FUNCTION ARGUMENT SIGNATURE``: ``MODULE.FUNCTION(ARGUMENT)``
 is a dispatcher, ``SIGNATURE`` its argument types, pickled, in hexadecimal; compiled into numba's cache at ``nice``
-10, after the callers' work (:mod:`rne_dynamics._compile`), one build per kernel on the machine (:func:`build_numba`). ``python _compile_child.py prune FOLDER SECONDS``: remove
-from the cache ``FOLDER`` what no process used for ``SECONDS`` (:func:`prune`).
+10, after the callers' work (:mod:`rne_dynamics._compile`), one build per kernel on the machine (:func:`build_numba`).
+``python _compile_child.py prune FOLDER SECONDS``: remove from the cache ``FOLDER`` what no process used for
+``SECONDS`` (:func:`prune`).
 """
 import contextlib
 import fcntl
@@ -91,7 +92,7 @@ def alone(request):
 def build_numba(module, function, argument, signature):
     """Compile the dispatcher ``module.function(argument)`` for the argument types ``signature`` (pickled, in
     hexadecimal) into numba's cache, alone on the machine (the kernel's index file is the request): every process
-    that needs a kernel not yet cached starts a build of it, and a CI's compiled the same kernel side by side."""
+    that needs a kernel not yet cached starts a build of it (a CI's test processes compiled one side by side)."""
     dispatcher = getattr(importlib.import_module(module), function)(argument)
     os.makedirs(dispatcher._cache._cache_path, exist_ok=True)
     with alone(dispatcher._cache._cache_file._index_path):

@@ -378,7 +378,8 @@ def build(name, source, waited_for=None, key=None, optimise=True, folder=None):
     command = [COMPILER, *flags, *host_flags(), f"-I{sysconfig.get_paths()['include']}", f"-I{np.get_include()}"]
     with started(waited_for), tempfile.TemporaryFile("w+") as errors:
         write_atomically(request + ".c", source)  # in its turn: a build queued in this process leaves no request
-        builder = _compile_child.start(["c", request, path_of(name, folder), str(TIMEOUT), str(COMPILERS), *command], errors)
+        builder = _compile_child.start(["c", request, path_of(name, folder), str(TIMEOUT), str(COMPILERS), *command],
+                                       errors)
         start_pruning(folder)
         while waited_for is not None and builder.poll() is None and not waited_for.wait(0.5):
             pass

@@ -158,7 +158,7 @@ def test_a_python_callers_kernel_runs_its_python_for_other_types_and_raises_its_
 def test_a_second_build_of_a_kernel_waits_for_the_first_and_loads_what_it_cached(tmp_path):
     """Every process that needs a kernel numba has not cached starts a build of it (a CI's test processes compiled
     the same simulator step seven times side by side): a build waits while another holds the kernel's request
-    (here, the test), then compiles nothing new if the other cached it."""
+    (here, the test), then builds (numba's compile loads the kernel instead when the other cached it)."""
     import fcntl
     import pickle
 

@@ -256,13 +256,13 @@ def test_steps_costing_a_third_of_the_period_keep_real_time_when_ticks_come_late
     costing 3 ms of a 10 ms period (a step in plain Python): the ticks after a late one catch up, nothing is dropped,
     the simulated time keeps up with the wall clock. (Before, a step over a quarter of the period made every tick
     take one step and drop the rest: 0.60 of real time here; 0.20 on a quadruped in `live`.)"""
+    from rne_dynamics.nodes import forward_dynamics_node
 
     period, cost, held = 10_000_000, 3_000_000, 40_000_000
     harnesses.append(h := Harness(ForwardDynamicsNode, robot_description=FREE_PENDULUM, simulate=True, rate_hz=100.0,
                                   initial_positions=[0.5]))
     h.node.destroy_timer(h.node.step_timer)  # the test ticks
     clock = FakeTime(5_000_000_000)
-    from rne_dynamics.nodes import forward_dynamics_node
     monkeypatch.setattr(forward_dynamics_node, "time", clock)
     real = node_model.DynamicsModel.step
 

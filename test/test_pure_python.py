@@ -76,7 +76,6 @@ def test_plain_python_matches_compiled(fragment, tmp_path):
         np.testing.assert_allclose(plain[name], value, rtol=1e-12, atol=1e-10, err_msg=name)
 
 
-
 def every_call(robot, loops):
     """A call of every algorithm's generic entry: on ``robot`` (a tree with drives), and ``loops`` (with loops)."""
     rng = np.random.default_rng(5)
@@ -111,9 +110,8 @@ def every_call(robot, loops):
     rd.step(robot, q, qd, tau, 1e-3)
     rd.step(robot, q, qd, tau, 1e-3, method="semi_implicit")
     rd.loop_constraints(loops, rd.neutral(loops), np.zeros(loops.nv))
-    n = loop_coordinates(loops).actuated_q.size
-    rd.closed_loop_inverse_dynamics(loops, rd.neutral(loops)[loop_coordinates(loops).actuated_q] + 0.01, np.ones(n),
-                                    np.ones(n))
+    actuated = loop_coordinates(loops).actuated_q
+    rd.closed_loop_inverse_dynamics(loops, rd.neutral(loops)[actuated] + 0.01, *np.ones((2, actuated.size)))
 
 
 def copied(arguments):

@@ -181,7 +181,8 @@ def engine_report():
     ``"generic Python"`` (the generic entry, as numba compiled it or as its Python until numba has it).
     ``fallbacks``: the states the generic entry computed, by why (a robot's first allocating states, a state past a
     guard, no written code, its build under way), and a batch's states the written code computed one by one before
-    its vector lanes were built; ``not written``: the written codes not made, by why (counted once per robot and variant); ``failures``: what failed in an engine
+    its vector lanes were built; ``not written``: the written codes not made, by why (counted once per robot and
+    variant); ``failures``: what failed in an engine
     (a step that raised while traced, a C build), each also logged (``RNE_DYNAMICS_STRICT=1`` raises it). Counts
     since the process started; only states computed without error are counted."""
     report = {}
