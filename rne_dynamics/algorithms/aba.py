@@ -22,13 +22,13 @@ its column, or ``<= 1e-12`` times the largest diagonal entry of ``M``.
 """
 import numpy as np
 
-from .._jit import arithmetic_kernel, carve, helper, skip_zero
+from .._jit import OK, SINGULAR, arithmetic_kernel, carve, helper, skip_zero
 from ..model.memory import memory
 from .crba import composite_rigid_body, crba_workspace
 from ..errors import StateError
 from ..model.drive import drive_friction, drive_torque, drive_torques_add
 from ..model.joints import X_up
-from .driver import OK, SINGULAR, Algorithm
+from .driver import Algorithm
 from .rnea import joint_loads, newton_euler, rnea_workspace
 from ..model.spatial import (add_scaled, base_acceleration, cross_force_add, cross_motion_add, dot6, force_shift_add,
                              inertia_shift_add, inertia_times, matrix_times, motion_shift, pose_compose,

@@ -44,10 +44,10 @@ row. External wrenches are fixed in their bodies, so they only turn with them. T
 :func:`~rne_dynamics.model.drive.drive_torques_add` add ``armature`` to ``dtau/dqdd`` and ``damping`` plus the smooth
 Coulomb law's slope to ``dtau/dqd``; ``sign(qd)`` has zero derivative wherever ``qd != 0`` (undefined at 0, taken as 0).
 """
-from .._jit import arithmetic_kernel, helper
+from .._jit import OK, SINGULAR, arithmetic_kernel, helper
 from ..model.memory import memory
 from .aba import forward, forward_workspace, tree_cholesky, tree_solve
-from .driver import OK, SINGULAR, Algorithm
+from .driver import Algorithm
 from .kinematics import world_poses
 from ..model.drive import drive_jacobians_add
 from ..model.spatial import (add_scaled, base_acceleration, cross, cross_force_add, cross_motion_add, dot6,

@@ -28,17 +28,16 @@ import os
 import numpy as np
 
 from .._compile import machine_code
-from .._jit import (BAD_SHAPE, NOT_FINITE, NOT_UNIT, OK, OVERFLOW, SINGULAR, Slot, arithmetic_kernel, carve, helper,
-                    numba, status_of)
+from .._jit import (BAD_SHAPE, NOT_FINITE, NOT_UNIT, OK, OVERFLOW, Slot, arithmetic_kernel, carve, helper, numba,
+                    status_of)
 from .._trace import traceable
 from .._tuning import BUILD_WAIT, LONG_BATCH, PIECES, THREAD_ROWS, WARM
-from ..errors import SingularMassMatrixError
 from ..model.data import Data, Held, memory, owned
 from ..model.joints import unit_quaternions
 from ..model.buffers import model_view, model_view_inline
 from .written import WRENCHES, extras_key, view_spellings, written
-from .inputs import (QUATERNION_TOLERANCE, _explain, all_finite, body_wrenches, check_quaternions,
-                     gravity_vector, one_state_arrays, overflow, states)
+from .inputs import (QUATERNION_TOLERANCE, all_finite, body_wrenches, gravity_vector, one_state_arrays, states,
+                     status_error)
 
 #: The statuses of a robot's written code that say all there is to say: any other (a guard) runs the generic kernel.
 EXPLAINED = (OK, NOT_FINITE, NOT_UNIT, OVERFLOW)
@@ -454,26 +453,5 @@ class Algorithm:
         return shape
 
     def error(self, robot, status, state, where):
-        """The error for a status code: the argument, joint and state at fault, a coordinate that drives no mass, or
-        an overflow."""
-        if status >= SINGULAR:
-            return singular(robot, status - SINGULAR, where)
-        if status == NOT_UNIT:
-            check_quaternions(robot, self.arguments[0], state[0])
-        elif status != OVERFLOW:
-            _explain(robot, dict(zip(self.arguments, state)))
-        return overflow(self.what + where)
-
-
-def singular(robot, k, where=""):
-    """The error for velocity coordinate ``k`` driving no mass."""
-    coordinate = robot.v_names[k]
-    joint = next(b.joint for b in robot.bodies if not b.mimic and b.idx_v <= k < b.idx_v + b.nv)
-    if joint == robot.base_joint:
-        remedy = "give the floating base's links mass and rotational inertia"
-    else:
-        remedy = (f"give the links it moves mass, set its rotor inertia with robot.with_drive(armature={{'{joint}': "
-                  f"...}}), or make it a fixed joint")
-    return SingularMassMatrixError(
-        f"forward dynamics of robot '{robot.name}' is undefined{where}: joint '{coordinate}' drives no mass and no "
-        f"rotor inertia (its mass-matrix pivot is zero); {remedy}")
+        """The error for a status code (:func:`~rne_dynamics.algorithms.inputs.status_error`)."""
+        return status_error(robot, status, dict(zip(self.arguments, state)), self.what, where)

@@ -19,8 +19,8 @@ from ..model.memory import memory
 from ..errors import StateError
 from .aba import aba_workspace, articulated_body
 from .crba import mass_matrix
-from .driver import Algorithm, singular
-from .inputs import states
+from .driver import Algorithm
+from .inputs import singular, states
 from .rnea import inverse_dynamics, joint_loads
 
 #: The results (every coordinate's acceleration and force, the joint wrenches and the base's share), then the

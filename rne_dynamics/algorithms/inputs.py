@@ -5,8 +5,8 @@ import math
 import numpy as np
 
 from .._compile import called_from_python
-from .._jit import finite_check, kernel
-from ..errors import StateError
+from .._jit import NOT_UNIT, OVERFLOW, SINGULAR, finite_check, kernel
+from ..errors import SingularMassMatrixError, StateError
 from ..model.data import memory
 from ..model.robot import Robot
 
@@ -157,6 +157,32 @@ def _explain(robot, arrays):
                              + (f" (state {bad[0]})" if x.ndim == 2 else "") + f": {x[tuple(bad)]}")
         if first is None:
             first, first_shape = name, x.shape
+
+
+def status_error(robot, status, arrays, what, where):
+    """The error for an engine's status code on the state ``arrays`` (by name, the configuration first): the argument,
+    joint and state at fault, a coordinate that drives no mass (:func:`singular`), or an overflow of ``what``."""
+    if status >= SINGULAR:
+        return singular(robot, status - SINGULAR, where)
+    if status == NOT_UNIT:
+        check_quaternions(robot, *next(iter(arrays.items())))
+    elif status != OVERFLOW:
+        _explain(robot, arrays)
+    return overflow(what + where)
+
+
+def singular(robot, k, where=""):
+    """The error for velocity coordinate ``k`` driving no mass."""
+    coordinate = robot.v_names[k]
+    joint = next(b.joint for b in robot.bodies if not b.mimic and b.idx_v <= k < b.idx_v + b.nv)
+    if joint == robot.base_joint:
+        remedy = "give the floating base's links mass and rotational inertia"
+    else:
+        remedy = (f"give the links it moves mass, set its rotor inertia with robot.with_drive(armature={{'{joint}': "
+                  f"...}}), or make it a fixed joint")
+    return SingularMassMatrixError(
+        f"forward dynamics of robot '{robot.name}' is undefined{where}: joint '{coordinate}' drives no mass and no "
+        f"rotor inertia (its mass-matrix pivot is zero); {remedy}")
 
 
 _DEFAULT_GRAVITY = np.array(DEFAULT_GRAVITY)  # writable, like a gravity the caller passes: numba compiles per flag

@@ -15,10 +15,10 @@ import math
 
 import numpy as np
 
-from .._jit import arithmetic_kernel, helper
+from .._jit import OK, arithmetic_kernel, helper
 from ..model.memory import memory
 from ..model.spatial import cross
-from .driver import OK, Algorithm
+from .driver import Algorithm
 from .kinematics import world_motion
 from .rnea import inverse_dynamics_memory, inverse_dynamics_step
 

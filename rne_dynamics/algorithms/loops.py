@@ -28,7 +28,7 @@ from ..errors import ModelError, StateError
 from ..model.loops import LoopClosure, Loops
 from .configuration import integrate, neutral
 from .crba import mass_matrix
-from .driver import OK
+from .._jit import OK
 from .inputs import gravity_vector, one_state_arrays
 from .integrator import rkmk4_step
 from .._trace import traceable

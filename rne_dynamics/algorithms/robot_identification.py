@@ -595,7 +595,6 @@ def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_vel
     motors = coupled_motor_terms(robot, (("damping", "friction") if friction else ()) + (("rotor_inertia",) if armature
                                                                                        else ()))
     base = base_parameters(robot, gravity=gravity)
-    pi0 = inertial_parameters(robot)
     transmissions = {t.name: t for t in robot.transmissions}
     motor_names = [f"{name}.{transmissions[name].motors[m]}" for name, m, _ in motors]
     names = (base.names + tuple(f"{j}.{TERM_NAMES[t]}" for t in terms for j in robot.joint_names)

@@ -48,11 +48,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._jit import arithmetic_kernel, helper
+from .._jit import OK, SINGULAR, arithmetic_kernel, helper
 from ..model.memory import memory
 from .aba import ACCELERATIONS, cholesky_solve, forward, forward_workspace
 from .crba import composite_rigid_body, crba_workspace
-from .driver import OK, SINGULAR, Algorithm
+from .driver import Algorithm
 from ..errors import SingularMassMatrixError, StateError
 from .inputs import gravity_vector, states
 from ..model.configuration import integrate_configuration
