@@ -6,9 +6,9 @@ the module that reads it. The figures behind each choice are in docs/performance
 import os
 
 # --- which engine runs a call (algorithms/driver.py, algorithms/written.py) ---------------------------------------
-#: States a robot's allocating call serves on the generic kernel before its written code is traced and built:
-#: tracing costs about a hundred generic calls and the build a compiler run, which a robot called a few times (a
-#: test, a script) never repays.
+#: States of a robot's calls of an algorithm (with ``data=`` or not) the generic kernel serves before its written code
+#: is traced and built: tracing costs about a hundred generic calls and the build a compiler run, which a robot
+#: called a few times (a test, a script) never repays; a control loop reaches it in its first milliseconds.
 WARM = 16
 #: Written programs per algorithm with per-call parameters per robot: a caller varying a parameter (a simulator's
 #: time step) would otherwise trace and keep one program per value; the values beyond run the generic kernel.

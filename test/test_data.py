@@ -111,7 +111,8 @@ def built(robot):
     Python allocates): the builds run side by side."""
     data = robot.data()
     for _, call in calls(robot, np.random.default_rng(2)):
-        call(data)
+        for _ in range(driver.WARM + 1):  # past the warm-up: its written code made
+            call(data)
     codes = [code for code in robot.engines.written.values() if code is not None and not code.native]
     for code in codes:
         code.start()

@@ -82,11 +82,12 @@ def test_a_robot_without_written_code_says_why(arm, monkeypatch):
     before = counts()
     data = robot.data()
     expected = None
-    for _ in range(4):
+    for _ in range(driver.WARM + 4):  # the first WARM states warm up (with data= too), then no written code is made
         expected = rd.inverse_dynamics(robot, *state, data=data).torques.copy()
     added = change(before, counts())
     assert added["not written"] == {"RNE_DYNAMICS_WRITTEN=0": 1}
-    assert added["fallbacks"] == {driver.NOT_WRITTEN: 4} and sum(added["states"].values()) == 4
+    assert added["fallbacks"] == {driver.WARMING: driver.WARM, driver.NOT_WRITTEN: 4}
+    assert sum(added["states"].values()) == driver.WARM + 4
     assert set(added["states"]) <= {driver.GENERIC_MACHINE_CODE, driver.GENERIC_PYTHON}
     monkeypatch.setattr(written, "MODE", "")
     other = rd.load_urdf(rd.bundled_robot_path())
@@ -104,15 +105,21 @@ def test_a_failing_engine_raises_under_strict_and_otherwise_is_logged_counted_an
     monkeypatch.setattr(written, "program_of", broken)
     monkeypatch.setattr(ID, "failures", [])  # (the session's check of engine failures is for real ones)
     monkeypatch.setattr(written, "STRICT", True)
+    data = robot.data()
+    for _ in range(driver.WARM):  # warm-up: nothing traced yet
+        rd.inverse_dynamics(robot, *state, data=data)
     with pytest.raises(written.EngineFailure, match="tracing it on robot 'rne_arm6' raised IndexError"):
-        rd.inverse_dynamics(robot, *state, data=robot.data())
+        rd.inverse_dynamics(robot, *state, data=data)
     monkeypatch.setattr(written, "STRICT", False)
     other = rd.load_urdf(rd.bundled_robot_path())
+    data = other.data()
     before = counts()
     with caplog.at_level(logging.WARNING, logger=written.__name__):
-        torques = rd.inverse_dynamics(other, *state, data=other.data()).torques
+        for _ in range(driver.WARM + 1):
+            torques = rd.inverse_dynamics(other, *state, data=data).torques
     message = "tracing it on robot 'rne_arm6' raised IndexError(\"a step's bug\")"
     assert message in caplog.text and ID.failures == [message] * 2
     added = change(before, counts())
-    assert added["not written"] == {"tracing failed": 1} and added["fallbacks"] == {driver.NOT_WRITTEN: 1}
+    assert added["not written"] == {"tracing failed": 1}
+    assert added["fallbacks"] == {driver.WARMING: driver.WARM, driver.NOT_WRITTEN: 1}
     np.testing.assert_allclose(torques, reference, rtol=0, atol=TOLERANCE)

@@ -207,7 +207,7 @@ NOT_HELD = Held(None, None, (), lambda *_: BAD_SHAPE)
 #: The engines a state runs on, as :func:`engine_report` names them.
 MACHINE_CODE, GENERIC_MACHINE_CODE, GENERIC_PYTHON = "written machine code", "generic machine code", "generic Python"
 #: Why a state ran on the generic kernel (:meth:`Algorithm.why_generic`).
-WARMING = f"warm-up: a robot's first WARM={WARM} allocating states"
+WARMING = f"warm-up: a robot's first WARM={WARM} states"
 PAST_GUARD = "a state past a guard of the written code"
 NOT_WRITTEN = "no written code (why: not_written)"
 BUILDING = "its written code's machine code is being built"
@@ -275,9 +275,9 @@ class Algorithm:
         environment = self.defaults if gravity is None else (gravity_vector(gravity),)
         code = (None if external_wrenches or not self.writable
                 else robot.engines.written.get((self, drive, *extras_key(extras)), False))
-        counted = code is False  # (without data, a state counted towards WARM here: not again by checked)
+        counted = code is False  # (a state counted towards WARM here: not again by checked)
         if counted:
-            code = written(self, robot, drive, extras) if data is not None else self.written(robot, drive, extras)
+            code = self.written(robot, drive, extras)
         if code is not None and code.single is not None:  # (none while its machine code is being built)
             if data is None:
                 result = code.fresh(self.kind, *state, *environment)  # the result in new memory, or a status
@@ -295,26 +295,23 @@ class Algorithm:
             if self.single(fdata, robot.idata, held.block, *state, *environment, *extras) == OK:
                 self.generic_ran(1, self.why_generic(robot, data, drive, extras, False, code))
                 return held.result
-        return self.checked(robot, fdata, data, state, gravity, external_wrenches, extras, counted and data is None)
+        return self.checked(robot, fdata, data, state, gravity, external_wrenches, extras, counted)
 
     def written(self, robot, drive, extras, wrenches=False, states=1, wait=False):
-        """The robot's written code for an allocating call of ``states`` states
-        (:func:`~rne_dynamics.algorithms.written.written`), or None: a robot's first :data:`WARM` states without
-        ``data=`` run the generic kernel (its machine code, or its Python until numba has it): tracing costs about a
-        hundred of its calls and the build a compiler run, which a robot called a few times (a test, a script) never
-        repays; a call with ``data=`` makes the written code at once. ``wait``: as
-        :func:`~rne_dynamics.algorithms.written.written`'s."""
+        """The robot's written code for a call of ``states`` states (:func:`~rne_dynamics.algorithms.written.written`),
+        or None: a robot's first :data:`WARM` states run the generic kernel unless it was made (for a batch, a
+        ``data`` of another call) (its machine code, or its Python until
+        numba has it): tracing costs about a hundred of its calls and the build a compiler run, which a robot called
+        a few times (a test, a script) never repays. ``wait``: as :func:`~rne_dynamics.algorithms.written.written`'s."""
         served = robot.engines.generic_states[self] = robot.engines.generic_states.get(self, 0) + states
-        if served <= WARM:
-            return None
-        return written(self, robot, drive, extras, wrenches, wait)
+        return written(self, robot, drive, extras, wrenches, wait, new=served > WARM)
 
     def why_generic(self, robot, data, drive, extras, wrenches, code):
         """Why a state of ``robot`` ran on the generic kernel, given the written ``code`` that the call had (None if
         it had none)."""
         if code is not None and code.single is not None:
             return PAST_GUARD
-        if data is None and robot.engines.generic_states.get(self, 0) <= WARM:
+        if robot.engines.generic_states.get(self, 0) <= WARM:
             return WARMING
         made = robot.engines.written.get((self, drive, *((WRENCHES,) if wrenches else ()), *extras_key(extras)))
         return BUILDING if made is not None else NOT_WRITTEN
@@ -336,8 +333,8 @@ class Algorithm:
     def checked(self, robot, fdata, data, state, gravity, external_wrenches, extras, counted):
         """The call on the model ``(fdata, robot.idata)`` with its arguments converted and checked, and every error
         explained. Finiteness and unit quaternions are checked per state by the call that runs (the written code's and
-        the generic kernel's status), not here again. ``counted``: one state of an allocating call was counted
-        towards :data:`WARM` already."""
+        the generic kernel's status), not here again. ``counted``: one state was counted towards
+        :data:`WARM` already."""
         state = states(robot, finite=False, unit_quaternions=False, **dict(zip(self.arguments, state)))
         batch = len(state[0]) if state[0].ndim == 2 else 0
         if batch and self.batches is not None:
@@ -348,8 +345,7 @@ class Algorithm:
         # a long batch waits for its written code's machine code, built now: about a second (unless other builds
         # hold the compilers), against a few times the time a state on the generic kernel
         wait = BUILD_WAIT if batch >= LONG_BATCH else False
-        code = (written(self, robot, drive, extras, wrenches, wait) if data is not None
-                else self.written(robot, drive, extras, wrenches, max(batch, 1) - counted, wait))
+        code = self.written(robot, drive, extras, wrenches, max(batch, 1) - counted, wait)
         # the written code takes the body wrenches after gravity, flat; its statuses but a guard's need no generic run
         inputs = (*state, *g, np.ascontiguousarray(f_ext[0]).reshape(max(batch, 1), -1)) if wrenches else (*state, *g)
         if batch:
@@ -390,29 +386,35 @@ class Algorithm:
                 return held
         _, _, size, make = self.slots(robot)
         block = np.empty(size)
-        # the written code for a held call (an algorithm with extras: its written code is by them; an allocating
-        # call takes only the memory from here)
-        code = None if self.extras or data is None else written(self, robot)
+        # the written code for a held call, once made and built (an algorithm with extras: its written code is by
+        # them; an allocating call takes only the memory from here)
+        code = None if self.extras or data is None else robot.engines.written.get((self, True))
+        code = code if code is not None and code.single is not None else None
         shown = None if self.intermediates is None or data is None else getattr(
             self.layout(block, traceable(model_view)(robot.fdata, robot.idata))[0], self.intermediates)
         held = (Held(block, make(block), (block,), code.single, shown) if code is not None
-                else Held(block, make(block), (robot.fdata, robot.idata, block), self.typed_generic, shown))
+                else Held(block, make(block), (robot.fdata, robot.idata, block),
+                          functools.partial(self.typed_generic, robot), shown))
         if data is not None:
             data.held[self] = held
         return held
 
-    def typed_generic(self, *arguments):
-        """The generic entry as a held call (a robot without written code for it): on arguments of its types only
-        (any other: ``BAD_SHAPE``, and the caller converts them); its states counted."""
+    def typed_generic(self, robot, *arguments):
+        """The generic entry as ``robot``'s held call until its written code is built: on arguments of its types only
+        (any other: ``BAD_SHAPE``, and the caller converts them); its states counted, a robot's first :data:`WARM`
+        towards its written code (then made: its build swaps itself in for this call)."""
         if not one_state_arrays(arguments[3:3 + len(self.arguments)]):
             return BAD_SHAPE
-        if not self.ready:  # its Python, until numba has it
-            status = self.generic(*arguments)
-            if status == OK:
-                self.generic_ran(1, NOT_WRITTEN)
+        status = self.single(*arguments) if self.ready else self.generic(*arguments)  # (its Python until numba has it)
+        if status != OK:
             return status
-        status = self.single(*arguments)
-        self.held_generic_states += status == OK  # (an int: a Counter's item costs a tenth of a microsecond more)
+        if self.writable and robot.engines.written.get((self, True), False) is False:  # not made yet
+            self.written(robot, True, ())  # (made past WARM: it puts itself in as this held call once built)
+            self.generic_ran(1, self.why_generic(robot, True, True, (), False, None))
+        elif self.ready:
+            self.held_generic_states += 1  # (an int: a Counter's item costs a tenth of a microsecond more)
+        else:
+            self.generic_ran(1, NOT_WRITTEN)
         return status
 
     def generic(self, *arguments):

@@ -181,18 +181,20 @@ def extras_key(extras):
     return tuple([e.tobytes() if e.__class__ is np.ndarray else e for e in extras])
 
 
-def written(algorithm, robot, drive=True, extras=(), wrenches=False, wait=False):
+def written(algorithm, robot, drive=True, extras=(), wrenches=False, wait=False, new=True):
     """The written code of ``algorithm`` for ``robot`` (with its drive terms, or ``drive=False`` rigid-body
     dynamics) and the per-call parameters ``extras`` (a link, a reference frame: written in as constants), made on
     first use and kept by the robot under ``(algorithm, drive, *extras)``; None where the step cannot be written
     out, or while its machine code is being built. With ``wrenches``, the variant that takes external body wrenches
     ``(nb, 6)``, flat, after gravity (kept under ``(algorithm, drive, WRENCHES, *extras)``). ``wait``: seconds to
-    wait for the machine code (``True``: until it is in use or has failed)."""
+    wait for the machine code (``True``: until it is in use or has failed). ``new=False``: only one made before."""
     if wrenches and not algorithm.wrenches or not algorithm.writable:
         return None
     key = (algorithm, drive, *((WRENCHES,) if wrenches else ()), *extras_key(extras))
     made = robot.engines.written.get(key, False)
     if made is False:
+        if not new:
+            return None
         with robot.engines.lock:
             made = robot.engines.written.get(key, False)
             if made is False:
@@ -202,6 +204,8 @@ def written(algorithm, robot, drive=True, extras=(), wrenches=False, wait=False)
                     return None
                 fdata = robot.fdata if drive else robot.rigid_body_fdata
                 made = robot.engines.written[key] = make(algorithm, robot, fdata, extras, wrenches)
+                if key == (algorithm, True) and made is not None and made.single is not None:  # from the cache
+                    serve_held(made, algorithm, robot)
     if wait is not False and made is not None and not made.final:
         made.wait(None if wait is True else wait)
     return made if made is not None and made.single is not None else None  # (None while its build is under way)
@@ -273,8 +277,13 @@ def install(made, name, source, algorithm, robot, stage, key):
     with lock:
         put(made, module, algorithm, stage)
         if made is robot.engines.written.get((algorithm, True)):  # the held call of a Data
-            for data in list(robot.engines.datas):
-                held = data.held.get(algorithm)
-                if held is not None:
-                    data.held[algorithm] = replace(held, arguments=(held.block,), call=module.single)
+            serve_held(made, algorithm, robot)
     return True
+
+
+def serve_held(made, algorithm, robot):
+    """Make ``made``'s machine code the held call of ``algorithm`` in every live ``Data`` of ``robot``."""
+    for data in list(robot.engines.datas):
+        held = data.held.get(algorithm)
+        if held is not None:
+            data.held[algorithm] = replace(held, arguments=(held.block,), call=made.single)
