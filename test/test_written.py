@@ -293,6 +293,22 @@ def test_the_queue_starts_the_most_urgent_build_first_and_numbas_one_at_a_time(m
         monkeypatch.undo()
 
 
+def test_a_caller_that_waits_before_the_first_stages_turn_gets_the_final_module_alone(tmp_path, monkeypatch):
+    """The stage a build makes is decided at its turn: a written code whose first stage is still queued when a caller
+    waits for it (rne-dynamics compile, a long batch) is built once, as its final module, without the one-state
+    module before it."""
+    monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
+    robot = oracle.load_quietly(rd.bundled_robot_path())
+    with _compile._changed:  # (no worker starts a build meanwhile)
+        assert written.written(gravity.GRAVITY, robot) is None
+        code = robot.engines.written[(gravity.GRAVITY, True)]
+        assert code.building.state == "queued" and code.building.priority == _compile.FIRST_STAGE
+        code.waited = True  # what wait() says first
+    assert code.wait(120) and code.final
+    modules = sorted(path.name for path in (tmp_path / "native").glob("*.so"))
+    assert len(modules) == 1 and written.ONE_STATE_NAME not in modules[0], modules
+
+
 ENDS_AT_ONCE = """
 import os, threading
 import rne_dynamics as rd
