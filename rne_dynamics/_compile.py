@@ -1,56 +1,168 @@
-"""numba's machine code off the caller's path: a kernel a call needs is loaded from numba's disk cache if it is
-there, and otherwise compiled by the builder (:mod:`rne_dynamics._compile_child`: one at a time per caller, at low
-priority, in a process that outlives its caller) into that cache; until then
-the caller runs the kernel's Python (:func:`~rne_dynamics._trace.traceable`), exact and slower. numba compiles a
-large kernel for minutes on a 2-core machine: no call, test or node waits for it.
+"""The builder's queue: every build a process asks for, a robot's C module (:mod:`rne_dynamics._native`) or a numba
+kernel's machine code, waits in one queue, the most urgent first (:data:`WAITED` ... :data:`FINAL`), for one of
+:data:`~rne_dynamics._tuning.BUILDERS` worker threads, each running the builder (:mod:`rne_dynamics._compile_child`:
+a process of its own session, so a build that was started finishes and is cached when its caller ends first) on one
+build at a time. A build still queued when the process exits is not started.
 
-A kernel is named for the background process by ``(module, function, argument)``: ``module.function(argument)``
+numba's machine code is off the caller's path: a kernel a call needs is loaded from numba's disk cache if it is
+there, and otherwise queued for the builder, which compiles it into that cache at ``nice`` 10; until then the caller
+runs the kernel's Python (:func:`~rne_dynamics._trace.traceable`), exact and slower. numba compiles a large kernel
+for minutes on a 2-core machine: no call, test or node waits for it.
+
+A kernel is named for the builder's process by ``(module, function, argument)``: ``module.function(argument)``
 returns its dispatcher in a new process (the algorithms' entries are made at import, not module attributes).
 """
 import atexit
 import functools
 import importlib
 import pickle
+import sys
 import tempfile
 import threading
 import warnings
-from collections import deque
 
 import numpy as np
 
 from . import _compile_child
 from ._jit import numba
+from ._tuning import BUILDERS
 from ._tuning import COMPILE_ON_CALLER as ON_CALLER
 from ._trace import traceable
 
-_lock = threading.Lock()
-_queue = deque()   # (dispatcher, signature, locator) waiting for the worker
-_state = {}        # (dispatcher, signature) -> "queued", "built" or "failed"
-_worker = None
-_ended = [0]       # background compiles ended in this process
-_asked = {}        # dispatcher -> the count of ended compiles when it last had no machine code for a caller
-_exiting = False
-#: The background compiles that failed (numba's last line): the tests fail on any.
+#: The queue's priorities, the most urgent first: a build a caller waits for (a long batch, ``rne-dynamics
+#: compile``: a queued one is raised to it, and a C build already started takes no compiler slot); a program's first
+#: stage (its one-state module: every call of the robot on machine code soonest); a numba kernel whose Python a caller
+#: runs meanwhile (minutes of compiling, for what the written code mostly spares); a program's final module (the
+#: batch's vector lanes: a batch runs state by state on the first stage until then).
+WAITED, FIRST_STAGE, KERNEL, FINAL = range(4)
+#: The started builds' priorities a queued build of a priority waits for: numba's kernels one at a time (minutes and
+#: hundreds of MB each: more would hold every worker), final modules after the first stages (a robot's programs all
+#: run machine code before any batch gets its lanes).
+APART = {KERNEL: {KERNEL}, FINAL: {FIRST_STAGE}}
+
+_changed = threading.Condition()  # held to change the queue, the started builds or the workers; notified after
+_queue, _started = [], []  # in the order queued
+_workers = 0
+#: numba's builds by ``(dispatcher, signature)``, and by dispatcher the one it was last found waiting for.
+_kernels, _asked = {}, {}
+#: The numba compiles that failed (numba's last line): the tests fail on any.
 failures = []
+
+
+class Build:
+    """A build in the queue: ``make_arguments()`` gives the builder's arguments at its turn
+    (:mod:`rne_dynamics._compile_child`; ``arguments`` once started), ``then(build)`` runs in the worker when it
+    ended; ``state``: ``"queued"``, ``"started"``, ``"built"`` or ``"failed"`` (``failure``: the builder's standard
+    error, or the error that kept it from starting)."""
+
+    def __init__(self, make_arguments, priority, then):
+        self.make_arguments, self.priority, self.then = make_arguments, priority, then
+        self.arguments, self.state, self.failure, self.ended = None, "queued", None, threading.Event()
+
+
+def submit(make_arguments, priority, then=None):
+    """Queue a :class:`Build` of ``priority``; returns it."""
+    build = Build(make_arguments, priority, then)
+    with _changed:
+        _queue.append(build)
+        _start_worker(priority)
+        _changed.notify_all()
+    return build
+
+
+def hurry(build):
+    """A caller waits for ``build``: queued, it goes first (:data:`WAITED`; in a worker of its own if all are busy);
+    a C build takes no compiler slot (:func:`_hurried`)."""
+    with _changed:
+        build.priority = WAITED
+        _start_worker(WAITED)
+        _changed.notify_all()
+        _hurried(build)
+
+
+def _hurried(build):
+    """A started C build a caller waits for takes no compiler slot: its request's hurry file
+    (:func:`_compile_child.compiler_slot`)."""
+    if build.priority == WAITED and build.state == "started" and (build.arguments or [""])[0] == "c":
+        open(build.arguments[1] + ".hurry", "a").close()
+
+
+def _start_worker(priority):
+    """A worker more when more builds are queued than workers idle, up to :data:`BUILDERS`, and beyond for a build a
+    caller waits for (that worker ends when it finds no such build to start)."""
+    global _workers
+    if len(_queue) > _workers - len(_started) and (_workers < BUILDERS or priority == WAITED):
+        _workers += 1
+        threading.Thread(target=_work, name="rne_dynamics builder", daemon=True).start()
+
+
+def _next():
+    """The queued build to start now: the most urgent, first come first served, unless it waits for a started one
+    (:data:`APART`)."""
+    started = {build.priority for build in _started}
+    ready = [build for build in _queue if not started & APART.get(build.priority, set())]
+    return min(ready, key=lambda build: build.priority, default=None)  # (the first of the most urgent)
+
+
+def _work():
+    """A worker thread: runs the builder on the next build (:func:`_next`), waits for it, then calls its ``then``."""
+    global _workers
+    while True:
+        with _changed:
+            while (build := _next()) is None or build.priority != WAITED and _workers > BUILDERS:
+                if _workers > BUILDERS:
+                    _workers -= 1
+                    return
+                _changed.wait()
+            _queue.remove(build)
+            _started.append(build)
+            build.state = "started"
+        with tempfile.TemporaryFile("w+") as errors:
+            try:
+                build.arguments = build.make_arguments()
+                with _changed:  # (held for good once the process exits: atexit below)
+                    process = _compile_child.start(build.arguments, errors)
+                    _hurried(build)
+                process.wait()
+                errors.seek(0)
+                build.failure = (errors.read().strip() or f"exit code {process.returncode}" if process.returncode
+                                 else None)
+            except Exception as error:  # a request the cache folder refused, a source not made: the build failed
+                build.failure = repr(error)
+        build.state = "failed" if build.failure else "built"
+        try:
+            if build.then is not None:
+                build.then(build)
+        except Exception:  # (RNE_DYNAMICS_STRICT's EngineFailure) reported as a thread's error; the worker goes on
+            threading.excepthook(threading.ExceptHookArgs((*sys.exc_info(), threading.current_thread())))
+        with _changed:
+            _started.remove(build)
+            _changed.notify_all()
+        build.ended.set()
+
+
+#: A process exits without waiting for its started builds, which go on and are cached for the next process: the
+#: queue's lock, held from then on, keeps its worker threads from starting the builds queued behind them.
+atexit.register(_changed.acquire)
+
+
+def wait():
+    """Wait for every queued build (tests, ``rne-dynamics compile``, benchmarks)."""
+    with _changed:
+        while _queue or _started:
+            _changed.wait()
 
 
 def machine_code(dispatcher, arguments, locator):
     """Whether ``dispatcher`` has machine code for ``arguments``' types now: compiled in this process, or loaded
-    from numba's cache here (cheap). Otherwise its compile is queued for the background process and False returned:
-    the caller runs the Python meanwhile. ``locator``: ``(module, function, argument)`` naming the dispatcher."""
+    from numba's cache here (cheap). Otherwise its compile is queued for the builder and False returned: the caller
+    runs the Python meanwhile. ``locator``: ``(module, function, argument)`` naming the dispatcher."""
     if numba is None:
         return False
-    if not ON_CALLER and not dispatcher.overloads and _asked.get(dispatcher) == _ended[0]:
-        # none since it was last asked and no background compile has ended since: the arguments' types would cost
-        # more than the Python of a small kernel (2 ms for a call of 11 arrays)
+    if not ON_CALLER and not dispatcher.overloads and getattr(_asked.get(dispatcher), "state", "built") != "built":
+        # its build queued, started or failed: the arguments' types would cost more than the Python of a small kernel
+        # (2 ms for a call of 11 arrays)
         return False
-    found = _machine_code(dispatcher, arguments, locator)
-    if not found:
-        _asked[dispatcher] = _ended[0]
-    return found
-
-
-def _machine_code(dispatcher, arguments, locator):
     signature = tuple(dispatcher.typeof_pyval(a) for a in arguments)
     if signature in dispatcher.overloads:
         return True
@@ -61,20 +173,26 @@ def _machine_code(dispatcher, arguments, locator):
         finally:
             dispatcher._can_compile = can_compile
         return True
-    key = (dispatcher, signature)
-    state = _state.get(key)
-    if state in ("queued", "failed"):
-        return False
-    if _load(dispatcher, signature):
-        return True
-    if state == "built":  # built, and still not in the cache: another numba or cache directory; give up
-        _state[key] = "failed"
-        return False
-    with _lock:
-        _state[key] = "queued"
-        _queue.append((dispatcher, signature, locator))
-        _start_worker()
+    build = _kernels.get((dispatcher, signature))
+    if build is None or build.state == "built":
+        if _load(dispatcher, signature):
+            return True
+        if build is None:
+            request = ["numba", *locator, pickle.dumps(signature).hex()]
+            build = _kernels[(dispatcher, signature)] = submit(lambda: request, KERNEL, _kernel_built)
+        else:  # built, and still not in the cache: another numba or cache directory; give up
+            build.state = "failed"
+    _asked[dispatcher] = build
     return False
+
+
+def _kernel_built(build):
+    """A numba compile that failed is a warning, and one of :data:`failures` (its Python serves on)."""
+    if build.failure:
+        _, module, function, argument, _ = build.arguments
+        failures.append(f"{module}.{function}({argument!r}): {build.failure.splitlines()[-1]}")
+        warnings.warn(f"numba could not compile {failures[-1]} in the background; its Python serves", RuntimeWarning,
+                      stacklevel=1)
 
 
 #: How numba's dispatcher refuses arguments of types it has no machine code for, and may not compile for.
@@ -84,7 +202,7 @@ NO_MATCH = "No matching definition for argument type(s)"
 def called_from_python(kernel):
     """``kernel`` (a numba dispatcher) for Python callers: its machine code when numba has it for the arguments'
     types (compiled here or loaded from numba's cache), else its Python (with the Python of every kernel it calls)
-    while the background process compiles it.
+    while the builder compiles it.
     The call goes through a second dispatcher of the same function, which never compiles on the caller's path and
     shares the kernel's cache entries; kernels keep calling ``kernel`` itself (``.kernel``)."""
     if numba is None:
@@ -113,7 +231,7 @@ def called_from_python(kernel):
 
 
 def kernel_named(path):
-    """The kernel at ``"module:name"`` (how the background process finds a :func:`called_from_python` kernel)."""
+    """The kernel at ``"module:name"`` (how the builder's process finds a :func:`called_from_python` kernel)."""
     module, name = path.split(":")
     found = getattr(importlib.import_module(module), name)
     return getattr(found, "kernel", found)
@@ -124,67 +242,10 @@ def _load(dispatcher, signature):
     compiles); False if it is not cached."""
     try:
         result = dispatcher._cache.load_overload(signature, dispatcher.targetctx)
-    except Exception:  # an unreadable cache entry: numba would compile; the background process will
+    except Exception:  # an unreadable cache entry: numba would compile; the builder will
         return False
     if result is None:
         return False
     dispatcher.targetctx.insert_user_function(result.entry_point, result.fndesc, [result.library])
     dispatcher.add_overload(result)
     return True
-
-
-def _start_worker():
-    global _worker
-    if _worker is None or not _worker.is_alive():
-        _worker = threading.Thread(target=_work, name="rne_dynamics compile", daemon=True)
-        _worker.start()
-
-
-def _work():
-    global _worker
-    while True:
-        with _lock:
-            if not _queue:  # (a compile queued from now on starts a new worker)
-                _worker = None
-                return
-            dispatcher, signature, locator = _queue.popleft()
-        _state[(dispatcher, signature)] = "built" if _build(signature, locator) else "failed"
-        _ended[0] += 1
-
-
-def _build(signature, locator):
-    module, function, argument = locator
-    with tempfile.TemporaryFile() as errors:
-        with _lock:
-            if _exiting:  # (the worker thread runs on while the interpreter exits)
-                return False
-            process = _compile_child.start(["numba", module, function, argument, pickle.dumps(signature).hex()],
-                                           errors)
-        process.wait()
-        errors.seek(0)
-        lines = errors.read().decode(errors="replace").strip().splitlines()
-    if process.returncode != 0:
-        failure = f"{module}.{function}({argument!r}): {lines[-1] if lines else f'exit code {process.returncode}'}"
-        failures.append(failure)
-        warnings.warn(f"numba could not compile {failure} in the background; its Python serves", RuntimeWarning,
-                      stacklevel=1)
-    return process.returncode == 0
-
-
-@atexit.register
-def _stop():
-    """A process exits without waiting for its background compile, which goes on and is cached for the next process
-    (the compiles queued behind it are not started)."""
-    global _exiting
-    with _lock:
-        _exiting = True
-
-
-def wait():
-    """Wait for every queued background compile (tests, ``rne-dynamics compile``)."""
-    while True:
-        with _lock:
-            worker = _worker
-        if worker is None or not worker.is_alive():
-            return
-        worker.join()

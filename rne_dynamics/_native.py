@@ -23,12 +23,11 @@ import platform
 import subprocess
 import sysconfig
 import tempfile
-import threading
 import time
 
 import numpy as np
 
-from . import _compile_child
+from . import _compile
 from ._jit import BAD_SHAPE, GUARD, NOT_FINITE, NOT_UNIT, OK, OVERFLOW, is_unit
 from ._trace import trace, traceable
 from ._tuning import COMPILER, COMPILERS, LANES, PART, PRUNE_PERIOD, TIMEOUT, UNUSED_DAYS, cache_root
@@ -291,23 +290,17 @@ def mark_used(path):
             os.utime(path)
 
 
-#: The pruning builders this process started (:func:`start_pruning`), kept until they are seen to end.
-_pruners = []
-
-
 def start_pruning(folder):
-    """Start the builder on removing from the cache ``folder`` what no process used for :data:`UNUSED_DAYS` days
-    (:func:`rne_dynamics._compile_child.prune`), at most once per :data:`PRUNE_PERIOD` s for the folder, whatever
-    process asks (the time of its file ``pruned``). Called when a build starts: never on a caller's path. Returns the
-    process started, or None."""
+    """Queue the builder on removing from the cache ``folder`` what no process used for :data:`UNUSED_DAYS` days
+    (:func:`rne_dynamics._compile_child.prune`; last in the queue), at most once per :data:`PRUNE_PERIOD` s for the
+    folder, whatever process asks (the time of its file ``pruned``). Called when a build starts: never on a caller's
+    path. Returns the :class:`~rne_dynamics._compile.Build`, or None."""
     stamp = os.path.join(folder, "pruned")
     with contextlib.suppress(FileNotFoundError):
         if time.time() - os.stat(stamp).st_mtime < PRUNE_PERIOD:
             return None
     write_atomically(stamp, "")
-    _pruners[:] = [pruner for pruner in _pruners if pruner.poll() is None]
-    _pruners.append(_compile_child.start(["prune", folder, str(UNUSED_DAYS * 86_400)], subprocess.DEVNULL))
-    return _pruners[-1]
+    return _compile.submit(lambda: ["prune", folder, str(UNUSED_DAYS * 86_400)], _compile.FINAL)
 
 
 #: The module name in :func:`c_source`'s text until the text's digest names it (:func:`named_source`).
@@ -331,7 +324,6 @@ def index(key, name, folder=None):
     """Record that the model's ``key`` (:func:`module_name`) runs the program module ``name`` (written under a
     temporary name, then renamed). The indexes of other versions of the sources stay: an install or a checkout of
     them may share the cache folder (:func:`start_pruning` removes what none has used for :data:`UNUSED_DAYS` days)."""
-    os.makedirs(folder or cache_folder(), exist_ok=True)
     write_atomically(index_path(key, folder), name)
 
 
@@ -361,54 +353,29 @@ def host_flags():
     return HOST_FLAGS if probe.returncode == 0 else []
 
 
-def build(name, source, waited_for=None, key=None, optimise=True, folder=None):
-    """Build ``source`` into the cached module ``name`` by the builder (:mod:`rne_dynamics._compile_child`: a process
-    of its own session, so the build finishes and is cached when its caller ends first), indexed under the model's
-    ``key`` if given (:func:`index`, written first: a process that finds the index before the module builds nothing
-    more); wait for it and raise ``RuntimeError`` with the compiler's message. ``waited_for``: an event a caller sets
-    when it waits for the module: the build then runs at once rather than behind the other builds of
-    the machine. ``optimise=False``: at ``-O0`` (:data:`QUICK_FIRST`). ``folder``: the cache folder (default: the one
-    now). The builder started, a day's first build also starts the cache's pruning (:func:`start_pruning`)."""
-    folder = folder or cache_folder()  # now: the cache may be another when the build ends
-    os.makedirs(folder, exist_ok=True)
-    request = os.path.join(folder, name)
-    if key:
-        index(key, name, folder)
-    flags = FLAGS if optimise else ["-O0", *FLAGS[1:]]
-    command = [COMPILER, *flags, *host_flags(), f"-I{sysconfig.get_paths()['include']}", f"-I{np.get_include()}"]
-    with started(waited_for), tempfile.TemporaryFile("w+") as errors:
-        write_atomically(request + ".c", source)  # in its turn: a build queued in this process leaves no request
-        builder = _compile_child.start(["c", request, path_of(name, folder), str(TIMEOUT), str(COMPILERS), *command],
-                                       errors)
+def build(named, priority=_compile.FIRST_STAGE, then=None, key=None, folder=None):
+    """Queue the build of a C module by the builder (:mod:`rne_dynamics._compile`'s queue; the builder's process,
+    :mod:`rne_dynamics._compile_child`, is of its own session, so the build finishes and is cached when its caller
+    ends first). At its turn, ``named()`` gives ``(name, source, optimise)`` (``optimise=False``: at ``-O0``,
+    :data:`QUICK_FIRST`), indexed under the model's ``key`` if given (:func:`index`, written first: a process that
+    finds the index before the module builds nothing more) and written as the request ``name.c`` in the cache
+    ``folder`` (default: the one now): a build never started leaves no request and costs no source. The day's first
+    build also starts the cache's pruning (:func:`start_pruning`). ``then(build)`` runs when it ended (its
+    ``failure``: the compiler's message). Returns the :class:`~rne_dynamics._compile.Build`."""
+    folder = folder or cache_folder()  # now: the cache may be another when the build starts
+
+    def arguments():
+        name, source, optimise = named()
+        os.makedirs(folder, exist_ok=True)
+        request = os.path.join(folder, name)
+        if key:
+            index(key, name, folder)
+        write_atomically(request + ".c", source)
         start_pruning(folder)
-        while waited_for is not None and builder.poll() is None and not waited_for.wait(0.5):
-            pass
-        if waited_for is not None and builder.poll() is None:  # a caller waits for it
-            write_atomically(request + ".hurry", "")
-        builder.wait()
-        errors.seek(0)
-        message = errors.read().strip()
-    if builder.returncode != 0:
-        raise RuntimeError(message or f"the builder of {name} ended with {builder.returncode}")
-
-
-#: Builder processes a process has started and not seen end: the others wait in their threads, so that a process
-#: tracing hundreds of programs (a test session) does not start hundreds of processes waiting for a compiler.
-_builders = threading.BoundedSemaphore(2 * COMPILERS)
-
-
-@contextlib.contextmanager
-def started(waited_for):
-    """A turn to start a builder process (:data:`_builders`), or at once when a caller waits for it (``waited_for``
-    set): a build queued here has not started, and ends with its process."""
-    turn = False
-    while not turn and not (waited_for is not None and waited_for.is_set()):
-        turn = _builders.acquire(timeout=0.5)
-    try:
-        yield
-    finally:
-        if turn:
-            _builders.release()
+        flags = FLAGS if optimise else ["-O0", *FLAGS[1:]]
+        return ["c", request, path_of(name, folder), str(TIMEOUT), str(COMPILERS), COMPILER, *flags, *host_flags(),
+                f"-I{sysconfig.get_paths()['include']}", f"-I{np.get_include()}"]
+    return _compile.submit(arguments, priority, then)
 
 
 def write_atomically(path, text):

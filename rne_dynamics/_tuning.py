@@ -48,6 +48,10 @@ TIMEOUT = 600
 #: cache): one per core (a large program takes the compiler a few hundred MB); a build a caller waits for runs at once
 #: beside them.
 COMPILERS = os.cpu_count() or 1
+#: Builds a process runs at once (C modules and numba's kernels alike: a worker thread and a builder process each,
+#: :mod:`rne_dynamics._compile`): a build started finishes when its process ends first, one still queued does not;
+#: more start more processes that wait for a compiler slot. A build a caller waits for starts at once beside them.
+BUILDERS = 2 * COMPILERS
 #: Days a file of the C cache (a model's index, a built module) is kept after its last use (read, loaded or
 #: written): the cache is pruned by age only, so that installs or checkouts of other sources sharing it keep what each
 #: uses; longer keeps more disk (a module is 20 KB to 2 MB: a development machine's held 380 modules, 150 MB).

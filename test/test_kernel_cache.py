@@ -102,7 +102,7 @@ from rne_dynamics.model.configuration import integrate_rows
 robot = rd.load_urdf(rd.bundled_robot_path(), floating_base=True)
 q = rd.neutral(robot)
 print(repr(rd.integrate(robot, q, np.full(robot.nv, 0.1), 0.5).tolist()))
-print(len(integrate_rows.kernel.overloads), sorted(_compile._state.values()))
+print(len(integrate_rows.kernel.overloads), sorted(build.state for build in _compile._kernels.values()))
 """
 
 
@@ -120,7 +120,7 @@ def test_a_python_caller_of_a_kernel_numba_has_not_compiled_gets_its_python_at_o
     robot = rd.load_urdf(rd.bundled_robot_path(), floating_base=True)
     expected = rd.integrate(robot, rd.neutral(robot), np.full(robot.nv, 0.1), 0.5)
     np.testing.assert_allclose(eval(values), expected, rtol=1e-14, atol=1e-15)
-    assert compiled.startswith("0 ") and "'queued'" in compiled
+    assert compiled.startswith("0 ") and ("'queued'" in compiled or "'started'" in compiled)
 
 
 

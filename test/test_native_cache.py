@@ -55,7 +55,7 @@ def test_two_versions_of_the_sources_sharing_a_cache_keep_each_others_modules(tm
 def built_module(name):
     """A small program built into the cache as the module ``name`` (its path)."""
     program, outputs = _trace.trace(lambda x: [x[0] * x[0]], [np.array([2.0])])
-    _native.build(name, _native.c_source(name, program, outputs, [1]))
+    assert _native.build(lambda: (name, _native.c_source(name, program, outputs, [1]), True)).ended.wait(120)
     return _native.path_of(name)
 
 
@@ -105,7 +105,7 @@ def test_the_builder_prunes_what_nobody_used_for_unused_days_once_a_day(tmp_path
     age(recent, _native.UNUSED_DAYS - 1)
 
     pruner = _native.start_pruning(str(folder))
-    assert pruner is not None and pruner.wait(60) == 0
+    assert pruner is not None and pruner.ended.wait(300) and pruner.failure is None, pruner.failure
     assert [path.name for path in old if path.exists()] == []
     assert [path.name for path in recent if not path.exists()] == []
     assert (folder / "compilers" / "0").exists()

@@ -18,7 +18,7 @@ import pytest
 
 import oracle
 import rne_dynamics as rd
-from rne_dynamics import _compile_child, _native, _trace
+from rne_dynamics import _compile, _compile_child, _native, _trace
 from rne_dynamics.algorithms import aba, crba, driver, gravity, rnea, written
 from rne_dynamics.algorithms.driver import ALGORITHMS, BAD_SHAPE, NOT_FINITE, NOT_UNIT, OK, OVERFLOW
 from rne_dynamics.algorithms.inputs import gravity_vector
@@ -213,7 +213,7 @@ def test_a_state_past_a_guard_is_refused_for_the_generic_kernel(part, tmp_path, 
     monkeypatch.setattr(_native, "PART", part)
     program, outputs = _trace.trace(lambda x: [x[0] if x[0] > 0.0 else -x[0]], [np.array([2.0])])
     assert program.guards == [(1, True)]
-    _native.build("guarded_00000000_0", _native.c_source("guarded_00000000_0", program, outputs, [1]))
+    build_now("guarded_00000000_0", _native.c_source("guarded_00000000_0", program, outputs, [1]))
     module = _native.load("guarded_00000000_0")
     single, batch = module.single, module.batch
     out = np.empty(1)
@@ -231,30 +231,82 @@ def test_a_state_past_a_guard_is_refused_for_the_generic_kernel(part, tmp_path, 
     np.testing.assert_array_equal(out, states)
 
 
+def build_now(name, source):
+    """Build ``source`` into the module ``name`` of the cache now (the builder's queue), and wait for it."""
+    build = _native.build(lambda: (name, source, True))
+    assert build.ended.wait(120) and build.failure is None, build.failure
+
+
 def test_a_build_a_caller_waits_for_does_not_queue_behind_the_others(tmp_path, monkeypatch):
     """Builds share one compiler per core of the machine (a locked file each in the cache, whatever process builds);
     a build that a caller waits for (a long batch) runs at once beside them, rather than behind builds queued
-    before it."""
-    import threading
+    before it: started, it takes no compiler slot; queued behind every worker's build, it starts in a worker of its
+    own."""
     monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
     program, outputs = _trace.trace(lambda x: [x[0] * x[0]], [np.array([2.0])])
     busy = [_compile_child.compiler_slot(str(tmp_path / "native" / "compilers"), _native.COMPILERS,
                                          str(tmp_path / "not hurried")) for _ in range(_native.COMPILERS)]
-    try:  # every compiler busy with other builds
-        waited_for = threading.Event()
-        builder = threading.Thread(target=_native.build, args=("queued_00000000_0", _native.c_source(
-            "queued_00000000_0", program, outputs, [1]), waited_for))
-        builder.start()
-        builder.join(3.0)
-        assert builder.is_alive() and _native.load("queued_00000000_0") is None  # queued
-        waited_for.set()
-        builder.join(60.0)
-        assert not builder.is_alive()
+    names = [f"queued_00000000_{k}" for k in range(_compile.BUILDERS + 1)]
+    _compile.wait()  # (the builds of earlier tests ended: every worker is this test's)
+    try:  # every compiler busy with other builds, every worker with a build that waits for one
+        builds = [_native.build(lambda name=name: (name, _native.c_source(name, program, outputs, [1]), True))
+                  for name in names]
+        assert until(lambda: [build.state for build in builds].count("started") == _compile.BUILDERS, 30)
+        time.sleep(2.0)
+        assert not any(build.ended.is_set() for build in builds) and builds[-1].state == "queued"
+        for build in builds[0], builds[-1]:  # one started, one queued
+            _compile.hurry(build)
+            assert build.ended.wait(60) and build.failure is None, build.failure
+        assert not any(build.ended.is_set() for build in builds[1:-1])
     finally:
         for slot in busy:
             slot.close()
+    _compile.wait()
     out = np.empty(1)
-    assert _native.load("queued_00000000_0").single(out, np.array([3.0])) == OK and out[0] == 9.0
+    for name in names:
+        assert _native.load(name).single(out, np.array([3.0])) == OK and out[0] == 9.0
+
+
+def test_the_queue_starts_the_most_urgent_build_first_and_numbas_one_at_a_time(monkeypatch):
+    """The builder's queue, in the order of its priorities (first come, first served within one): a build a caller
+    waits for, a first stage, a numba kernel, a final module; a numba kernel not beside another, a final module not
+    beside a first stage (_compile.APART)."""
+    def queued(*priorities):
+        return [_compile.Build(lambda: [], priority, None) for priority in priorities]
+    final, kernel, first, other_first, waited = queue = queued(_compile.FINAL, _compile.KERNEL, _compile.FIRST_STAGE,
+                                                               _compile.FIRST_STAGE, _compile.WAITED)
+    with _compile._changed:  # (no worker reads the test's queue)
+        monkeypatch.setattr(_compile, "_queue", list(queue))
+        monkeypatch.setattr(_compile, "_started", [])
+        order = []
+        while _compile._queue:
+            order.append(_compile._next())
+            _compile._queue.remove(order[-1])
+        assert order == [waited, first, other_first, kernel, final]
+        monkeypatch.setattr(_compile, "_queue", [kernel, final])
+        monkeypatch.setattr(_compile, "_started", queued(_compile.KERNEL, _compile.FIRST_STAGE))
+        assert _compile._next() is None  # a numba kernel under way, and a first stage
+        _compile._started[1].priority = _compile.WAITED  # a caller waits for that first stage now
+        assert _compile._next() is final
+        kernel.priority = _compile.WAITED  # (what hurry does to a queued build)
+        assert _compile._next() is kernel
+        monkeypatch.undo()
+
+
+def test_a_caller_that_waits_before_the_first_stages_turn_gets_the_final_module_alone(tmp_path, monkeypatch):
+    """The stage a build makes is decided at its turn: a written code whose first stage is still queued when a caller
+    waits for it (rne-dynamics compile, a long batch) is built once, as its final module, without the one-state
+    module before it."""
+    monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
+    robot = oracle.load_quietly(rd.bundled_robot_path())
+    with _compile._changed:  # (no worker starts a build meanwhile)
+        assert written.written(gravity.GRAVITY, robot) is None
+        code = robot.engines.written[(gravity.GRAVITY, True)]
+        assert code.building.state == "queued" and code.building.priority == _compile.FIRST_STAGE
+        code.waited = True  # what wait() says first
+    assert code.wait(120) and code.final
+    modules = sorted(path.name for path in (tmp_path / "native").glob("*.so"))
+    assert len(modules) == 1 and written.ONE_STATE_NAME not in modules[0], modules
 
 
 ENDS_AT_ONCE = """
@@ -263,7 +315,7 @@ import rne_dynamics as rd
 from rne_dynamics import _compile_child
 from rne_dynamics.algorithms import rnea, written
 started, start = threading.Event(), _compile_child.start
-_compile_child.start = lambda *arguments, **keywords: (start(*arguments, **keywords), started.set())[0]
+_compile_child.start = lambda arguments, *rest: (start(arguments, *rest), arguments[0] == "c" and started.set())[0]
 robot = rd.load_urdf(rd.bundled_robot_path(), floating_base=True)
 written.written(rnea.INVERSE_DYNAMICS, robot)  # traced: its build starts
 assert started.wait(120)
@@ -301,10 +353,10 @@ def lanes_held_back(monkeypatch, tmp_path):
     monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
     release, install = threading.Event(), written.install
 
-    def held_back(made, name, source, algorithm, robot, stage, key):
-        if stage == written.FINAL:
+    def held_back(made, build):
+        if written.ONE_STATE_NAME not in build.arguments[1]:  # the final module's
             release.wait(120)
-        return install(made, name, source, algorithm, robot, stage, key)
+        return install(made, build)
     monkeypatch.setattr(written, "install", held_back)
     yield release
     release.set()
@@ -368,7 +420,7 @@ def test_a_large_program_serves_its_unoptimised_build_until_the_final_one_is_in(
     held_id = rnea.INVERSE_DYNAMICS_SHOWN  # what a one-state call with data= runs
     assert written.written(held_id, robot) is None  # its build under way
     code = robot.engines.written[(held_id, True)]
-    assert until(lambda: code.stage == written.QUICK)
+    assert until(lambda: code.stage == written.ONE_STATE)
     quick = code.single
     data = robot.data()
     rng = np.random.default_rng(4)
@@ -397,7 +449,7 @@ def test_a_program_built_in_parts_computes_what_it_computes_in_one(tmp_path, mon
     for part in (len(program.ops), 7):
         monkeypatch.setattr(_native, "PART", part)
         name = f"parts_00000000_{part}"
-        _native.build(name, _native.c_source(name, program, outputs, sizes, [int(s) for s in robot.quaternions]))
+        build_now(name, _native.c_source(name, program, outputs, sizes, [int(s) for s in robot.quaternions]))
         singles.append(_native.load(name).single)
     rng = np.random.default_rng(5)
     for _ in range(5):

@@ -13,16 +13,17 @@ no external wrenches, no per-call parameters such as a link); any state it canno
 non-finite number, a bad size) returns a non-zero status and the generic kernel runs it and explains.
 """
 import functools
-import math
-import sys
 import logging
+import math
+import os
+import sys
 import sysconfig
 import threading
 from dataclasses import replace
 
 import numpy as np
 
-from .. import _jit, _native, _trace, _tuning
+from .. import _compile, _jit, _native, _trace, _tuning
 from .._jit import OK
 from .._trace import Untraceable, trace, traceable
 from .._tuning import QUICK_FIRST, STRICT, VARIANTS
@@ -59,64 +60,61 @@ def sources_stamp():
     return _native.digest(_jit._sources_hash(), *writers)
 
 
-#: The stages of a program's machine code, each served from when it is in until a later one is: its one-state module
-#: at ``-O0`` (a program of more than :data:`QUICK_FIRST` operations) or at ``-O1``, then the final one, with the
-#: batch's vector lanes (the one indexed for later processes).
-QUICK, ONE_STATE, FINAL = 1, 2, 3
+#: The stages of a program's machine code, each served from when it is in until the final one is: its one-state
+#: module (at ``-O0`` for a program of more than :data:`QUICK_FIRST` operations, else at ``-O1``), then the final one,
+#: with the batch's vector lanes (the one indexed for later processes).
+ONE_STATE, FINAL = 1, 2
 #: What a first stage's module name has after the algorithm's name (a later process that loads it builds the final).
 ONE_STATE_NAME = "_one_state"
-#: The written codes whose first stage is under way in this process: a final module's build waits until there are
-#: none (or a caller waits for it), so that a robot's programs all run machine code before any batch gets its lanes.
-first_builds = set()
-#: The lock of every written code's builder and stage.
+#: The lock of every written code's stage and build.
 lock = threading.Lock()
 
 
 class Written:
     """A robot's written code for one algorithm: ``single(block, *inputs)`` and ``batch(out, *inputs)``, each
     returning the driver's status codes (the batch: with the first state at fault); None until its machine code is
-    built (``native``: the build starts when the program is traced; :meth:`wait` waits for its ``final`` module).
-    The build goes in stages (``stage``, the one in): first the module without the batch's vector lanes
-    (:data:`ONE_STATE`, or :data:`QUICK` for a large program: in half the compiler's time or less, its ``batch``
-    computing state by state), then the :data:`FINAL` one with them. ``build(made, first)`` builds and puts in the
-    first stage or the final one, returning whether it is in."""
+    built (``native``: the build is queued when the program is traced; :meth:`wait` waits for its ``final`` module).
+    The build goes in stages (``stage``, the one in), each a build of the builder's queue (:mod:`rne_dynamics._compile`;
+    ``building``, the one queued or under way): first the module without the batch's vector lanes (:data:`ONE_STATE`:
+    in half the compiler's time or less, its ``batch`` computing state by state), then the :data:`FINAL` one with
+    them. ``source(final)``: ``(name, source, optimise)`` of the first stage or the final one, made at its build's
+    turn; ``ended``: set when the final module is in or a build failed."""
 
-    def __init__(self, build):
-        self.single = self.batch = self.fresh = self.failure = self._builder = None
-        # waited_for: a caller waits, and the build runs at once (not behind the machine's queued ones)
-        self.stage, self.waited_for, self._build = 0, threading.Event(), build
-        self.folder = _native.cache_folder()  # every stage's: a deferred final build outlives a test's cache folder
+    def __init__(self, algorithm, robot, key):
+        self.single = self.batch = self.fresh = self.failure = self.building = self.source = None
+        self.algorithm, self.robot, self.key, self.waited, self.stage = algorithm, robot, key, False, 0
+        self.ended, self.folder = threading.Event(), _native.cache_folder()  # (a build may outlive a test's folder)
 
     native = property(lambda self: self.stage > 0)
     final = property(lambda self: self.stage == FINAL)
 
     def start(self):
-        """Build the machine code in the background (once; not when it was loaded from the cache)."""
+        """Queue the build of the next stage (none while one is queued or under way, or once :attr:`ended`): the
+        final module if a caller waits for it (at :data:`~rne_dynamics._compile.WAITED`) or the first stage is in,
+        decided at its turn."""
         with lock:
-            if self._builder is None and not self.final:
-                first_builds.add(self)
-                self._builder = threading.Thread(target=self.run, daemon=True, name="written")
-                self._builder.start()
+            if self.building is None and not self.ended.is_set():
+                priority = _compile.WAITED if self.waited else _compile.FINAL if self.native else _compile.FIRST_STAGE
+                self.building = _native.build(lambda: self.source(self.waited or self.native), priority, self.built,
+                                              self.key, self.folder)
 
-    def run(self):
-        """The builder's thread: the first stage (none if it is in, or a caller waits for the final one: rne-dynamics
-        compile, a long batch), then the final one."""
+    def built(self, build):
+        """In the builder's worker: put in the stage ``build`` built (:func:`install`), then queue the next."""
         try:
-            built = self.waited_for.is_set() or self.native or self._build(self, True)
-        finally:  # (a build that raised, with RNE_DYNAMICS_STRICT=1, holds no other back)
-            first_builds.discard(self)
-        while first_builds and not self.waited_for.wait(0.5):
-            pass
-        if built:
-            self._build(self, False)
+            install(self, build)
+        finally:
+            with lock:
+                self.building = None
+        self.start()
 
     def wait(self, timeout=None):
-        """Build the machine code if it is not built yet and wait for its final module (at most ``timeout``
-        seconds); returns whether machine code is in use."""
-        if not self.final:
-            self.waited_for.set()
-            self.start()
-            self._builder.join(timeout)
+        """Build the final module at the front of the builder's queue if it is not in, and wait for it (at most
+        ``timeout`` seconds); returns whether machine code is in use."""
+        self.waited = True
+        self.start()
+        if (building := self.building) is not None:
+            _compile.hurry(building)
+        self.ended.wait(timeout)
         return self.native
 
 
@@ -221,21 +219,17 @@ def make(algorithm, robot, fdata, extras, wrenches):
         return None
     key = module_name(algorithm, robot, fdata, extras, wrenches)
 
-    def build(made, first):  # each stage indexed when it starts: a later process finds it when this one ended
-        stage = FINAL if not first else QUICK if len(program.ops) > QUICK_FIRST else ONE_STATE
-        return install(made, *(named(True) if stage == FINAL else (name, source)), algorithm, robot, stage, key)
-
-    def named(lanes):
-        return _native.named_source(algorithm.name + ("" if lanes else ONE_STATE_NAME), _native.c_source(
+    def source(final):
+        return (*_native.named_source(algorithm.name + ("" if final else ONE_STATE_NAME), _native.c_source(
             _native.UNNAMED, program, outputs, sizes, [int(s) for s in robot.quaternions], QUATERNION_TOLERANCE,
-            algorithm.slots(robot)[0], lanes))
-    made = Written(build)
+            algorithm.slots(robot)[0], final)), final or len(program.ops) <= QUICK_FIRST)
+    made = Written(algorithm, robot, key)
     try:
         module = _native.load(key, made.folder)
     except ImportError:  # a damaged file: built again
         module = None
     if module is not None:  # (a first stage: its process ended before its final build; traced again for it)
-        put(made, module, algorithm, ONE_STATE if ONE_STATE_NAME in module.__name__ else FINAL)
+        put(made, module, algorithm)
         if made.final:
             return made
     try:
@@ -247,38 +241,41 @@ def make(algorithm, robot, fdata, extras, wrenches):
         algorithm.not_written["tracing failed"] += 1
         engine_failure(algorithm, f"tracing it on robot '{robot.name}' raised {error!r}")
         return None
-    name, source = named(False)
+    made.source = source
     made.start()  # (its modules found in the cache if the sources changed and this program did not)
     return made
 
 
-def put(made, module, algorithm, stage):
-    """Serve ``made`` by the built ``module`` of ``stage``, whose states ``algorithm``'s report counts."""
-    made.single, made.batch, made.fresh, made.stage = module.single, module.batch, module.fresh, stage
+def put(made, module, algorithm):
+    """Serve ``made`` by the built ``module`` (its stage by its name), whose states ``algorithm``'s report counts."""
+    made.single, made.batch, made.fresh = module.single, module.batch, module.fresh
+    made.stage = ONE_STATE if ONE_STATE_NAME in module.__name__ else FINAL
     algorithm.native_modules[module.__file__] = module  # (one counter per file: robots of one program share it)
+    if made.final:
+        made.ended.set()
 
 
-def install(made, name, source, algorithm, robot, stage, key):
-    """Build the C module ``name`` of ``stage`` (:data:`QUICK`: at ``-O0``, in a third of the time, a few times
-    slower a call, under the one-state module's name: a large program's is always this; the builder finds it if it is
-    in the cache), index it under the model's ``key``, then put it in
-    ``made`` and in the held entries of the robot's ``Data`` objects; whether it is in. A failed build is an engine
-    failure (the generic kernel serves on)."""
+def install(made, build):
+    """Load the C module that ``build`` built (a large program's first stage at ``-O0``: in a third of the time, a few
+    times slower a call, under the one-state module's name), then put it in ``made`` and in the held entries of the
+    robot's ``Data`` objects. A failed build ends ``made``'s stages and is an engine failure (the generic kernel serves
+    on), as is a module removed as soon as it was built (someone cleared the cache folder: pruning keeps a new one)."""
+    algorithm, robot, name = made.algorithm, made.robot, os.path.basename(build.arguments[1])
     try:
-        _native.build(name, source, made.waited_for, key, optimise=stage != QUICK, folder=made.folder)
+        if build.failure:
+            raise RuntimeError(build.failure)
         module = _native.load(name, made.folder)
+        if module is None:
+            raise FileNotFoundError(f"{name} was removed from {made.folder} as soon as it was built")
     except (OSError, RuntimeError, ImportError) as error:
         made.failure = str(error)
+        made.ended.set()
         engine_failure(algorithm, f"its C on robot '{robot.name}' did not build: {made.failure}")
-        return False
-    if module is None:  # removed since it was built: someone cleared the cache folder (pruning keeps a new module)
-        made.failure = f"{name} was removed from {made.folder} as soon as it was built"
-        return False
+        return
     with lock:
-        put(made, module, algorithm, stage)
+        put(made, module, algorithm)
         if made is robot.engines.written.get((algorithm, True)):  # the held call of a Data
             serve_held(made, algorithm, robot)
-    return True
 
 
 def serve_held(made, algorithm, robot):
