@@ -388,8 +388,7 @@ class Algorithm:
         block = np.empty(size)
         # the written code for a held call, once made and built (an algorithm with extras: its written code is by
         # them; an allocating call takes only the memory from here)
-        code = None if self.extras or data is None else robot.engines.written.get((self, True))
-        code = code if code is not None and code.single is not None else None
+        code = None if self.extras or data is None else written(self, robot, new=False)
         shown = None if self.intermediates is None or data is None else getattr(
             self.layout(block, traceable(model_view)(robot.fdata, robot.idata))[0], self.intermediates)
         held = (Held(block, make(block), (block,), code.single, shown) if code is not None

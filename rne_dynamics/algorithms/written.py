@@ -202,7 +202,7 @@ def written(algorithm, robot, drive=True, extras=(), wrenches=False, wait=False,
                     return None
                 fdata = robot.fdata if drive else robot.rigid_body_fdata
                 made = robot.engines.written[key] = make(algorithm, robot, fdata, extras, wrenches)
-                if key == (algorithm, True) and made is not None and made.single is not None:  # from the cache
+                if made is not None and made.single is not None:  # from the cache
                     serve_held(made, algorithm, robot)
     if wait is not False and made is not None and not made.final:
         made.wait(None if wait is True else wait)
@@ -274,12 +274,14 @@ def install(made, build):
         return
     with lock:
         put(made, module, algorithm)
-        if made is robot.engines.written.get((algorithm, True)):  # the held call of a Data
-            serve_held(made, algorithm, robot)
+        serve_held(made, algorithm, robot)
 
 
 def serve_held(made, algorithm, robot):
-    """Make ``made``'s machine code the held call of ``algorithm`` in every live ``Data`` of ``robot``."""
+    """Make ``made``'s machine code the held call of ``algorithm`` in every live ``Data`` of ``robot``, if it is the
+    held calls' written code (with the drive terms, no parameters)."""
+    if made is not robot.engines.written.get((algorithm, True)):
+        return
     for data in list(robot.engines.datas):
         held = data.held.get(algorithm)
         if held is not None:
