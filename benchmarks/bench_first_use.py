@@ -41,6 +41,7 @@ programs = {
     "forward_dynamics": lambda: rd.forward_dynamics(robot, q, v, v, data=data),
     "mass_matrix": lambda: rd.mass_matrix(robot, q, data=data),
     "inverse_dynamics_derivatives": lambda: rd.inverse_dynamics_derivatives(robot, q, v, v, data=data),
+    "forward_dynamics_derivatives": lambda: rd.forward_dynamics_derivatives(robot, q, v, v, data=data),
 }
 
 

@@ -13,6 +13,7 @@ and the finiteness of the results; any failure returns a non-zero status and the
 which explains it. Straight-line C compiles in about a second for a robot arm and is called for a tenth of a
 microsecond's overhead, where the generic numba kernels take minutes to compile and a microsecond to call.
 """
+import collections
 import contextlib
 import functools
 import hashlib
@@ -30,7 +31,7 @@ import numpy as np
 from . import _compile
 from ._jit import BAD_SHAPE, GUARD, NOT_FINITE, NOT_UNIT, OK, OVERFLOW, is_unit
 from ._trace import trace, traceable
-from ._tuning import COMPILER, COMPILERS, LANES, PART, PRUNE_PERIOD, TIMEOUT, UNUSED_DAYS, cache_root
+from ._tuning import COMPILER, COMPILERS, INLINE_DEPTH, LANES, PART, PRUNE_PERIOD, TIMEOUT, UNUSED_DAYS, cache_root
 
 #: The C compiler and its flags. ``-O1``: straight-line code gains little from more, and builds in half the time;
 #: the host's instructions (``-march=native``, where the compiler has it: AVX's three-operand forms) make it 10-25%
@@ -106,6 +107,21 @@ def unit_check(tolerance):
 VECTOR_OPERATIONS = {"add", "sub", "mul", "div", "neg", "input"}
 
 
+def single_uses(program, nodes, part_of, slots, outputs):
+    """The ``nodes`` whose value one operation of the same part uses and nothing else (no output, guard or later
+    part), each written inside its user's expression rather than as a statement of its own, to a depth of
+    :data:`INLINE_DEPTH` operations: ``-O0`` keeps an expression's intermediate values in registers but every
+    statement's on the stack. Pure operations in IEEE arithmetic without contraction: the same bits."""
+    uses = collections.Counter(a for _, op, args in nodes if op != "input" for a in args if type(a) is int)
+    kept = set(slots) | {k for k in outputs if type(k) is int} | {k for k, _ in program.guards}
+    inlined = {}  # node: the operations its expression nests
+    for k, op, args in nodes:
+        nested = 1 + max((inlined.get(a, 0) for a in args if op != "input" and type(a) is int), default=0)
+        if uses[k] == 1 and k not in kept and nested <= INLINE_DEPTH:
+            inlined[k] = nested
+    return inlined
+
+
 def c_parts(program, outputs, inputs, lanes=1):
     """``(functions, body, temporaries, ahead)``: C functions ``part0 ... partN`` computing ``outputs`` into ``out[]``
     from ``x0[] ...`` and checking the guards, :data:`PART` statements each, the body of ``compute`` calling them in
@@ -127,6 +143,7 @@ def c_parts(program, outputs, inputs, lanes=1):
     ahead = {} if lanes == 1 else {k: len(slots) + j for j, k in enumerate(
         k for k, op, args in nodes if op not in VECTOR_OPERATIONS
         and all(type(a) is not int or program.ops[a][0] == "input" for a in args))}
+    inlined = {} if lanes > 1 else single_uses(program, nodes, part_of, slots, outputs)
     written_out = {}
     for n, k in enumerate(outputs):
         written_out.setdefault(part_of[k] if type(k) is int else None, []).append((n, k))
@@ -150,6 +167,8 @@ def c_parts(program, outputs, inputs, lanes=1):
         def operand(a):
             if type(a) is not int:
                 return _literal(a)
+            if a in inlined:
+                return f"({expression(a, *program.ops[a])})"
             if part_of[a] == p:
                 return f"t{a}"
             if program.ops[a][0] == "input":
@@ -167,7 +186,7 @@ def c_parts(program, outputs, inputs, lanes=1):
                                                 if type(a) is int else _literal(a)) for lane in each_lane) + "}"
 
         lines = []
-        for k, op, args in nodes[p * PART:(p + 1) * PART]:
+        for k, op, args in (node for node in nodes[p * PART:(p + 1) * PART] if node[0] not in inlined):
             lines.append(f"    const {number} t{k} = {expression(k, op, args)};")
             if k in slots:
                 lines.append(f"    T[{slots[k]}] = t{k};")

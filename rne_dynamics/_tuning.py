@@ -13,9 +13,12 @@ WARM = 16
 #: Written programs per algorithm with per-call parameters per robot: a caller varying a parameter (a simulator's
 #: time step) would otherwise trace and keep one program per value; the values beyond run the generic kernel.
 VARIANTS = 8
-#: Operations a traced program may have: a larger one (the derivatives of a chain of hundreds of bodies) would take
-#: minutes to trace and build; its generic kernel serves instead.
-MAX_NODES = 150_000
+#: Operations a traced program may have; a larger one is not written out (its generic kernel serves). It bounds the
+#: build: the first stage's -O0 compile takes 36-50 us of CPU an operation (up to 25 s: "machine code within 30 s"),
+#: the final module's -O1 one about 6 KB of the compiler's memory an operation (1.1 GB at 186,000, over 4 GB at
+#: 770,000); the tracer's 0.4 KB and 4-7 us are less. Every program of the tests' robots is within it but six of
+#: Tiago's, Tiago dual's and G1-with-hands' derivatives (522,000 to 4.7 million operations; docs/performance.md).
+MAX_NODES = 500_000
 
 # --- batches (algorithms/driver.py) -------------------------------------------------------------------------------
 #: States from which a batch waits for its written code's machine code (about a second) rather than run the generic
@@ -34,6 +37,11 @@ PIECES = 8
 #: Statements per C function: the compiler's time grows faster than a function's length (50,000 statements in one
 #: function took 49 s at -O1, in parts of this size a few seconds); each part costs a call.
 PART = 2500
+#: Operations at most in one C expression of the one-state code (an operation whose value one other uses is written
+#: inside its user's expression, :func:`rne_dynamics._native.single_uses`): at -O0 an expression's intermediate values
+#: stay in registers, a statement's go to the stack. Talos's forward-dynamics derivatives at -O0: 2 deep 7.0 s of
+#: CPU and 112 us a call, 6 deep 6.7 s and 104 us, 16 deep 6.4 s and 102 us (a statement each: 8.9 s and 163 us).
+INLINE_DEPTH = 6
 #: States a batch computes at once, one in each lane of a vector: wider is fewer instructions a state, but more
 #: registers spilled and a longer tail run one by one.
 LANES = 4

@@ -20,6 +20,7 @@ import oracle
 import rne_dynamics as rd
 from rne_dynamics import _compile, _compile_child, _native, _trace
 from rne_dynamics.algorithms import aba, crba, driver, gravity, rnea, written
+from rne_dynamics.algorithms.derivatives import FORWARD_DERIVATIVES
 from rne_dynamics.algorithms.driver import ALGORITHMS, BAD_SHAPE, NOT_FINITE, NOT_UNIT, OK, OVERFLOW
 from rne_dynamics.algorithms.inputs import gravity_vector
 from multi_dof import tree_urdf
@@ -436,6 +437,47 @@ def test_a_large_program_serves_its_unoptimised_build_until_the_final_one_is_in(
         one, other = (np.zeros(len(data.held[held_id].block)) for _ in range(2))
         assert code.single(one, *arguments) == quick(other, *arguments) == OK
         np.testing.assert_array_equal(one, other)
+
+
+def test_a_program_above_max_nodes_is_not_written_and_its_generic_kernel_serves(not_built, monkeypatch):
+    """MAX_NODES bounds a traced program (the tracer's memory, the compiler's on the final module): a program of
+    exactly MAX_NODES operations is written, one of more is not (the reason counted in the report) and the generic
+    kernel serves its calls with its answers."""
+    robot = oracle.load_quietly(rd.bundled_robot_path(), floating_base=True)
+    algorithm = rnea.INVERSE_DYNAMICS_SHOWN  # what a one-state call with data= runs
+    size = len(written.program_of(algorithm, robot, robot.fdata)[0].ops)
+    monkeypatch.setattr(_trace, "MAX_NODES", size)
+    written.written(algorithm, robot)
+    assert isinstance(robot.engines.written[(algorithm, True)], written.Written)
+    robot = oracle.load_quietly(rd.bundled_robot_path(), floating_base=True)
+    monkeypatch.setattr(_trace, "MAX_NODES", size - 1)
+    reason = f"cannot be written out: the program has more than {size - 1} operations"
+    before = algorithm.not_written[reason]
+    assert written.written(algorithm, robot) is None
+    assert robot.engines.written[(algorithm, True)] is None and algorithm.not_written[reason] == before + 1
+    rng = np.random.default_rng(3)
+    state = inputs(algorithm, robot, rng)[:3]
+    torques = rd.inverse_dynamics(robot, *state, data=robot.data()).torques.copy()
+    expected = generic(algorithm, robot, (*state, gravity_vector(None)))[:robot.nv]
+    assert oracle.relative_error(torques, expected) < TOLERANCE
+
+
+def test_a_program_above_the_old_limit_is_written(not_built, monkeypatch):
+    """Every program of the tests' robots but the largest (tiago_dual's forward-dynamics derivatives, 3.7 and 4.7
+    million operations) is written out (docs/performance.md, "Large programs"): the smallest above the old limit of
+    150,000 operations, Tiago Pro's with a floating base (164,237), is traced (its build is the QUICK stage's,
+    tested above on a smaller program) where the old limit left it to the generic kernel."""
+    sizes, program_of = [], written.program_of
+
+    def measured(*arguments, **keywords):
+        program = program_of(*arguments, **keywords)
+        sizes.append(len(program[0].ops))
+        return program
+    monkeypatch.setattr(written, "program_of", measured)
+    robot = oracle.load_quietly(oracle.robot_path("tiago_pro_description/robots/tiago_pro.urdf"), floating_base=True)
+    written.written(FORWARD_DERIVATIVES, robot)
+    assert isinstance(robot.engines.written[(FORWARD_DERIVATIVES, True)], written.Written)
+    assert sizes[0] > 150_000
 
 
 def test_a_program_built_in_parts_computes_what_it_computes_in_one(tmp_path, monkeypatch):
