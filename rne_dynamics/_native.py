@@ -107,7 +107,7 @@ def unit_check(tolerance):
 VECTOR_OPERATIONS = {"add", "sub", "mul", "div", "neg", "input"}
 
 
-def single_uses(program, nodes, part_of, slots, outputs):
+def single_uses(program, nodes, slots, outputs):
     """The ``nodes`` whose value one operation of the same part uses and nothing else (no output, guard or later
     part), each written inside its user's expression rather than as a statement of its own, to a depth of
     :data:`INLINE_DEPTH` operations: ``-O0`` keeps an expression's intermediate values in registers but every
@@ -143,7 +143,7 @@ def c_parts(program, outputs, inputs, lanes=1):
     ahead = {} if lanes == 1 else {k: len(slots) + j for j, k in enumerate(
         k for k, op, args in nodes if op not in VECTOR_OPERATIONS
         and all(type(a) is not int or program.ops[a][0] == "input" for a in args))}
-    inlined = {} if lanes > 1 else single_uses(program, nodes, part_of, slots, outputs)
+    inlined = {} if lanes > 1 else single_uses(program, nodes, slots, outputs)
     written_out = {}
     for n, k in enumerate(outputs):
         written_out.setdefault(part_of[k] if type(k) is int else None, []).append((n, k))
