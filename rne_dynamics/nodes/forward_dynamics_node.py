@@ -345,13 +345,12 @@ class ForwardDynamicsNode(DynamicsNode):
         elastic = model.robot.elastic_joints
         if elastic and model.robot.has_floating_base:
             raise ModelError("joint_stiffness: the simulation of elastic joints takes a fixed base")
-        tau = model.zeros
-        model.forward_dynamics(q0, v0, tau)
+        tau, dt = model.zeros, 1e-9 * period_ns(values["rate_hz"])
         motors = (q0[model.elastic], v0[model.elastic]) if elastic else None
-        if elastic:  # the motor-link model needs the motors' inertia
-            model.forward_dynamics(q0, v0, tau, motors)
-        dt = 1e-9 * period_ns(values["rate_hz"])
-        for _ in range(WARM + 1):  # the step's written code (made after WARM calls) is made here, not in a tick
+        for _ in range(WARM + 1):  # the calls' written code (made after WARM calls) is made here, not in a tick
+            model.forward_dynamics(q0, v0, tau)
+            if elastic:  # the motor-link model needs the motors' inertia
+                model.forward_dynamics(q0, v0, tau, motors)
             model.step(q0, v0, tau, dt, motors)
 
     @staticmethod

@@ -13,6 +13,7 @@ import numpy as np
 import rne_dynamics as rd
 
 from ..model.joints import effort_unit
+from ..algorithms.driver import WARM
 from ..algorithms.inputs import gravity_vector
 from ..algorithms.simulate import step as simulation_step
 from ..errors import ModelError, ModelWarning, PackageNotFoundError, StateError
@@ -246,16 +247,18 @@ class DynamicsModel:
 
     def warm_up(self):
         """Make (or load) the machine code of the calls of :meth:`inverse_dynamics` and :meth:`gravity_torques`
-        (the Data's: written code at their first call) and of a trajectory's, before the first message."""
+        and of a trajectory's, before the first message: a call's written code is made past a robot's first ``WARM``
+        states (:data:`rne_dynamics._tuning.WARM`), here rather than in a callback."""
         robot, zeros = self.robot, self.input_zeros
         if self.base == "loops":
             return  # its calls are the Newton solve's
-        self.inverse_dynamics(zeros, zeros, zeros, AT_REST)
-        self.gravity_torques(zeros)
-        if self.base == "odometry":  # the IMU's gravity in the base frame
-            rd.frame_placement(robot, rd.neutral(robot), robot.root_link)
-        if self.base == "fixed":
-            self.trajectory_torques(np.arange(6) * 1_000_000, *(np.zeros((6, robot.dof)),) * 3)
+        for _ in range(WARM + 1):
+            self.inverse_dynamics(zeros, zeros, zeros, AT_REST)
+            self.gravity_torques(zeros)
+            if self.base == "odometry":  # the IMU's gravity in the base frame
+                rd.frame_placement(robot, rd.neutral(robot), robot.root_link)
+            if self.base == "fixed":
+                self.trajectory_torques(np.arange(6) * 1_000_000, *(np.zeros((6, robot.dof)),) * 3)
 
     def machine_code(self, timeout=MACHINE_CODE_WAIT):
         """Wait, at most ``timeout`` s in all, for the machine code of the robot's written code that the calls so far
