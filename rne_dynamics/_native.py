@@ -134,7 +134,8 @@ def c_parts(program, outputs, inputs, lanes=1):
     vector instruction, those on inputs only (a joint angle's sine) are computed ahead into ``T`` by the statements
     ``ahead`` (of lane ``s``): the vectors' arithmetic never waits for them."""
     nodes = used_nodes(program, outputs)
-    part_of = {k: i // PART for i, (k, _, _) in enumerate(nodes)}
+    size = PART  # read once: a test may set it while a build queued earlier writes its C in a worker thread
+    part_of = {k: i // size for i, (k, _, _) in enumerate(nodes)}
     slots = {}
     for k, op, args in nodes:
         for a in args if op != "input" else ():
@@ -163,7 +164,7 @@ def c_parts(program, outputs, inputs, lanes=1):
     parameters = ", ".join([f"const double {row}restrict x{a}" for a in range(inputs)] +
                            [f"{number} *restrict T", f"double {row}restrict out"])
     functions = []
-    for p in range(-(-len(nodes) // PART)):
+    for p in range(-(-len(nodes) // size)):
         def operand(a):
             if type(a) is not int:
                 return _literal(a)
@@ -186,7 +187,7 @@ def c_parts(program, outputs, inputs, lanes=1):
                                                 if type(a) is int else _literal(a)) for lane in each_lane) + "}"
 
         lines = []
-        for k, op, args in (node for node in nodes[p * PART:(p + 1) * PART] if node[0] not in inlined):
+        for k, op, args in (node for node in nodes[p * size:(p + 1) * size] if node[0] not in inlined):
             lines.append(f"    const {number} t{k} = {expression(k, op, args)};")
             if k in slots:
                 lines.append(f"    T[{slots[k]}] = t{k};")
