@@ -35,7 +35,7 @@ from .._tuning import BUILD_WAIT, LONG_BATCH, PIECES, THREAD_ROWS, WARM
 from ..model.data import Data, Held, memory, owned
 from ..model.joints import unit_quaternions
 from ..model.buffers import model_view, model_view_inline
-from .written import WRENCHES, extras_key, view_spellings, written
+from .written import extras_key, variant, view_spellings, written
 from .inputs import (QUATERNION_TOLERANCE, all_finite, body_wrenches, gravity_vector, one_state_arrays, states,
                      status_error)
 
@@ -299,11 +299,12 @@ class Algorithm:
 
     def written(self, robot, drive, extras, wrenches=False, states=1, wait=False):
         """The robot's written code for a call of ``states`` states (:func:`~rne_dynamics.algorithms.written.written`),
-        or None: a robot's first :data:`WARM` states run the generic kernel unless it was made (for a batch, a
-        ``data`` of another call) (its machine code, or its Python until
-        numba has it): tracing costs about a hundred of its calls and the build a compiler run, which a robot called
-        a few times (a test, a script) never repays. ``wait``: as :func:`~rne_dynamics.algorithms.written.written`'s."""
-        served = robot.engines.generic_states[self] = robot.engines.generic_states.get(self, 0) + states
+        or None: the first :data:`WARM` states of each variant (the parameters ``extras``: a link) run the generic
+        kernel unless it was made (its machine code, or its Python until numba has it): tracing costs about a
+        hundred of its calls and the build a compiler run, which a variant called a few times (a test, a script, a
+        sweep over the links) never repays. ``wait``: as :func:`~rne_dynamics.algorithms.written.written`'s."""
+        key = variant(self, drive, extras, wrenches)
+        served = robot.engines.generic_states[key] = robot.engines.generic_states.get(key, 0) + states
         return written(self, robot, drive, extras, wrenches, wait, new=served > WARM)
 
     def why_generic(self, robot, data, drive, extras, wrenches, code):
@@ -311,9 +312,10 @@ class Algorithm:
         it had none)."""
         if code is not None and code.single is not None:
             return PAST_GUARD
-        if robot.engines.generic_states.get(self, 0) <= WARM:
+        key = variant(self, drive, extras, wrenches)
+        if robot.engines.generic_states.get(key, 0) <= WARM:
             return WARMING
-        made = robot.engines.written.get((self, drive, *((WRENCHES,) if wrenches else ()), *extras_key(extras)))
+        made = robot.engines.written.get(key)
         return BUILDING if made is not None else NOT_WRITTEN
 
     def generic_ran(self, states, why):

@@ -174,6 +174,11 @@ def module_name(algorithm, robot, fdata, extras=(), wrenches=False):
     return _native.module_name(algorithm.name, sources_stamp(), key)
 
 
+def variant(algorithm, drive, extras, wrenches):
+    """The key of a written code in ``robot.engines.written``: ``(algorithm, drive, [WRENCHES,] *extras)``."""
+    return (algorithm, drive, *((WRENCHES,) if wrenches else ()), *extras_key(extras))
+
+
 def extras_key(extras):
     """The per-call parameters as a key of ``robot.engines.written``: an array by its bytes."""
     return tuple([e.tobytes() if e.__class__ is np.ndarray else e for e in extras])
@@ -188,7 +193,7 @@ def written(algorithm, robot, drive=True, extras=(), wrenches=False, wait=False,
     wait for the machine code (``True``: until it is in use or has failed). ``new=False``: only one made before."""
     if wrenches and not algorithm.wrenches or not algorithm.writable:
         return None
-    key = (algorithm, drive, *((WRENCHES,) if wrenches else ()), *extras_key(extras))
+    key = variant(algorithm, drive, extras, wrenches)
     made = robot.engines.written.get(key, False)
     if made is False:
         if not new:

@@ -37,8 +37,8 @@ class Engines:
 
     ``written``: per ``(algorithm, drive, ...)`` the robot's written code (:mod:`~rne_dynamics.algorithms.written`),
     or None where its generic kernel serves, made under ``lock``; ``datas``: the robot's live :class:`Data` objects,
-    whose held calls the written code's machine code replaces when it is built; ``generic_states``: per algorithm,
-    the allocating states its generic kernel served before the written code was made (the driver's warm-up);
+    whose held calls the written code's machine code replaces when it is built; ``generic_states``: per written
+    code's key, the states its generic kernel served before the written code was made (the driver's warm-up);
     ``workspace_shapes``: per algorithm, its memory's measured slots (``Algorithm.slots``)."""
     __slots__ = ("written", "datas", "generic_states", "workspace_shapes", "lock")
 
