@@ -30,7 +30,8 @@ class Program:
     """The nodes recorded while tracing: ``ops[k]`` is ``(operation, operands)``, an operand a node index or a float
     constant; ``("input", (argument, element))`` reads an input."""
 
-    def __init__(self):
+    def __init__(self, limit):
+        self.limit = limit  # operations at most (Untraceable beyond)
         self.ops = []
         self.values = []
         self.index = {}
@@ -40,8 +41,8 @@ class Program:
         key = (op, tuple(x if type(x) is int else ("constant", x) for x in args))  # node 3 is not the constant 3.0
         k = self.index.get(key)
         if k is None:
-            if len(self.ops) >= MAX_NODES:
-                raise Untraceable(f"the program has more than {MAX_NODES} operations")
+            if len(self.ops) >= self.limit:
+                raise Untraceable(f"the program has more than {self.limit} operations")
             k = self.index[key] = len(self.ops)
             self.ops.append((op, args))
             self.values.append(value)
@@ -248,11 +249,12 @@ def symbols(program, argument, sample):
     return out.reshape(np.shape(sample))
 
 
-def trace(run, samples):
+def trace(run, samples, limit=None):
     """The program of ``run(*inputs)``: ``samples`` gives each input's shape and sample numbers; ``run`` returns the
     flat sequence of outputs (numbers) and calls kernels through :func:`traceable`. Returns ``(program, outputs)``,
-    each output a node index or a constant."""
-    program = Program()
+    each output a node index or a constant; :class:`Untraceable` past ``limit`` operations (default
+    :data:`~rne_dynamics._tuning.MAX_NODES`)."""
+    program = Program(limit or MAX_NODES)
     inputs = [symbols(program, a, s) for a, s in enumerate(samples)]
     with np.errstate(all="ignore"):
         outputs = run(*inputs)

@@ -15,10 +15,15 @@ WARM = 16
 VARIANTS = 8
 #: Operations a traced program may have; a larger one is not written out (its generic kernel serves). It bounds the
 #: build: the first stage's -O0 compile takes 36-50 us of CPU an operation (up to 25 s: "machine code within 30 s"),
-#: the final module's -O1 one about 6 KB of the compiler's memory an operation (1.1 GB at 186,000, over 4 GB at
-#: 770,000); the tracer's 0.4 KB and 4-7 us are less. Every program of the tests' robots is within it but six of
-#: Tiago's, Tiago dual's and G1-with-hands' derivatives (522,000 to 4.7 million operations; docs/performance.md).
+#: the tracer's 0.4 KB and 4-7 us are less. Every program of the tests' robots is within it but six of Tiago's, Tiago
+#: dual's and G1-with-hands' derivatives (522,000 to 4.7 million operations; docs/performance.md).
 MAX_NODES = 500_000
+#: Operations above which a written program runs no faster than the generic kernel's machine code: its unrolled
+#: instructions outgrow the processor's caches (forward-dynamics derivatives: Talos's 186,034 operations 40 us a call
+#: written, 38 us generic; Talos-ff's 297,697: 67 us against 44; RNEA's, 47,000: 10 against 15). Such a program is
+#: written only while numba has not compiled the generic kernel, and as its one-state module only (-O0): a bridge
+#: from the kernel's Python, a hundred times slower, that a process finding numba's kernel in its cache goes without.
+UNROLLED = 150_000
 
 # --- batches (algorithms/driver.py) -------------------------------------------------------------------------------
 #: States from which a batch waits for its written code's machine code (about a second) rather than run the generic

@@ -440,17 +440,18 @@ def test_a_large_program_serves_its_unoptimised_build_until_the_final_one_is_in(
 
 
 def test_a_program_above_max_nodes_is_not_written_and_its_generic_kernel_serves(not_built, monkeypatch):
-    """MAX_NODES bounds a traced program (the tracer's memory, the compiler's on the final module): a program of
-    exactly MAX_NODES operations is written, one of more is not (the reason counted in the report) and the generic
-    kernel serves its calls with its answers."""
+    """MAX_NODES bounds a traced program (the tracer's memory, the compiler's time): a program of exactly MAX_NODES
+    operations is written, one of more is not (the reason counted in the report) and the generic kernel serves its
+    calls with its answers."""
+    monkeypatch.setattr(driver.Algorithm, "generic_compiled", lambda *_: False)  # (else UNROLLED bounds it)
     robot = oracle.load_quietly(rd.bundled_robot_path(), floating_base=True)
     algorithm = rnea.INVERSE_DYNAMICS_SHOWN  # what a one-state call with data= runs
     size = len(written.program_of(algorithm, robot, robot.fdata)[0].ops)
-    monkeypatch.setattr(_trace, "MAX_NODES", size)
+    monkeypatch.setattr(written, "MAX_NODES", size)
     written.written(algorithm, robot)
     assert isinstance(robot.engines.written[(algorithm, True)], written.Written)
     robot = oracle.load_quietly(rd.bundled_robot_path(), floating_base=True)
-    monkeypatch.setattr(_trace, "MAX_NODES", size - 1)
+    monkeypatch.setattr(written, "MAX_NODES", size - 1)
     reason = f"cannot be written out: the program has more than {size - 1} operations"
     before = algorithm.not_written[reason]
     assert written.written(algorithm, robot) is None
@@ -462,22 +463,46 @@ def test_a_program_above_max_nodes_is_not_written_and_its_generic_kernel_serves(
     assert oracle.relative_error(torques, expected) < TOLERANCE
 
 
-def test_a_program_above_the_old_limit_is_written(not_built, monkeypatch):
-    """Every program of the tests' robots but the largest (tiago_dual's forward-dynamics derivatives, 3.7 and 4.7
-    million operations) is written out (docs/performance.md, "Large programs"): the smallest above the old limit of
-    150,000 operations, Tiago Pro's with a floating base (164,237), is traced (its build is the QUICK stage's,
-    tested above on a smaller program) where the old limit left it to the generic kernel."""
-    sizes, program_of = [], written.program_of
+def test_a_program_above_unrolled_is_a_bridge_until_numba_has_its_generic_kernel(tmp_path, monkeypatch):
+    """A program larger than UNROLLED runs no faster written out than its generic kernel as numba's machine code
+    (docs/performance.md, "Large programs"): while numba has not compiled that kernel it is written as a bridge from
+    the kernel's Python, its one-state module only (no final module follows); once numba has it, the program is not
+    written (its trace stops at UNROLLED operations) and a bridge in the cache is not loaded."""
+    monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
+    compiled = [False]
+    monkeypatch.setattr(driver.Algorithm, "generic_compiled", lambda *_: compiled[0])
+    algorithm = rnea.INVERSE_DYNAMICS_SHOWN
+    robot = oracle.load_quietly(rd.bundled_robot_path(), floating_base=True)
+    size = len(written.program_of(algorithm, robot, robot.fdata)[0].ops)
+    monkeypatch.setattr(written, "UNROLLED", size - 1)
+    made = written.written(algorithm, robot, wait=True)
+    assert made.bridge and made.native and not made.final and made.ended.is_set() and made.building is None
+    modules = [f for f in os.listdir(made.folder) if f.startswith(algorithm.name) and f.endswith(".so")]
+    assert len(modules) == 1 and written.BRIDGE_NAME in modules[0]  # (no final module)
+    state = inputs(algorithm, robot, np.random.default_rng(4))[:3]
+    data = robot.data()
+    torques = rd.inverse_dynamics(robot, *state, data=data).torques.copy()
+    assert data.held[algorithm].call is made.single  # (the bridge serves the held call)
+    expected = generic(algorithm, robot, (*state, gravity_vector(None)))[:robot.nv]
+    assert oracle.relative_error(torques, expected) < TOLERANCE
 
-    def measured(*arguments, **keywords):
-        program = program_of(*arguments, **keywords)
-        sizes.append(len(program[0].ops))
-        return program
-    monkeypatch.setattr(written, "program_of", measured)
-    robot = oracle.load_quietly(oracle.robot_path("tiago_pro_description/robots/tiago_pro.urdf"), floating_base=True)
-    written.written(FORWARD_DERIVATIVES, robot)
-    assert isinstance(robot.engines.written[(FORWARD_DERIVATIVES, True)], written.Written)
-    assert sizes[0] > 150_000
+    traced = written.program_of
+
+    def not_traced(*_, **__):
+        raise AssertionError("traced again")
+    monkeypatch.setattr(written, "program_of", not_traced)
+    again = oracle.load_quietly(rd.bundled_robot_path(), floating_base=True)  # a later process: from the cache
+    loaded = written.written(algorithm, again)
+    assert loaded.bridge and loaded.native and loaded.ended.is_set() and loaded.building is None
+    compiled[0] = True
+    reason = f"cannot be written out: the program has more than {size - 1} operations"
+    before = algorithm.not_written[reason]
+    with_kernel = oracle.load_quietly(rd.bundled_robot_path(), floating_base=True)
+    assert written.written(algorithm, with_kernel) is None and algorithm.not_written[reason] == before + 1
+    monkeypatch.setattr(written, "program_of", traced)
+    monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path / "empty"))  # nothing cached: traced to UNROLLED only
+    with_kernel = oracle.load_quietly(rd.bundled_robot_path(), floating_base=True)
+    assert written.written(algorithm, with_kernel) is None and algorithm.not_written[reason] == before + 2
 
 
 def test_a_program_built_in_parts_computes_what_it_computes_in_one(tmp_path, monkeypatch):

@@ -35,7 +35,7 @@ from .._tuning import BUILD_WAIT, LONG_BATCH, PIECES, THREAD_ROWS, WARM
 from ..model.data import Data, Held, memory, owned
 from ..model.joints import unit_quaternions
 from ..model.buffers import model_view, model_view_inline
-from .written import extras_key, variant, view_spellings, written
+from .written import extras_key, inputs_of, variant, view_spellings, written
 from .inputs import (QUATERNION_TOLERANCE, all_finite, body_wrenches, gravity_vector, one_state_arrays, states,
                      status_error)
 
@@ -317,6 +317,15 @@ class Algorithm:
             return WARMING
         made = robot.engines.written.get(key)
         return BUILDING if made is not None else NOT_WRITTEN
+
+    def generic_compiled(self, robot, fdata, extras):
+        """Whether the generic entry runs ``robot``'s calls as numba's machine code: compiled here, or loaded from
+        numba's cache now (else its compile is queued: :func:`~rne_dynamics._compile.machine_code`)."""
+        if self.single is None or self.ready:
+            return self.ready
+        samples = inputs_of(self, robot)[:len(self.arguments)]
+        arguments = (fdata, robot.idata, np.empty(self.slots(robot)[2]), *samples, *self.defaults, *extras)
+        return machine_code(self.single, arguments, (__name__, "entry", self.name))
 
     def generic_ran(self, states, why):
         """Count ``states`` that the generic entry computed, by engine and by ``why`` it ran (:meth:`why_generic`)."""

@@ -26,7 +26,7 @@ import numpy as np
 from .. import _compile, _jit, _native, _trace, _tuning
 from .._jit import OK
 from .._trace import Untraceable, trace, traceable
-from .._tuning import QUICK_FIRST, STRICT, VARIANTS
+from .._tuning import MAX_NODES, QUICK_FIRST, STRICT, UNROLLED, VARIANTS
 from ..model.buffers import model_view
 from .configuration import random_configuration
 from .inputs import NO_WRENCHES, QUATERNION_TOLERANCE, gravity_vector
@@ -66,6 +66,9 @@ def sources_stamp():
 ONE_STATE, FINAL = 1, 2
 #: What a first stage's module name has after the algorithm's name (a later process that loads it builds the final).
 ONE_STATE_NAME = "_one_state"
+#: What a bridge's module name has after the algorithm's name: a program larger than :data:`UNROLLED`, whose one-state
+#: module is its only stage, served only while numba has not compiled the generic kernel.
+BRIDGE_NAME = "_bridge"
 #: The lock of every written code's stage and build.
 lock = threading.Lock()
 
@@ -77,11 +80,12 @@ class Written:
     The build goes in stages (``stage``, the one in), each a build of the builder's queue (:mod:`rne_dynamics._compile`;
     ``building``, the one queued or under way): first the module without the batch's vector lanes (:data:`ONE_STATE`:
     in half the compiler's time or less, its ``batch`` computing state by state), then the :data:`FINAL` one with
-    them. ``source(final)``: ``(name, source, optimise)`` of the first stage or the final one, made at its build's
-    turn; ``ended``: set when the final module is in or a build failed."""
+    them; a ``bridge`` (a program larger than :data:`UNROLLED`) has its first stage only. ``source(final)``:
+    ``(name, source, optimise)`` of the first stage or the final one, made at its build's turn; ``ended``: set when
+    the last stage is in or a build failed."""
 
     def __init__(self, algorithm, robot, key):
-        self.single = self.batch = self.fresh = self.failure = self.building = self.source = None
+        self.single = self.batch = self.fresh = self.failure = self.building = self.source = self.bridge = None
         self.algorithm, self.robot, self.key, self.waited, self.stage = algorithm, robot, key, False, 0
         self.ended, self.folder = threading.Event(), _native.cache_folder()  # (a build may outlive a test's folder)
 
@@ -130,9 +134,10 @@ def inputs_of(algorithm, robot):
     return samples + [gravity_vector(None)] * algorithm.gravity
 
 
-def program_of(algorithm, robot, fdata, extras=(), wrenches=False):
+def program_of(algorithm, robot, fdata, extras=(), wrenches=False, limit=None):
     """The traced program of ``algorithm`` on the model ``(fdata, robot.idata)`` with the per-call parameters
-    ``extras`` (and external wrenches as inputs, if ``wrenches``): ``(program, outputs, sizes)``."""
+    ``extras`` (and external wrenches as inputs, if ``wrenches``): ``(program, outputs, sizes)``; at most ``limit``
+    operations (:func:`~rne_dynamics._trace.trace`)."""
     m = traceable(model_view)(fdata, robot.idata)
     _, results, size = algorithm.layout(None, m)
     samples = inputs_of(algorithm, robot)
@@ -150,7 +155,7 @@ def program_of(algorithm, robot, fdata, extras=(), wrenches=False):
             raise Untraceable(f"the sample state returned status {status}")
         return block[:results]
 
-    program, outputs = trace(run, samples)
+    program, outputs = trace(run, samples, limit)
     return program, outputs, [len(s) for s in samples]
 
 
@@ -218,14 +223,17 @@ def make(algorithm, robot, fdata, extras, wrenches):
     """Load the machine code from the cache, else trace the program and start its build (the generic kernel serves
     until it is in): its one-state module first, then the ``final`` one with the batch's vector lanes (a robot's
     first calls wait for half the compiler's time; a batch before the lanes are in runs state by state); None where
-    the step cannot be written out (the reason counted in ``algorithm.not_written``)."""
+    the step cannot be written out (the reason counted in ``algorithm.not_written``), or where it is larger than
+    :data:`UNROLLED` and the generic kernel is numba's machine code (else such a program is a bridge)."""
     if MODE == "0":
         algorithm.not_written["RNE_DYNAMICS_WRITTEN=0"] += 1
         return None
     key = module_name(algorithm, robot, fdata, extras, wrenches)
 
     def source(final):
-        return (*_native.named_source(algorithm.name + ("" if final else ONE_STATE_NAME), _native.c_source(
+        final = final and not made.bridge  # (a bridge's one-state module is its only stage)
+        stage = "" if final else BRIDGE_NAME if made.bridge else ONE_STATE_NAME
+        return (*_native.named_source(algorithm.name + stage, _native.c_source(
             _native.UNNAMED, program, outputs, sizes, [int(s) for s in robot.quaternions], QUATERNION_TOLERANCE,
             algorithm.slots(robot)[0], final)), final or len(program.ops) <= QUICK_FIRST)
     made = Written(algorithm, robot, key)
@@ -233,12 +241,16 @@ def make(algorithm, robot, fdata, extras, wrenches):
         module = _native.load(key, made.folder)
     except ImportError:  # a damaged file: built again
         module = None
+    compiled = algorithm.generic_compiled(robot, fdata, extras)
     if module is not None:  # (a first stage: its process ended before its final build; traced again for it)
         put(made, module, algorithm)
-        if made.final:
+        if made.final or made.bridge and not compiled:
             return made
     try:
-        program, outputs, sizes = program_of(algorithm, robot, fdata, extras, wrenches)
+        if made.bridge:  # (its name says it is larger than UNROLLED) and numba's kernel is in
+            raise Untraceable(f"the program has more than {UNROLLED} operations")
+        program, outputs, sizes = program_of(algorithm, robot, fdata, extras, wrenches,
+                                             UNROLLED if compiled else MAX_NODES)
     except Untraceable as error:  # a program too large, or a step that computes what a program cannot record
         algorithm.not_written[f"cannot be written out: {error}"] += 1
         return None
@@ -246,7 +258,7 @@ def make(algorithm, robot, fdata, extras, wrenches):
         algorithm.not_written["tracing failed"] += 1
         engine_failure(algorithm, f"tracing it on robot '{robot.name}' raised {error!r}")
         return None
-    made.source = source
+    made.source, made.bridge = source, len(program.ops) > UNROLLED
     made.start()  # (its modules found in the cache if the sources changed and this program did not)
     return made
 
@@ -254,9 +266,10 @@ def make(algorithm, robot, fdata, extras, wrenches):
 def put(made, module, algorithm):
     """Serve ``made`` by the built ``module`` (its stage by its name), whose states ``algorithm``'s report counts."""
     made.single, made.batch, made.fresh = module.single, module.batch, module.fresh
-    made.stage = ONE_STATE if ONE_STATE_NAME in module.__name__ else FINAL
+    made.bridge = BRIDGE_NAME in module.__name__
+    made.stage = ONE_STATE if made.bridge or ONE_STATE_NAME in module.__name__ else FINAL
     algorithm.native_modules[module.__file__] = module  # (one counter per file: robots of one program share it)
-    if made.final:
+    if made.final or made.bridge:
         made.ended.set()
 
 
