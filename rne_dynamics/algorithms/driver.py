@@ -363,7 +363,9 @@ class Algorithm:
             slots, results, size, _ = self.slots(robot)
             out = memory(robot, data, (self, "batch"), (batch, results))
             status, row = in_threads(written_rows(code.batch, out, inputs), batch) if code is not None else (None, 0)
-            self.fallbacks[ONE_BY_ONE] += batch if status == OK and not code.final else 0
+            if status == OK and not code.final:  # (state by state on its first stage: its lanes are built now)
+                self.fallbacks[ONE_BY_ONE] += batch
+                code.lanes()
             if status not in EXPLAINED:  # the generic kernel, which also says what is wrong
                 status, row = self.generic_batch(fdata, robot.idata, size, out, state, f_ext, g, extras)
                 self.generic_ran(batch if status == OK else row, self.why_generic(robot, data, drive, extras, wrenches,

@@ -62,10 +62,11 @@ def sources_stamp():
 
 #: The stages of a program's machine code, each served from when it is in until the final one is: its one-state
 #: module (at ``-O0`` for a program of more than :data:`QUICK_FIRST` operations, else at ``-O1``), then the final one,
-#: with the batch's vector lanes (the one indexed for later processes).
+#: at ``-O1`` with the batch's vector lanes: built after a quick first stage, else when a batch runs or a caller waits.
 ONE_STATE, FINAL = 1, 2
-#: What a first stage's module name has after the algorithm's name (a later process that loads it builds the final).
-ONE_STATE_NAME = "_one_state"
+#: What a first stage's module name has after the algorithm's name: at ``-O1`` (its final module built when a batch
+#: runs), or at ``-O0`` (quick: a later process that loads it traces the program again for its final module).
+ONE_STATE_NAME, QUICK_NAME = "_one_state", "_quick"
 #: What a bridge's module name has after the algorithm's name: a program larger than :data:`UNROLLED`, whose one-state
 #: module is its only stage, served only while numba has not compiled the generic kernel.
 BRIDGE_NAME = "_bridge"
@@ -80,13 +81,15 @@ class Written:
     The build goes in stages (``stage``, the one in), each a build of the builder's queue (:mod:`rne_dynamics._compile`;
     ``building``, the one queued or under way): first the module without the batch's vector lanes (:data:`ONE_STATE`:
     in half the compiler's time or less, its ``batch`` computing state by state), then the :data:`FINAL` one with
-    them; a ``bridge`` (a program larger than :data:`UNROLLED`) has its first stage only. ``source(final)``:
+    them: after a ``quick`` first stage (at ``-O0``), else once a batch runs (``batched``) or a caller waits; a
+    ``bridge`` (a program larger than :data:`UNROLLED`) has its first stage only. ``source(final)``:
     ``(name, source, optimise)`` of the first stage or the final one, made at its build's turn; ``ended``: set when
     the last stage is in or a build failed."""
 
     def __init__(self, algorithm, robot, key):
         self.single = self.batch = self.fresh = self.failure = self.building = self.source = self.bridge = None
-        self.algorithm, self.robot, self.key, self.waited, self.stage = algorithm, robot, key, False, 0
+        self.algorithm, self.robot, self.key, self.stage = algorithm, robot, key, 0
+        self.waited = self.batched = self.quick = False
         self.ended, self.folder = threading.Event(), _native.cache_folder()  # (a build may outlive a test's folder)
 
     native = property(lambda self: self.stage > 0)
@@ -94,10 +97,11 @@ class Written:
 
     def start(self):
         """Queue the build of the next stage (none while one is queued or under way, or once :attr:`ended`): the
-        final module if a caller waits for it (at :data:`~rne_dynamics._compile.WAITED`) or the first stage is in,
-        decided at its turn."""
+        final module if a caller waits for it (at :data:`~rne_dynamics._compile.WAITED`) or the first stage is in
+        and quick or batched, decided at its turn."""
         with lock:
-            if self.building is None and not self.ended.is_set():
+            if self.building is None and not self.ended.is_set() and (
+                    not self.native or self.quick or self.batched or self.waited):
                 priority = _compile.WAITED if self.waited else _compile.FINAL if self.native else _compile.FIRST_STAGE
                 self.building = _native.build(lambda: self.source(self.waited or self.native), priority, self.built,
                                               self.key, self.folder)
@@ -109,6 +113,11 @@ class Written:
         finally:
             with lock:
                 self.building = None
+        self.start()
+
+    def lanes(self):
+        """A batch runs state by state on the first stage: build the final module, with the vector lanes."""
+        self.batched = True
         self.start()
 
     def wait(self, timeout=None):
@@ -221,8 +230,9 @@ def written(algorithm, robot, drive=True, extras=(), wrenches=False, wait=False,
 
 def make(algorithm, robot, fdata, extras, wrenches):
     """Load the machine code from the cache, else trace the program and start its build (the generic kernel serves
-    until it is in): its one-state module first, then the ``final`` one with the batch's vector lanes (a robot's
-    first calls wait for half the compiler's time; a batch before the lanes are in runs state by state); None where
+    until it is in): its one-state module first, then the ``final`` one with the batch's vector lanes, after a quick
+    first stage or once a batch runs (a robot's first calls wait for half the compiler's time or less; a batch
+    before the lanes are in runs state by state; a program of calls one state at a time never needs them); None where
     the step cannot be written out (the reason counted in ``algorithm.not_written``), or where it is larger than
     :data:`UNROLLED` and the generic kernel is numba's machine code (else such a program is a bridge)."""
     if MODE == "0":
@@ -230,27 +240,33 @@ def make(algorithm, robot, fdata, extras, wrenches):
         return None
     key = module_name(algorithm, robot, fdata, extras, wrenches)
 
+    traced = []  # (program, outputs, sizes): traced here, or at the final's turn for a first stage from the cache
+
     def source(final):
+        if not traced:
+            traced.append(program_of(algorithm, robot, fdata, extras, wrenches))
+        program, outputs, sizes = traced[0]
         final = final and not made.bridge  # (a bridge's one-state module is its only stage)
-        stage = "" if final else BRIDGE_NAME if made.bridge else ONE_STATE_NAME
+        optimise = final or len(program.ops) <= QUICK_FIRST
+        stage = "" if final else BRIDGE_NAME if made.bridge else ONE_STATE_NAME if optimise else QUICK_NAME
         return (*_native.named_source(algorithm.name + stage, _native.c_source(
             _native.UNNAMED, program, outputs, sizes, [int(s) for s in robot.quaternions], QUATERNION_TOLERANCE,
-            algorithm.slots(robot)[0], final)), final or len(program.ops) <= QUICK_FIRST)
+            algorithm.slots(robot)[0], final)), optimise)
     made = Written(algorithm, robot, key)
+    made.source = source
     try:
         module = _native.load(key, made.folder)
     except ImportError:  # a damaged file: built again
         module = None
     compiled = algorithm.generic_compiled(robot, fdata, extras)
-    if module is not None:  # (a first stage: its process ended before its final build; traced again for it)
+    if module is not None:  # (a quick first stage: its process ended before its final build; traced again for it)
         put(made, module, algorithm)
-        if made.final or made.bridge and not compiled:
+        if not made.quick and not (made.bridge and compiled):
             return made
     try:
         if made.bridge:  # (its name says it is larger than UNROLLED) and numba's kernel is in
             raise Untraceable(f"the program has more than {UNROLLED} operations")
-        program, outputs, sizes = program_of(algorithm, robot, fdata, extras, wrenches,
-                                             UNROLLED if compiled else MAX_NODES)
+        traced.append(program_of(algorithm, robot, fdata, extras, wrenches, UNROLLED if compiled else MAX_NODES))
     except Untraceable as error:  # a program too large, or a step that computes what a program cannot record
         algorithm.not_written[f"cannot be written out: {error}"] += 1
         return None
@@ -258,7 +274,7 @@ def make(algorithm, robot, fdata, extras, wrenches):
         algorithm.not_written["tracing failed"] += 1
         engine_failure(algorithm, f"tracing it on robot '{robot.name}' raised {error!r}")
         return None
-    made.source, made.bridge = source, len(program.ops) > UNROLLED
+    made.bridge = len(traced[0][0].ops) > UNROLLED
     made.start()  # (its modules found in the cache if the sources changed and this program did not)
     return made
 
@@ -266,8 +282,8 @@ def make(algorithm, robot, fdata, extras, wrenches):
 def put(made, module, algorithm):
     """Serve ``made`` by the built ``module`` (its stage by its name), whose states ``algorithm``'s report counts."""
     made.single, made.batch, made.fresh = module.single, module.batch, module.fresh
-    made.bridge = BRIDGE_NAME in module.__name__
-    made.stage = ONE_STATE if made.bridge or ONE_STATE_NAME in module.__name__ else FINAL
+    made.bridge, made.quick = BRIDGE_NAME in module.__name__, QUICK_NAME in module.__name__
+    made.stage = ONE_STATE if made.bridge or made.quick or ONE_STATE_NAME in module.__name__ else FINAL
     algorithm.native_modules[module.__file__] = module  # (one counter per file: robots of one program share it)
     if made.final or made.bridge:
         made.ended.set()
