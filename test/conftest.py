@@ -5,6 +5,11 @@ import sys
 
 import pytest
 
+# One thread for numpy's linear algebra (OpenBLAS reads it as numpy loads: here, before a test imports numpy):
+# OpenBLAS's threads spin for a core on a loaded 2-core machine (CI's, compiling in the background), which made a
+# 360 x 48 SVD 50 times slower (48 ms against 1 ms) and excite's search 20 s instead of 1; the tests' matrices are
+# small. (Subprocesses inherit it.)
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
 os.environ.setdefault("ROS_DOMAIN_ID", str(40 + os.getpid() % 50))
 os.environ.setdefault("RNE_DYNAMICS_STRICT", "1")  # an engine that fails raises (rne_dynamics/_tuning.py)
