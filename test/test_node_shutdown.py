@@ -73,7 +73,7 @@ def traffic():
     flow.close()
 
 
-def start_node(code=None, from_topic=False):
+def start_node(code=None, from_topic=False, stdin=None):
     """The inverse node as its own process (``code``: a Python program in place of the executable); its robot from
     the parameter, or ``from_topic`` (then built in its builder process, which must end with it, quietly)."""
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -81,7 +81,7 @@ def start_node(code=None, from_topic=False):
                                                          "rne_dynamics.nodes.inverse_dynamics_node"]
     parameters = [] if from_topic else ["-p", f"robot_description:={ARM6}"]
     return subprocess.Popen(command + ["--ros-args", *parameters, "--log-level", "warn"],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                            env=env, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
 def wait_for_answers(traffic, process, timeout=60.0):
@@ -103,41 +103,44 @@ def assert_clean_exit(process, what):
     assert not any(sign in stderr for sign in TRACEBACK_SIGNS), f"{what}: stderr:\n{stderr}"
 
 
-@pytest.mark.parametrize("starts", [10, pytest.param(20, marks=pytest.mark.long)])
+#: The signals a start gets (the second while the node cleans up after the first): Ctrl-C, SIGTERM, launch's
+#: escalation, and (reached with ``--long``) a second SIGTERM.
+SIGNALS = [(signal.SIGINT,), (signal.SIGTERM,), (signal.SIGINT, signal.SIGTERM), (signal.SIGTERM, signal.SIGTERM)]
+
+
+@pytest.mark.parametrize("starts", [6, pytest.param(20, marks=pytest.mark.long)])
 def test_signals_while_joint_states_flow(traffic, starts):
-    """10 starts (20 with ``--long``: the twentieth escalates after a SIGTERM): SIGINT mostly, SIGTERM every fourth,
-    launch's escalation (SIGINT then SIGTERM) every fifth; the signal lands at a different moment of the 1 kHz
-    traffic each time. Every other start takes its robot from the /robot_description topic: built in the node's
-    builder process (a node run with ``python -m``)."""
+    """6 starts (20 with ``--long``): each of SIGINT, SIGTERM and launch's escalation (SIGINT, then SIGTERM while
+    the node cleans up) to a node whose robot came from its parameter and to one that took it from the
+    /robot_description topic (built in the node's builder process; a node run with ``python -m``); with ``--long``
+    also SIGTERM twice, and each case again with the signal at other moments of the 1 kHz traffic."""
     for start in range(starts):
         process = start_node(from_topic=start % 2 == 1)
         wait_for_answers(traffic, process)
         time.sleep(0.013 * start)
-        if start % 4 == 3:
-            process.send_signal(signal.SIGTERM)
-            what = "SIGTERM"
-        else:
-            process.send_signal(signal.SIGINT)
-            what = "SIGINT"
-        if start % 5 == 4:  # launch's escalation: the next signal arrives while the node cleans up
+        first, *then = SIGNALS[start // 2 % len(SIGNALS)]
+        process.send_signal(first)
+        for later in then:
             time.sleep(0.002)
-            process.send_signal(signal.SIGTERM)
-            what += " then SIGTERM"
+            process.send_signal(later)
+        what = " then ".join(signal.Signals(number).name for number in (first, *then))
         assert_clean_exit(process, f"start {start}, {what}")
 
 
 def test_context_shut_down_elsewhere(traffic):
-    """Another thread of the process shuts the context down (as a launch of composed nodes or a test does)."""
-    code = ("import sys, threading, time, rclpy\n"
+    """Another thread of the process shuts the context down (as a launch of composed nodes or a test does), while
+    the node answers joint states."""
+    code = ("import sys, threading, rclpy\n"
             "from rne_dynamics.nodes.inverse_dynamics_node import main\n"
             "def stop():\n"
-            "    while not rclpy.ok():\n"
-            "        time.sleep(0.01)\n"
-            "    time.sleep(4.0)\n"
+            "    sys.stdin.readline()  # the test's word: the node answers\n"
             "    rclpy.shutdown()\n"
             "threading.Thread(target=stop, daemon=True).start()\n"
             "sys.exit(main(sys.argv[1:]))\n")
     for start in range(3):
-        process = start_node(code)
+        process = start_node(code, stdin=subprocess.PIPE)
+        wait_for_answers(traffic, process)
+        time.sleep(0.013 * start)
+        process.stdin.write("\n")
+        process.stdin.flush()
         assert_clean_exit(process, f"context shut down, start {start}")
-    assert traffic.answers > 0
