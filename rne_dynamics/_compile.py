@@ -153,10 +153,11 @@ def wait():
             _changed.wait()
 
 
-def machine_code(dispatcher, arguments, locator):
+def machine_code(dispatcher, arguments, locator, queue=True):
     """Whether ``dispatcher`` has machine code for ``arguments``' types now: compiled in this process, or loaded
-    from numba's cache here (cheap). Otherwise its compile is queued for the builder and False returned: the caller
-    runs the Python meanwhile. ``locator``: ``(module, function, argument)`` naming the dispatcher."""
+    from numba's cache here (cheap). Otherwise its compile is queued for the builder (unless ``queue`` is False: a
+    caller that only asks) and False returned: the caller runs the Python meanwhile. ``locator``: ``(module,
+    function, argument)`` naming the dispatcher."""
     if numba is None:
         return False
     if not ON_CALLER and not dispatcher.overloads and getattr(_asked.get(dispatcher), "state", "built") != "built":
@@ -166,7 +167,7 @@ def machine_code(dispatcher, arguments, locator):
     signature = tuple(dispatcher.typeof_pyval(a) for a in arguments)
     if signature in dispatcher.overloads:
         return True
-    if ON_CALLER:
+    if ON_CALLER and queue:
         can_compile, dispatcher._can_compile = dispatcher._can_compile, True  # (set since it was made: a test)
         try:
             dispatcher.compile(signature)
@@ -177,6 +178,8 @@ def machine_code(dispatcher, arguments, locator):
     if build is None or build.state == "built":
         if _load(dispatcher, signature):
             return True
+        if build is None and not queue:
+            return False
         if build is None:
             request = ["numba", *locator, pickle.dumps(signature).hex()]
             build = _kernels[(dispatcher, signature)] = submit(lambda: request, KERNEL, _kernel_built)

@@ -138,8 +138,9 @@ MACHINE_CODE = ["_tuning.py", "_jit.py", "_compile.py", "_compile_child.py", "_t
 #: once, as a build queued earlier writes its C in a worker thread while a test may set it; +4: WARM counted per
 #: written code's variant, a link's placement say: a sweep over a robot's links built 451 modules in one CI run; +16: a
 #: program above UNROLLED only as a bridge until numba has its generic kernel, which is faster; +12: a final module
-#: (the batch's vector lanes) after a quick first stage or when a batch runs, not for calls of one state at a time).
-BUDGET = 1512
+#: (the batch's vector lanes) after a quick first stage or when a batch runs, not for calls of one state at a time;
+#: +2: machine_code asked without queueing a compile, so that rne-dynamics compile queues no numba build).
+BUDGET = 1514
 
 
 def code_lines(path):

@@ -320,12 +320,13 @@ class Algorithm:
 
     def generic_compiled(self, robot, fdata, extras):
         """Whether the generic entry runs ``robot``'s calls as numba's machine code: compiled here, or loaded from
-        numba's cache now (else its compile is queued: :func:`~rne_dynamics._compile.machine_code`)."""
+        numba's cache now (:func:`~rne_dynamics._compile.machine_code`; its compile is not queued from here: a call
+        that runs the generic entry queues it, not one that only builds written code, ``rne-dynamics compile``)."""
         if self.single is None or self.ready:
             return self.ready
         samples = inputs_of(self, robot)[:len(self.arguments)]
         arguments = (fdata, robot.idata, np.empty(self.slots(robot)[2]), *samples, *self.defaults, *extras)
-        return machine_code(self.single, arguments, (__name__, "entry", self.name))
+        return machine_code(self.single, arguments, (__name__, "entry", self.name), queue=False)
 
     def generic_ran(self, states, why):
         """Count ``states`` that the generic entry computed, by engine and by ``why`` it ran (:meth:`why_generic`)."""
