@@ -258,12 +258,14 @@ def make(algorithm, robot, fdata, extras, wrenches):
         module = _native.load(key, made.folder)
     except ImportError:  # a damaged file: built again
         module = None
-    compiled = algorithm.generic_compiled(robot, fdata, extras)
-    if module is not None:  # (a quick first stage: its process ended before its final build; traced again for it)
+    if module is not None:
         put(made, module, algorithm)
-        if not made.quick and not (made.bridge and compiled):
+        if not made.quick and not made.bridge:  # (a final module, or a first stage at -O1: its lanes when asked)
             return made
-    try:
+    compiled = algorithm.generic_compiled(robot, fdata, extras)  # (asked only where it decides)
+    if made.bridge and not compiled:
+        return made
+    try:  # (a quick first stage: its process ended before its final build; traced again for it)
         if made.bridge:  # (its name says it is larger than UNROLLED) and numba's kernel is in
             raise Untraceable(f"the program has more than {UNROLLED} operations")
         traced.append(program_of(algorithm, robot, fdata, extras, wrenches, UNROLLED if compiled else MAX_NODES))
