@@ -153,11 +153,12 @@ def wait():
             _changed.wait()
 
 
-def machine_code(dispatcher, arguments, locator, queue=True):
+def machine_code(dispatcher, arguments, locator, queue=True, then=None):
     """Whether ``dispatcher`` has machine code for ``arguments``' types now: compiled in this process, or loaded
     from numba's cache here (cheap). Otherwise its compile is queued for the builder (unless ``queue`` is False: a
-    caller that only asks) and False returned: the caller runs the Python meanwhile. ``locator``: ``(module,
-    function, argument)`` naming the dispatcher."""
+    caller that only asks) and False returned: the caller runs the Python meanwhile; ``then()`` is called in the
+    builder's worker once the compile queued here is cached. ``locator``: ``(module, function, argument)`` naming the
+    dispatcher."""
     if numba is None:
         return False
     if not ON_CALLER and not dispatcher.overloads and getattr(_asked.get(dispatcher), "state", "built") != "built":
@@ -170,7 +171,7 @@ def machine_code(dispatcher, arguments, locator, queue=True):
     if ON_CALLER and queue:
         can_compile, dispatcher._can_compile = dispatcher._can_compile, True  # (set since it was made: a test)
         try:
-            dispatcher.compile(signature)
+            _compile_child.compile_alone(dispatcher, signature)
         finally:
             dispatcher._can_compile = can_compile
         return True
@@ -182,16 +183,20 @@ def machine_code(dispatcher, arguments, locator, queue=True):
             return False
         if build is None:
             request = ["numba", *locator, pickle.dumps(signature).hex()]
-            build = _kernels[(dispatcher, signature)] = submit(lambda: request, KERNEL, _kernel_built)
+            build = _kernels[(dispatcher, signature)] = submit(lambda: request, KERNEL,
+                                                               functools.partial(_kernel_built, then))
         else:  # built, and still not in the cache: another numba or cache directory; give up
             build.state = "failed"
     _asked[dispatcher] = build
     return False
 
 
-def _kernel_built(build):
-    """A numba compile that failed is a warning, and one of :data:`failures` (its Python serves on)."""
-    if build.failure:
+def _kernel_built(then, build):
+    """A numba compile that failed is a warning, and one of :data:`failures` (its Python serves on); one cached calls
+    ``then()``."""
+    if build.failure is None and then is not None:
+        then()
+    elif build.failure:
         _, module, function, argument, _ = build.arguments
         failures.append(f"{module}.{function}({argument!r}): {build.failure.splitlines()[-1]}")
         warnings.warn(f"numba could not compile {failures[-1]} in the background; its Python serves", RuntimeWarning,

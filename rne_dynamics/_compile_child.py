@@ -91,12 +91,18 @@ def alone(request):
 
 def build_numba(module, function, argument, signature):
     """Compile the dispatcher ``module.function(argument)`` for the argument types ``signature`` (pickled, in
-    hexadecimal) into numba's cache, alone on the machine (the kernel's index file is the request): every process
-    that needs a kernel not yet cached starts a build of it (a CI's test processes compiled one side by side)."""
-    dispatcher = getattr(importlib.import_module(module), function)(argument)
+    hexadecimal): :func:`compile_alone`."""
+    compile_alone(getattr(importlib.import_module(module), function)(argument), pickle.loads(bytes.fromhex(signature)))
+
+
+def compile_alone(dispatcher, signature):
+    """Compile ``dispatcher`` for the argument types ``signature`` into numba's cache, alone on the machine (the
+    kernel's index file is the request): every process that needs a kernel not yet cached compiles it (a CI's test
+    processes and ``rne-dynamics compile --generic`` compiled one side by side); a second waits for the first and
+    loads what it cached."""
     os.makedirs(dispatcher._cache._cache_path, exist_ok=True)
     with alone(dispatcher._cache._cache_file._index_path):
-        dispatcher.compile(pickle.loads(bytes.fromhex(signature)))
+        dispatcher.compile(signature)
 
 
 def prune(folder, unused_seconds):

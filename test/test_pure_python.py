@@ -15,9 +15,9 @@ import rne_dynamics as rd
 import oracle
 from multi_dof import tree_urdf
 from oracle import random_states, robot_path
-from rne_dynamics import _jit
+from rne_dynamics import _compile, _jit
 from rne_dynamics._trace import traceable
-from rne_dynamics.algorithms import written
+from rne_dynamics.algorithms import driver, written
 from rne_dynamics.algorithms.driver import ALGORITHMS, OK
 from rne_dynamics.algorithms.loops import coordinates as loop_coordinates
 from rne_dynamics.model.buffers import model_view
@@ -33,7 +33,7 @@ sys.modules["numba"] = None  # 'import numba' now raises ImportError, as on a ma
 import warnings
 import numpy as np
 import rne_dynamics as rd
-from rne_dynamics import _jit
+from rne_dynamics import _compile, _jit
 assert _jit.numba is None
 """
 RUN = """
@@ -147,6 +147,9 @@ def test_every_generic_entrys_machine_code_equals_its_python(monkeypatch):
         _, results, _ = algorithm.layout(None, traceable(model_view)(*arguments[:2]))
         python, compiled = copied(arguments), copied(arguments)
         python[2][:] = compiled[2][:] = np.nan  # the block: an entry left unwritten stays NaN
+        with monkeypatch.context() as patch:  # (compiled alone: a kernel compile --generic compiles now is loaded)
+            patch.setattr(_compile, "ON_CALLER", True)
+            assert _compile.machine_code(algorithm.single, compiled, (driver.__name__, "entry", algorithm.name))
         assert traceable(algorithm.single)(*python) == algorithm.single(*compiled) == OK, algorithm.name
         np.testing.assert_allclose(compiled[2][:results], python[2][:results], rtol=1e-12, atol=1e-12,
                                    err_msg=algorithm.name)

@@ -20,7 +20,6 @@ import oracle
 import rne_dynamics as rd
 from rne_dynamics import _compile, _compile_child, _native, _trace
 from rne_dynamics.algorithms import aba, crba, driver, gravity, rnea, written
-from rne_dynamics.algorithms.derivatives import FORWARD_DERIVATIVES
 from rne_dynamics.algorithms.driver import ALGORITHMS, BAD_SHAPE, NOT_FINITE, NOT_UNIT, OK, OVERFLOW
 from rne_dynamics.algorithms.inputs import gravity_vector
 from multi_dof import tree_urdf
@@ -490,8 +489,9 @@ def test_a_program_above_max_nodes_is_not_written_and_its_generic_kernel_serves(
 def test_a_program_above_unrolled_is_a_bridge_until_numba_has_its_generic_kernel(tmp_path, monkeypatch):
     """A program larger than UNROLLED runs no faster written out than its generic kernel as numba's machine code
     (docs/performance.md, "Large programs"): while numba has not compiled that kernel it is written as a bridge from
-    the kernel's Python, its one-state module only (no final module follows); once numba has it, the program is not
-    written (its trace stops at UNROLLED operations) and a bridge in the cache is not loaded."""
+    the kernel's Python, its one-state module only (no final module follows), and gives way to the kernel once numba
+    has cached it; once numba has it, the program is not written (its trace stops at UNROLLED operations) and a bridge
+    in the cache is not loaded."""
     monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
     compiled = [False]
     monkeypatch.setattr(driver.Algorithm, "generic_compiled", lambda *_: compiled[0])
@@ -509,6 +509,10 @@ def test_a_program_above_unrolled_is_a_bridge_until_numba_has_its_generic_kernel
     assert data.held[algorithm].call is made.single  # (the bridge serves the held call)
     expected = generic(algorithm, robot, (*state, gravity_vector(None)))[:robot.nv]
     assert oracle.relative_error(torques, expected) < TOLERANCE
+    algorithm.kernel_built()  # numba has cached the entry (the build this process queued): the bridge gives way
+    assert written.written(algorithm, robot) is None and data.held[algorithm].call.func == algorithm.typed_generic
+    assert not algorithm.bridges and robot.engines.written[written.variant(algorithm, True, (), False)] is None
+    assert oracle.relative_error(rd.inverse_dynamics(robot, *state, data=data).torques, expected) < TOLERANCE
 
     traced = written.program_of
 

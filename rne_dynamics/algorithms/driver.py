@@ -24,6 +24,7 @@ import collections
 import concurrent.futures
 import functools
 import os
+from dataclasses import replace
 
 import numpy as np
 
@@ -254,6 +255,7 @@ class Algorithm:
         self.not_written, self.failures = collections.Counter(), []
         self.native_modules = {}
         self.held_generic_states = 0  # states a Data's held generic entry computed (no written code: typed_generic)
+        self.bridges = []  # the written codes served only until numba has the entry (kernel_built)
 
     def run(self, robot, data, state, gravity=None, external_wrenches=None, extras=(), drive=True):
         """Run on one state or a batch (``state``: the arrays named by ``arguments``), in ``data`` if given; with the
@@ -421,7 +423,7 @@ class Algorithm:
         status = self.single(*arguments) if self.ready else self.generic(*arguments)  # (its Python until numba has it)
         if status != OK:
             return status
-        if self.writable and robot.engines.written.get((self, True), False) is False:  # not made yet
+        if self.writable and robot.engines.written.get(variant(self, True, (), False), False) is False:  # not made
             self.written(robot, True, ())  # (made past WARM: it puts itself in as this held call once built)
             self.generic_ran(1, self.why_generic(robot, True, True, (), False, None))
         elif self.ready:
@@ -435,13 +437,26 @@ class Algorithm:
         compiled by the background process :mod:`~rne_dynamics._compile` starts), its Python meanwhile."""
         if self.ready:
             return self.single(*arguments)
-        if not machine_code(self.single, arguments, (__name__, "entry", self.name)):
+        if not machine_code(self.single, arguments, (__name__, "entry", self.name), then=self.kernel_built):
             return traceable(self.single)(*arguments)
         status = self.single(*arguments)
         if status == OK:
             self.single.disable_compile()  # its one signature is compiled: other types go through here
             self.ready = True
         return status
+
+    def kernel_built(self):
+        """numba has cached the generic entry's machine code: each robot's bridge (a written program of more than
+        :data:`~rne_dynamics._tuning.UNROLLED` operations, slower than the entry as machine code) gives way to it, in
+        its variant and in the held calls of the robot's ``Data`` objects."""
+        for made in self.bridges:
+            engines = made.robot.engines
+            engines.written.update({key: None for key, code in list(engines.written.items()) if code is made})
+            for data in list(engines.datas):
+                if (held := data.held.get(self)) is not None and held.call is made.single:
+                    data.held[self] = replace(held, arguments=(made.robot.fdata, made.robot.idata, held.block),
+                                              call=functools.partial(self.typed_generic, made.robot))
+        self.bridges.clear()
 
     def generic_batch(self, fdata, idata, size, out, state, f_ext, gravity, extras):
         """A batch on the generic entry, state by state (numba's machine code runs them on every core, as it

@@ -287,6 +287,8 @@ def put(made, module, algorithm):
     made.bridge, made.quick = BRIDGE_NAME in module.__name__, QUICK_NAME in module.__name__
     made.stage = ONE_STATE if made.bridge or made.quick or ONE_STATE_NAME in module.__name__ else FINAL
     algorithm.native_modules[module.__file__] = module  # (one counter per file: robots of one program share it)
+    if made.bridge:
+        algorithm.bridges.append(made)  # (until numba has the generic entry: Algorithm.kernel_built)
     if made.final or made.bridge:
         made.ended.set()
 
@@ -316,7 +318,7 @@ def install(made, build):
 def serve_held(made, algorithm, robot):
     """Make ``made``'s machine code the held call of ``algorithm`` in every live ``Data`` of ``robot``, if it is the
     held calls' written code (with the drive terms, no parameters)."""
-    if made is not robot.engines.written.get((algorithm, True)):
+    if made is not robot.engines.written.get(variant(algorithm, True, (), False)):
         return
     for data in list(robot.engines.datas):
         held = data.held.get(algorithm)
