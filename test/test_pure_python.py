@@ -115,7 +115,9 @@ def every_call(robot, loops):
 
 
 def copied(arguments):
-    return [a.copy() if isinstance(a, np.ndarray) else a for a in arguments]
+    """The arguments, each writable array copied; a read-only one (the model's) is the same, as its type is what numba
+    compiled the entry for (a writable copy would compile it again, for no caller)."""
+    return [a.copy() if isinstance(a, np.ndarray) and a.flags.writeable else a for a in arguments]
 
 
 @pytest.mark.skipif(_jit.numba is None, reason="numba's machine code against its Python: without numba there is one")
