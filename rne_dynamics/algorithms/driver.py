@@ -449,14 +449,14 @@ class Algorithm:
         """numba has cached the generic entry's machine code: each robot's bridge (a written program of more than
         :data:`~rne_dynamics._tuning.UNROLLED` operations, slower than the entry as machine code) gives way to it, in
         its variant and in the held calls of the robot's ``Data`` objects."""
-        for made in self.bridges:
+        bridges, self.bridges = self.bridges, []  # (a bridge put in after this stays)
+        for made in bridges:
             engines = made.robot.engines
             engines.written.update({key: None for key, code in list(engines.written.items()) if code is made})
             for data in list(engines.datas):
                 if (held := data.held.get(self)) is not None and held.call is made.single:
                     data.held[self] = replace(held, arguments=(made.robot.fdata, made.robot.idata, held.block),
                                               call=functools.partial(self.typed_generic, made.robot))
-        self.bridges.clear()
 
     def generic_batch(self, fdata, idata, size, out, state, f_ext, gravity, extras):
         """A batch on the generic entry, state by state (numba's machine code runs them on every core, as it
