@@ -496,6 +496,7 @@ def test_a_program_above_unrolled_is_a_bridge_until_numba_has_its_generic_kernel
     compiled = [False]
     monkeypatch.setattr(driver.Algorithm, "generic_compiled", lambda *_: compiled[0])
     algorithm = rnea.INVERSE_DYNAMICS_SHOWN
+    monkeypatch.setattr(algorithm, "kernel_cached", False)
     robot = oracle.load_quietly(rd.bundled_robot_path(), floating_base=True)
     size = len(written.program_of(algorithm, robot, robot.fdata)[0].ops)
     monkeypatch.setattr(written, "UNROLLED", size - 1)
@@ -513,6 +514,11 @@ def test_a_program_above_unrolled_is_a_bridge_until_numba_has_its_generic_kernel
     assert written.written(algorithm, robot) is None and data.held[algorithm].call.func == algorithm.typed_generic
     assert not algorithm.bridges and robot.engines.written[written.variant(algorithm, True, (), False)] is None
     assert oracle.relative_error(rd.inverse_dynamics(robot, *state, data=data).torques, expected) < TOLERANCE
+    monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path / "later"))  # a bridge whose build ends after that
+    later = oracle.load_quietly(rd.bundled_robot_path(), floating_base=True)
+    assert written.written(algorithm, later, wait=True).bridge and written.written(algorithm, later) is None
+    assert not algorithm.bridges and later.engines.written[written.variant(algorithm, True, (), False)] is None
+    monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
 
     traced = written.program_of
 

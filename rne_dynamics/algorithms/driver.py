@@ -255,7 +255,7 @@ class Algorithm:
         self.not_written, self.failures = collections.Counter(), []
         self.native_modules = {}
         self.held_generic_states = 0  # states a Data's held generic entry computed (no written code: typed_generic)
-        self.bridges = []  # the written codes served only until numba has the entry (kernel_built)
+        self.bridges, self.kernel_cached = [], False  # the written codes served only until numba has the entry
 
     def run(self, robot, data, state, gravity=None, external_wrenches=None, extras=(), drive=True):
         """Run on one state or a batch (``state``: the arrays named by ``arguments``), in ``data`` if given; with the
@@ -448,8 +448,8 @@ class Algorithm:
     def kernel_built(self):
         """numba has cached the generic entry's machine code: each robot's bridge (a written program of more than
         :data:`~rne_dynamics._tuning.UNROLLED` operations, slower than the entry as machine code) gives way to it, in
-        its variant and in the held calls of the robot's ``Data`` objects."""
-        bridges, self.bridges = self.bridges, []  # (a bridge put in after this stays)
+        its variant and in the held calls of the robot's ``Data`` objects (a bridge built later, as soon as it is in)."""
+        bridges, self.bridges, self.kernel_cached = self.bridges, [], True
         for made in bridges:
             engines = made.robot.engines
             engines.written.update({key: None for key, code in list(engines.written.items()) if code is made})

@@ -313,6 +313,8 @@ def install(made, build):
     with lock:
         put(made, module, algorithm)
         serve_held(made, algorithm, robot)
+    if made.bridge and algorithm.kernel_cached:  # (built while numba compiled the generic entry, which serves now)
+        algorithm.kernel_built()
 
 
 def serve_held(made, algorithm, robot):
