@@ -510,7 +510,9 @@ def test_a_program_above_unrolled_is_a_bridge_until_numba_has_its_generic_kernel
     assert data.held[algorithm].call is made.single  # (the bridge serves the held call)
     expected = generic(algorithm, robot, (*state, gravity_vector(None)))[:robot.nv]
     assert oracle.relative_error(torques, expected) < TOLERANCE
+    retired = algorithm.not_written[driver.RETIRED]
     algorithm.kernel_built()  # numba has cached the entry (the build this process queued): the bridge gives way
+    assert algorithm.not_written[driver.RETIRED] == retired + 1
     assert written.written(algorithm, robot) is None and data.held[algorithm].call.func == algorithm.typed_generic
     assert not algorithm.bridges and robot.engines.written[written.variant(algorithm, True, (), False)] is None
     assert oracle.relative_error(rd.inverse_dynamics(robot, *state, data=data).torques, expected) < TOLERANCE

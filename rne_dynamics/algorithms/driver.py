@@ -212,6 +212,8 @@ WARMING = f"warm-up: a robot's first WARM={WARM} states"
 PAST_GUARD = "a state past a guard of the written code"
 NOT_WRITTEN = "no written code (why: not_written)"
 BUILDING = "its written code's machine code is being built"
+#: Why a robot's written code was dropped (counted in ``not written``): :meth:`Algorithm.kernel_built`.
+RETIRED = "a bridge (more than UNROLLED operations): numba's machine code of the generic entry serves"
 #: Why a batch's states ran one by one on the written code (counted as its states too).
 ONE_BY_ONE = "a batch state by state: its written code's vector lanes are being built"
 
@@ -451,6 +453,7 @@ class Algorithm:
         its variant and in the held calls of the robot's ``Data`` objects (a bridge built later, as soon as it is in)."""
         bridges, self.bridges, self.kernel_cached = self.bridges, [], True
         for made in bridges:
+            self.not_written[RETIRED] += 1
             engines = made.robot.engines
             engines.written.update({key: None for key, code in list(engines.written.items()) if code is made})
             for data in list(engines.datas):
