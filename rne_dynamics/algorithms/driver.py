@@ -24,6 +24,7 @@ import collections
 import concurrent.futures
 import functools
 import os
+import weakref
 from dataclasses import replace
 
 import numpy as np
@@ -257,7 +258,8 @@ class Algorithm:
         self.not_written, self.failures = collections.Counter(), []
         self.native_modules = {}
         self.held_generic_states = 0  # states a Data's held generic entry computed (no written code: typed_generic)
-        self.bridges, self.kernel_cached = [], False  # the written codes served only until numba has the entry
+        # the written codes served only until numba has the entry (weakly: a robot dropped meanwhile, a model swap's)
+        self.bridges, self.kernel_cached = weakref.WeakSet(), False
 
     def run(self, robot, data, state, gravity=None, external_wrenches=None, extras=(), drive=True):
         """Run on one state or a batch (``state``: the arrays named by ``arguments``), in ``data`` if given; with the
@@ -451,7 +453,7 @@ class Algorithm:
         """numba has cached the generic entry's machine code: each robot's bridge (a written program of more than
         :data:`~rne_dynamics._tuning.UNROLLED` operations, slower than the entry as machine code) gives way to it, in
         its variant and in the held calls of the robot's ``Data`` objects (a bridge built later, as soon as it is in)."""
-        bridges, self.bridges, self.kernel_cached = self.bridges, [], True
+        bridges, self.bridges, self.kernel_cached = self.bridges, weakref.WeakSet(), True
         for made in bridges:
             self.not_written[RETIRED] += 1
             engines = made.robot.engines

@@ -288,7 +288,7 @@ def put(made, module, algorithm):
     made.stage = ONE_STATE if made.bridge or made.quick or ONE_STATE_NAME in module.__name__ else FINAL
     algorithm.native_modules[module.__file__] = module  # (one counter per file: robots of one program share it)
     if made.bridge:
-        algorithm.bridges.append(made)  # (until numba has the generic entry: Algorithm.kernel_built)
+        algorithm.bridges.add(made)  # (until numba has the generic entry: Algorithm.kernel_built)
     if made.final or made.bridge:
         made.ended.set()
 
