@@ -31,7 +31,8 @@ import numpy as np
 from . import _compile
 from ._jit import BAD_SHAPE, GUARD, NOT_FINITE, NOT_UNIT, OK, OVERFLOW, is_unit
 from ._trace import trace, traceable
-from ._tuning import COMPILER, COMPILERS, INLINE_DEPTH, LANES, PART, PRUNE_PERIOD, TIMEOUT, UNUSED_DAYS, cache_root
+from ._tuning import (COMPILER, COMPILERS, INLINE_DEPTH, LANES, PART, PRUNE_PERIOD, QUATERNION_TOLERANCE, TIMEOUT,
+                      UNUSED_DAYS, cache_root)
 
 #: The C compiler and its flags. ``-O1``: straight-line code gains little from more, and builds in half the time;
 #: the host's instructions (``-march=native``, where the compiler has it: AVX's three-operand forms) make it 10-25%
@@ -221,7 +222,7 @@ def module_c():
         return f.read()
 
 
-def c_source(name, program, outputs, sizes, quaternions=(), tolerance=1e-6, slots=(), lanes=True):
+def c_source(name, program, outputs, sizes, quaternions=(), tolerance=QUATERNION_TOLERANCE, slots=(), lanes=True):
     """The extension module ``name`` computing ``outputs`` from inputs of ``sizes`` elements; ``quaternions``: the
     first index in input 0 of each unit quaternion, checked to ``tolerance``; ``slots``: ``(offset, shape)`` of each
     result array in the outputs, for ``fresh``: the macros :data:`MODULE_C` names, its text, then the program.

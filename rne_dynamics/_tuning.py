@@ -25,6 +25,10 @@ MAX_NODES = 500_000
 #: from the kernel's Python, a hundred times slower, that a process finding numba's kernel in its cache goes without.
 UNROLLED = 150_000
 
+#: A configuration's quaternion whose norm is further than this from 1 is refused (``NOT_UNIT``; a float32 message
+#: keeps about 1e-7); the one tolerance of the generic entry, the written code and a locked joint's position.
+QUATERNION_TOLERANCE = 1e-6
+
 # --- batches (algorithms/driver.py) -------------------------------------------------------------------------------
 #: States from which a batch waits for its written code's machine code (about a second) rather than run the generic
 #: kernel (a few times slower a state; its Python, until numba has it, a millisecond).

@@ -38,3 +38,24 @@ def test_a_robot_keeps_no_mutable_cache_but_its_engines():
     assert list(robot.engines.datas) == [data] and robot.engines.workspace_shapes
     heavier = robot.with_payload(robot.link_names[-1], 1.0)
     assert heavier.engines is not robot.engines and not heavier.engines.workspace_shapes
+
+
+def test_a_robots_arrays_are_read_only_and_its_own():
+    """A robot's arrays are its model: an edit in place would change what it reports, not what it computes (the
+    kernels read the model packed when it was made), so every array is read-only; the drive arrays given to it are
+    copied (the caller's stay writable)."""
+    robot = rd.load_urdf(rd.bundled_robot_path(), floating_base=True)
+    damping = np.full(len(robot.joint_names), 0.5)
+    damped = robot.with_drive(damping=damping)
+    damping[0] = 9.0  # the caller's array: the robot keeps its copy
+    assert damping.flags.writeable and damped.damping[0] == 0.5
+    arrays = {name: getattr(damped, name) for name in ("armature", "damping", "friction", "friction_offset",
+                                                        "coulomb_velocity", "position_limits", "effort_limits",
+                                                        "velocity_limits", "quaternions", "joint_body_indices",
+                                                        "fdata", "idata", "rigid_body_fdata")}
+    assert arrays["quaternions"].tolist() == [3]
+    for name, array in arrays.items():
+        before = array.copy()
+        with pytest.raises(ValueError, match="read-only"):
+            array[...] = 7
+        np.testing.assert_array_equal(getattr(damped, name), before, err_msg=name)

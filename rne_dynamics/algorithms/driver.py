@@ -37,7 +37,7 @@ from .._tuning import BUILD_WAIT, LONG_BATCH, PIECES, THREAD_ROWS, WARM
 from ..model.data import Data, Held, memory, owned
 from ..model.joints import unit_quaternions
 from ..model.buffers import model_view, model_view_inline
-from .written import extras_key, inputs_of, variant, view_spellings, written
+from .written import extras_key, inputs_of, lock, variant, view_spellings, written
 from .inputs import (QUATERNION_TOLERANCE, all_finite, body_wrenches, gravity_vector, one_state_arrays, states,
                      status_error)
 
@@ -299,7 +299,7 @@ class Algorithm:
         if self.ready and not external_wrenches and one_state_arrays(state):
             held = self.held(robot, data)
             if self.single(fdata, robot.idata, held.block, *state, *environment, *extras) == OK:
-                self.generic_ran(1, self.why_generic(robot, data, drive, extras, False, code))
+                self.generic_ran(1, self.why_generic(robot, drive, extras, False, code))
                 return held.result
         return self.checked(robot, fdata, data, state, gravity, external_wrenches, extras, counted)
 
@@ -313,7 +313,7 @@ class Algorithm:
         served = robot.engines.generic_states[key] = robot.engines.generic_states.get(key, 0) + states
         return written(self, robot, drive, extras, wrenches, wait, new=served > WARM)
 
-    def why_generic(self, robot, data, drive, extras, wrenches, code):
+    def why_generic(self, robot, drive, extras, wrenches, code):
         """Why a state of ``robot`` ran on the generic kernel, given the written ``code`` that the call had (None if
         it had none)."""
         if code is not None and code.single is not None:
@@ -375,8 +375,7 @@ class Algorithm:
                 code.lanes()
             if status not in EXPLAINED:  # the generic kernel, which also says what is wrong
                 status, row = self.generic_batch(fdata, robot.idata, size, out, state, f_ext, g, extras)
-                self.generic_ran(batch if status == OK else row, self.why_generic(robot, data, drive, extras, wrenches,
-                                                                                   code))
+                self.generic_ran(batch if status == OK else row, self.why_generic(robot, drive, extras, wrenches, code))
             result = self.result(*_batch_views(out, slots))
         else:
             row = None
@@ -390,7 +389,7 @@ class Algorithm:
                     out = memory(robot, data, "environment", (3 + f_ext[0].size,))
                     environment = (environment_of(g[0], f_ext[0], out),)
                 status = self.generic(fdata, robot.idata, block, *state, *environment, *extras)
-                self.generic_ran(int(status == OK), self.why_generic(robot, data, drive, extras, wrenches, code))
+                self.generic_ran(int(status == OK), self.why_generic(robot, drive, extras, wrenches, code))
         if status != OK:
             raise self.error(robot, status, state, "" if row is None else f" at state {row}")
         return result
@@ -429,7 +428,7 @@ class Algorithm:
             return status
         if self.writable and robot.engines.written.get(variant(self, True, (), False), False) is False:  # not made
             self.written(robot, True, ())  # (made past WARM: it puts itself in as this held call once built)
-            self.generic_ran(1, self.why_generic(robot, True, True, (), False, None))
+            self.generic_ran(1, self.why_generic(robot, True, (), False, None))
         elif self.ready:
             self.held_generic_states += 1  # (an int: a Counter's item costs a tenth of a microsecond more)
         else:
@@ -457,11 +456,12 @@ class Algorithm:
         for made in bridges:
             self.not_written[RETIRED] += 1
             engines = made.robot.engines
-            engines.written.update({key: None for key, code in list(engines.written.items()) if code is made})
-            for data in list(engines.datas):
-                if (held := data.held.get(self)) is not None and held.call is made.single:
-                    data.held[self] = replace(held, arguments=(made.robot.fdata, made.robot.idata, held.block),
-                                              call=functools.partial(self.typed_generic, made.robot))
+            with lock:  # (as the written code's build swaps itself in)
+                engines.written.update({key: None for key, code in list(engines.written.items()) if code is made})
+                for data in list(engines.datas):
+                    if (held := data.held.get(self)) is not None and held.call is made.single:
+                        data.held[self] = replace(held, arguments=(made.robot.fdata, made.robot.idata, held.block),
+                                                  call=functools.partial(self.typed_generic, made.robot))
 
     def generic_batch(self, fdata, idata, size, out, state, f_ext, gravity, extras):
         """A batch on the generic entry, state by state (numba's machine code runs them on every core, as it

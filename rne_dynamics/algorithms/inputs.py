@@ -1,17 +1,14 @@
 """Checking and shaping the arguments of the dynamics calls: one state or a batch ``(N, ...)``; configurations ``q``
 have ``nq`` entries, every other joint-space array (``qd``/``v``, ``qdd``, ``tau``, ...) ``nv``."""
-import math
-
 import numpy as np
 
 from .._compile import called_from_python
-from .._jit import NOT_UNIT, OVERFLOW, SINGULAR, finite_check, kernel
+from .._jit import NOT_UNIT, OVERFLOW, SINGULAR, finite_check, is_unit, kernel
+from .._trace import traceable
+from .._tuning import QUATERNION_TOLERANCE
 from ..errors import SingularMassMatrixError, StateError
 from ..model.data import memory
 from ..model.robot import Robot
-
-#: A quaternion whose norm is further than this from 1 is refused (a float32 message keeps about 1e-7).
-QUATERNION_TOLERANCE = 1e-6
 
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 
@@ -93,8 +90,7 @@ def unit_norms(q, starts, tolerance):
     rows = q.reshape(-1, q.shape[-1])
     for n in range(rows.shape[0]):
         for s in starts:
-            x = rows[n, s:s + 4]
-            if not abs(math.sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2] + x[3] * x[3]) - 1.0) <= tolerance:
+            if not is_unit(rows[n, s], rows[n, s + 1], rows[n, s + 2], rows[n, s + 3], tolerance):
                 return False
     return True
 
@@ -103,14 +99,12 @@ def check_quaternions(robot, name, q):
     """Refuse a configuration whose quaternions are not unit, naming the joint and state (a NaN is reported as not
     finite by the caller)."""
     for start in robot.quaternions:
-        norm = np.linalg.norm(q[..., start:start + 4], axis=-1)
-        bad = np.flatnonzero(np.abs(norm - 1.0) > QUATERNION_TOLERANCE)
-        if bad.size:
-            where = f" (state {bad[0]})" if q.ndim == 2 else ""
-            value = q[..., start:start + 4].reshape(-1, 4)[bad[0]]
-            raise StateError(f"{name}{where}: the quaternion of joint '{robot.q_names[start].rsplit('.', 1)[0]}' "
-                             f"[qx qy qz qw] = {value.tolist()} has norm {norm.flat[bad[0]]:.6g}; it must be a unit "
-                             "quaternion (rd.normalize(robot, q) makes it one)")
+        for n, value in enumerate(q[..., start:start + 4].reshape(-1, 4)):
+            if not traceable(is_unit)(*value, QUATERNION_TOLERANCE):
+                where = f" (state {n})" if q.ndim == 2 else ""
+                raise StateError(f"{name}{where}: the quaternion of joint '{robot.q_names[start].rsplit('.', 1)[0]}' "
+                                 f"[qx qy qz qw] = {value.tolist()} has norm {np.linalg.norm(value):.12g}; it must be "
+                                 "a unit quaternion (rd.normalize(robot, q) makes it one)")
 
 
 @finite_check

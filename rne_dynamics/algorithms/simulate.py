@@ -42,6 +42,7 @@ a stop (of order ``dt^3``) is clamped to the limit without a velocity (:func:`cl
 stop to within ``1e-9`` (measured: ``3e-11`` rad at 1 kHz). Continuous joints and joints of several coordinates have
 no stops.
 """
+import contextlib
 import math
 import weakref
 from typing import NamedTuple
@@ -432,15 +433,14 @@ def advance(robot, q, qd, tau, dt, method, gravity, external_wrenches):
     """One step: ``(q_next, qd_next, qdd)``, ``qdd`` the forward dynamics at ``(q, qd)``. A step from a state that
     forward dynamics takes but whose result is not finite raises the :class:`StateError` of :func:`diverged`."""
     extras = (dt, method == "rk4", stop_limits(robot))
-    if STEP.ready and hasattr(STEP.single, "py_func"):  # numba's machine code: no numpy arithmetic to warn
-        try:
+    # the kernels' Python warns of a diverging state's numbers, which says so once, below (numba's machine code warns
+    # of nothing: a step enters no context)
+    quiet = contextlib.nullcontext() if STEP.ready and hasattr(STEP.single, "py_func") else np.errstate(all="ignore")
+    try:
+        with quiet:
             return STEP.run(robot, None, (q, qd, tau), gravity, external_wrenches, extras=extras)
-        except (StateError, SingularMassMatrixError):
-            pass  # explained below
-    with np.errstate(all="ignore"):  # the kernels' Python: a diverging state says so once, below
-        try:
-            return STEP.run(robot, None, (q, qd, tau), gravity, external_wrenches, extras=extras)
-        except (StateError, SingularMassMatrixError):
+    except (StateError, SingularMassMatrixError):
+        with np.errstate(all="ignore"):
             ACCELERATIONS.run(robot, None, (q, qd, tau), gravity_vector(gravity))  # the state's own error, if any
     raise diverged(robot, qd, dt)
 

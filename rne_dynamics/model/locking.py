@@ -13,8 +13,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._jit import kernel
+from .._jit import is_unit, kernel
 from .._trace import traceable
+from .._tuning import QUATERNION_TOLERANCE
 from ..errors import ModelError
 from . import drive
 from .body import JointInfo, resolve_coordinates
@@ -81,7 +82,7 @@ def _checked_position(robot, name, value):
                                                     if n.startswith(name + ".")) + ")"
         raise ModelError(f"locked joint '{name}': expected {b.nq} finite number(s){order}, got {value.tolist()}")
     start = type_of_code(b.code).quaternion
-    if start >= 0 and abs(np.linalg.norm(value[start:start + 4]) - 1) > 1e-6:
+    if start >= 0 and not traceable(is_unit)(*value[start:start + 4], QUATERNION_TOLERANCE):
         raise ModelError(f"locked joint '{name}': the quaternion of {value.tolist()} is not of unit norm")
     if start >= 0:
         value[start:start + 4] /= np.linalg.norm(value[start:start + 4])

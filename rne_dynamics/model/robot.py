@@ -20,6 +20,13 @@ from .joints import type_of_code
 from .locking import lock_joints
 
 
+def frozen(array):
+    """``array``, made read-only: a :class:`Robot`'s arrays are its model (an edit would change what it reports, not
+    what it computes: the kernels read the model packed at construction)."""
+    array.setflags(write=False)
+    return array
+
+
 @dataclass(frozen=True, eq=False)
 class Robot:
     """A robot's dynamics model. Immutable: ``with_*`` methods return new robots sharing nothing mutable.
@@ -57,16 +64,15 @@ class Robot:
     engines: Engines = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        for label in ("friction_offset", "coulomb_velocity"):
-            if getattr(self, label) is None:
-                object.__setattr__(self, label, np.zeros(len(self.joint_names)))
+        for label in ("armature", "damping", "friction", "friction_offset", "coulomb_velocity"):  # (a copy each)
+            value = getattr(self, label)
+            object.__setattr__(self, label, frozen(np.zeros(len(self.joint_names)) if value is None
+                                                   else np.array(value, dtype=float)))
         fdata, idata = pack(self.bodies, self.joint_bodies, [self.link_frames[name] for name in self.link_names],
                             np.column_stack([self._per_coordinate(getattr(self, x)) for x in drive.RIGID]),
                             self.coupled_motors)
-        fdata.setflags(write=False)
-        idata.setflags(write=False)
-        object.__setattr__(self, "fdata", fdata)
-        object.__setattr__(self, "idata", idata)
+        object.__setattr__(self, "fdata", frozen(fdata))
+        object.__setattr__(self, "idata", frozen(idata))
         object.__setattr__(self, "engines", Engines())
 
     @cached_property
@@ -76,8 +82,7 @@ class Robot:
         fdata = pack(self.bodies, self.joint_bodies, [self.link_frames[name] for name in self.link_names],
                      np.zeros((self.nv, len(drive.RIGID))),
                      [replace(motor, rotor_inertia=0.0, damping=0.0, friction=0.0) for motor in self.coupled_motors])[0]
-        fdata.setflags(write=False)
-        return fdata
+        return frozen(fdata)
 
     def _per_coordinate(self, per_joint, base=0.0):
         """A per-joint array of ``joint_names`` spread over the velocity coordinates (``base`` on the base's)."""
@@ -138,7 +143,7 @@ class Robot:
     @cached_property
     def joint_body_indices(self):
         """:attr:`joint_bodies` as an integer array (for ``np.take``)."""
-        return np.array(self.joint_bodies, dtype=np.int64)
+        return frozen(np.array(self.joint_bodies, dtype=np.int64))
 
     @cached_property
     def idx_q(self):
@@ -176,8 +181,8 @@ class Robot:
     @cached_property
     def quaternions(self):
         """Start indices in ``q`` of the unit quaternions (free-flyer and spherical joints)."""
-        return np.array([b.idx_q + type_of_code(b.code).quaternion for b in self.bodies
-                         if not b.mimic and type_of_code(b.code).quaternion >= 0], dtype=np.int64)
+        return frozen(np.array([b.idx_q + type_of_code(b.code).quaternion for b in self.bodies
+                                if not b.mimic and type_of_code(b.code).quaternion >= 0], dtype=np.int64))
 
     @cached_property
     def has_quaternions(self):
@@ -207,17 +212,17 @@ class Robot:
             b = self.bodies[body]
             if b.nq == 1:
                 lower[b.idx_q], upper[b.idx_q] = self.joints[name].lower, self.joints[name].upper
-        return np.column_stack([lower, upper])
+        return frozen(np.column_stack([lower, upper]))
 
     @cached_property
     def effort_limits(self):
         """``(nv,)`` URDF effort limits; ``inf`` where none is given (and on the base)."""
-        return self._per_coordinate([self.joints[n].effort for n in self.joint_names], np.inf)
+        return frozen(self._per_coordinate([self.joints[n].effort for n in self.joint_names], np.inf))
 
     @cached_property
     def velocity_limits(self):
         """``(nv,)`` URDF velocity limits; ``inf`` where none is given (and on the base)."""
-        return self._per_coordinate([self.joints[n].velocity for n in self.joint_names], np.inf)
+        return frozen(self._per_coordinate([self.joints[n].velocity for n in self.joint_names], np.inf))
 
     @cached_property
     def total_mass(self):

@@ -34,6 +34,7 @@ from visualization_msgs.msg import Marker
 
 import rne_dynamics as rd
 
+from ..algorithms.inputs import QUATERNION_TOLERANCE
 from ..errors import StateError
 from .accelerations import VelocityDerivative
 from .messages import set_vectors, stamp_seconds
@@ -42,7 +43,6 @@ from .parameters import DOUBLE, STRING, Spec
 
 BASE_MODES = ("fixed", "odometry", "free_floating")
 ACCELERATION_SOURCES = ("imu", "differentiate")
-QUATERNION_TOLERANCE = 1e-6  # as the library's check of q
 
 PARAMETERS = (
     Spec("base", "fixed", STRING, "how the base moves: fixed (the root link is the world's), odometry (base state "
