@@ -345,11 +345,11 @@ def closed_loop_inverse_dynamics(robot, qa, qda, qdda, *, q_guess=None, gravity=
     coordinates whose passive entries pick the assembly mode (default the neutral configuration; one for all states
     of a batch); a controller passes the last state's ``.q`` (Newton then takes a step or two). ``external_wrenches``
     as :func:`inverse_dynamics` (single state)."""
-    return _batched(robot, (qa, qda, qdda), lambda a, b, c: _inverse_one(robot, a, b, c, q_guess, gravity,
-                                                                        external_wrenches))
+    return _batched((qa, qda, qdda), lambda a, b, c: _inverse_one(robot, a, b, c, q_guess, gravity, external_wrenches))
 
 
-def _batched(robot, arrays, one):
+def _batched(arrays, one):
+    """``one(*arrays)`` for one state, or per state of a batch with its results stacked (a dict's per key)."""
     first = np.asarray(arrays[0], float)
     if first.ndim == 2:
         results = [one(*[np.asarray(x, float)[k] for x in arrays]) for k in range(first.shape[0])]
@@ -512,7 +512,7 @@ def closed_loop_forward_dynamics(robot, qa, qda, tau_a, *, q_guess=None, gravity
     """Actuated accelerations of a closed-loop robot from its actuated torques ``tau_a``: ``Gamma_a = A_c qdd_a +
     H_c`` (Khalil eq. 58) with ``A_c = G^T M G`` and ``H_c = G^T (M qdd_0 + C qd + g)``, ``qdd_0`` the tree
     acceleration at ``qdd_a = 0``; with the cut wrenches and joint wrenches of the motion. One state or a batch."""
-    return _batched(robot, (qa, qda, tau_a), lambda a, b, c: _forward_one(robot, a, b, c, q_guess, gravity))
+    return _batched((qa, qda, tau_a), lambda a, b, c: _forward_one(robot, a, b, c, q_guess, gravity))
 
 
 def _forward_one(robot, qa, qda, tau_a, q_guess, gravity):

@@ -58,7 +58,7 @@ def describe(motion, path, *, window=None):
     return f"{path}: {len(motion.time)} samples over {motion.time[-1] - motion.time[0]:.3f} s{note}", motion.time
 
 
-def identified_urdf(robot, result, robot_path, **source):
+def identified_urdf(result, robot_path, **source):
     """ROBOT's URDF text with the identified inertials and friction."""
     root = ET.fromstring(expand_xacro(robot_path, xacro_args=source.get("xacro_args"),
                                       package_paths=source.get("package_paths")))
@@ -141,7 +141,7 @@ def run_identify_links(robot_path, motion_paths, *, friction=True, holdout=0.0, 
             print_("\n".join(lines))
             result = identify_robot(robot, motions, client=client, **options)
     drive_path = os.path.abspath(os.path.join(output, "drive.yaml"))
-    urdf = identified_urdf(robot, result, robot_path, **source)
+    urdf = identified_urdf(result, robot_path, **source)
     files = {"identified.urdf": urdf.encode(),
              "drive.yaml": yaml.safe_dump(drive_document(result.robot), sort_keys=False).encode(),
              "identified.yaml": yaml.safe_dump(result.as_dict(), sort_keys=False).encode(),
