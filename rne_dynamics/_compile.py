@@ -24,7 +24,7 @@ import warnings
 import numpy as np
 
 from . import _compile_child
-from ._jit import numba
+from ._jit import KERNEL_ROOT, numba
 from ._tuning import BUILDERS
 from ._tuning import COMPILE_ON_CALLER as ON_CALLER
 from ._trace import traceable
@@ -121,7 +121,7 @@ def _work():
             try:
                 build.arguments = build.make_arguments()
                 with _changed:  # (held for good once the process exits: atexit below)
-                    process = _compile_child.start(build.arguments, errors)
+                    process = _compile_child.start(build.arguments, errors, RNE_DYNAMICS_CACHE=KERNEL_ROOT)
                     _hurried(build)
                 process.wait()
                 errors.seek(0)
@@ -185,7 +185,7 @@ def machine_code(dispatcher, arguments, locator, queue=True, then=None):
             request = ["numba", *locator, pickle.dumps(signature).hex()]
             build = _kernels[(dispatcher, signature)] = submit(lambda: request, KERNEL,
                                                                functools.partial(_kernel_built, then))
-        else:  # built, and still not in the cache: another numba or cache directory; give up
+        else:  # built, and still not in the cache: another numba; give up
             build.state = "failed"
     _asked[dispatcher] = build
     return False

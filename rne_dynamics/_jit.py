@@ -61,10 +61,15 @@ def _sources_hash():
     return digest.hexdigest()
 
 
+#: The cache folder of this process's kernels: numba fixes a kernel's when it is made (at import), so the builder's
+#: compiles for this process write there too (a test that points ``RNE_DYNAMICS_CACHE`` elsewhere meanwhile).
+KERNEL_ROOT = _tuning.cache_root()
+
+
 def cache_directory():
     """The directory of this version of the kernel sources' machine code: a directory per version, as numba
     unpickles an index before it checks its stamp, and an index of older sources can name classes that are gone."""
-    return os.path.join(_tuning.cache_root(), "numba", "kernels-" + _sources_hash()[:16])
+    return os.path.join(KERNEL_ROOT, "numba", "kernels-" + _sources_hash()[:16])
 
 
 if numba is not None:

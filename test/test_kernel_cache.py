@@ -187,3 +187,23 @@ def test_a_second_build_of_a_kernel_waits_for_the_first_and_loads_what_it_cached
         assert not glob.glob(kernels, recursive=True)
     assert builder.wait(timeout=300) == 0, (tmp_path / "errors").read_text()
     assert glob.glob(kernels, recursive=True) and not os.path.exists(path + ".lock")
+
+
+def test_the_builders_numba_compiles_go_where_this_processs_kernels_load_from(tmp_path, monkeypatch):
+    """numba fixes a kernel's cache folder when the kernel is made (at import): a builder started after
+    ``RNE_DYNAMICS_CACHE`` changed (a test's own cache folder) compiles into the folder this process loads its
+    kernels from, not into one it never reads (its compile was lost and the kernel's Python served on)."""
+    from rne_dynamics import _compile, _compile_child
+    from rne_dynamics.algorithms.gravity import GRAVITY
+    monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
+    assert _jit.cache_directory().startswith(os.path.join(_jit.KERNEL_ROOT, "numba", "kernels-"))
+    assert GRAVITY.single._cache._cache_path.startswith(_jit.cache_directory())
+    assert not _jit.KERNEL_ROOT.startswith(str(tmp_path))
+    started = []
+    start = _compile_child.start
+    monkeypatch.setattr(_compile_child, "start", lambda *arguments, **environment: (
+        started.append(environment), start(*arguments, **environment))[1])
+    (tmp_path / "empty").mkdir()
+    build = _compile.submit(lambda: ["prune", str(tmp_path / "empty"), "1e9"], _compile.WAITED)
+    assert build.ended.wait(120) and build.state == "built", build.failure
+    assert started == [{"RNE_DYNAMICS_CACHE": _jit.KERNEL_ROOT}]

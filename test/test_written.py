@@ -335,7 +335,8 @@ import rne_dynamics as rd
 from rne_dynamics import _compile_child
 from rne_dynamics.algorithms import rnea, written
 started, start = threading.Event(), _compile_child.start
-_compile_child.start = lambda arguments, *rest: (start(arguments, *rest), arguments[0] == "c" and started.set())[0]
+_compile_child.start = lambda arguments, *rest, **environment: (start(arguments, *rest, **environment),
+                                                             arguments[0] == "c" and started.set())[0]
 robot = rd.load_urdf(rd.bundled_robot_path(), floating_base=True)
 written.written(rnea.INVERSE_DYNAMICS, robot)  # traced: its build starts
 assert started.wait(120)
