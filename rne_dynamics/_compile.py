@@ -13,6 +13,7 @@ A kernel is named for the builder's process by ``(module, function, argument)``:
 returns its dispatcher in a new process (the algorithms' entries are made at import, not module attributes).
 """
 import atexit
+import collections
 import functools
 import importlib
 import pickle
@@ -47,6 +48,8 @@ _workers = 0
 _kernels, _asked = {}, {}
 #: The numba compiles that failed (numba's last line): the tests fail on any.
 failures = []
+#: The calls of each :func:`called_from_python` kernel (``"module:name"``) that ran its Python while numba compiled it.
+python_calls = collections.Counter()
 
 
 class Build:
@@ -231,6 +234,7 @@ def called_from_python(kernel):
                     raise
         if machine_code(dispatcher, arguments, locator):
             return dispatcher(*arguments)
+        python_calls[locator[2]] += 1
         with np.errstate(all="ignore"):  # as the machine code: an inf or a NaN is an answer, not a warning
             return traceable(function)(*arguments)  # the Python all the way down: no kernel it calls compiles
 

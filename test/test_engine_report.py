@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import rne_dynamics as rd
+from rne_dynamics import _compile, _jit
 from rne_dynamics.algorithms import driver, rnea, written
 
 ALLOCATING = rnea.INVERSE_DYNAMICS  # inverse dynamics of allocating calls and batches
@@ -123,3 +124,17 @@ def test_a_failing_engine_raises_under_strict_and_otherwise_is_logged_counted_an
     assert added["not written"] == {"tracing failed": 1}
     assert added["fallbacks"] == {driver.WARMING: driver.WARM, driver.NOT_WRITTEN: 1}
     np.testing.assert_allclose(torques, reference, rtol=0, atol=TOLERANCE)
+
+
+@pytest.mark.skipif(_jit.numba is None, reason="without numba every kernel is its Python: no switch to count")
+def test_a_kernel_called_from_python_counts_the_calls_its_python_ran(monkeypatch):
+    """The kernels called from Python around the algorithms (the argument checks, ``integrate``) switch to their Python
+    while numba compiles them: each such call is counted in the report, by ``"module:name"``."""
+    from rne_dynamics.algorithms.inputs import all_finite_from_python
+    kernel = "rne_dynamics.algorithms.inputs:" + all_finite_from_python.__name__
+    checks = _compile.called_from_python(all_finite_from_python.kernel)  # (a new dispatcher: no machine code yet)
+    monkeypatch.setattr(_compile, "machine_code", lambda *_: False)  # numba is compiling it
+    before = rd.engine_report().get(kernel, {"states": {}})["states"].get(driver.GENERIC_PYTHON, 0)
+    assert checks(np.array([1.0, 2.0])) and not checks(np.array([1.0, np.inf]))
+    report = rd.engine_report()[kernel]
+    assert report["states"][driver.GENERIC_PYTHON] == before + 2 and report["fallbacks"][driver.COMPILING] >= 2

@@ -29,7 +29,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from .._compile import machine_code
+from .._compile import machine_code, python_calls
 from .._jit import (BAD_SHAPE, NOT_FINITE, NOT_UNIT, OK, OVERFLOW, Slot, arithmetic_kernel, carve, helper, numba,
                     status_of)
 from .._trace import traceable
@@ -185,7 +185,9 @@ def engine_report():
     its vector lanes were built; ``not written``: the written codes not made, by why (counted once per robot and
     variant); ``failures``: what failed in an engine
     (a step that raised while traced, a C build), each also logged (``RNE_DYNAMICS_STRICT=1`` raises it). Counts
-    since the process started; only states computed without error are counted."""
+    since the process started; only states computed without error are counted. The kernels called from Python around
+    the algorithms (the argument checks, ``integrate``: ``"module:name"``) are reported by their calls that ran their
+    Python while numba compiled them."""
     report = {}
     for algorithm in ALGORITHMS:
         held, served = algorithm.held_generic_states, sum(m.served() for m in algorithm.native_modules.values())
@@ -195,6 +197,9 @@ def engine_report():
         if states or algorithm.not_written or algorithm.failures:
             report[algorithm.name] = {"states": states, "fallbacks": fallbacks,
                                       "not written": dict(algorithm.not_written), "failures": list(algorithm.failures)}
+    for kernel, calls in python_calls.items():  # (the argument checks and integrate: no written code, no failures)
+        report[kernel] = {"states": {GENERIC_PYTHON: calls}, "fallbacks": {COMPILING: calls}, "not written": {},
+                          "failures": []}
     return report
 
 
@@ -213,6 +218,7 @@ WARMING = f"warm-up: a robot's first WARM={WARM} states"
 PAST_GUARD = "a state past a guard of the written code"
 NOT_WRITTEN = "no written code (why: not_written)"
 BUILDING = "its written code's machine code is being built"
+COMPILING = "numba is compiling it"
 #: Why a robot's written code was dropped (counted in ``not written``): :meth:`Algorithm.kernel_built`.
 RETIRED = "a bridge (more than UNROLLED operations): numba's machine code of the generic entry serves"
 #: Why a batch's states ran one by one on the written code (counted as its states too).
