@@ -33,7 +33,7 @@ sys.modules["numba"] = None  # 'import numba' now raises ImportError, as on a ma
 import warnings
 import numpy as np
 import rne_dynamics as rd
-from rne_dynamics import _compile, _jit
+from rne_dynamics import _jit
 assert _jit.numba is None
 """
 RUN = """
