@@ -416,12 +416,16 @@ class Algorithm:
         code = None if self.extras or data is None else written(self, robot, new=False)
         shown = None if self.intermediates is None or data is None else getattr(
             self.layout(block, traceable(model_view)(robot.fdata, robot.idata))[0], self.intermediates)
-        held = (Held(block, make(block), (block,), code.single, shown) if code is not None
-                else Held(block, make(block), (robot.fdata, robot.idata, block),
-                          functools.partial(self.typed_generic, robot), shown))
+        arguments, call = ((block,), code.single) if code is not None else self.generic_held_call(robot, block)
+        held = Held(block, make(block), arguments, call, shown)
         if data is not None:
             data.held[self] = held
         return held
+
+    def generic_held_call(self, robot, block):
+        """``(arguments, call)`` of a held call of ``robot`` on the generic entry (:meth:`typed_generic`), into
+        ``block``: until the written code is in, or once a bridge gave way."""
+        return (robot.fdata, robot.idata, block), functools.partial(self.typed_generic, robot)
 
     def typed_generic(self, robot, *arguments):
         """The generic entry as ``robot``'s held call until its written code is built: on arguments of its types only
@@ -466,8 +470,8 @@ class Algorithm:
                 engines.written.update({key: None for key, code in list(engines.written.items()) if code is made})
                 for data in list(engines.datas):
                     if (held := data.held.get(self)) is not None and held.call is made.single:
-                        data.held[self] = replace(held, arguments=(made.robot.fdata, made.robot.idata, held.block),
-                                                  call=functools.partial(self.typed_generic, made.robot))
+                        arguments, call = self.generic_held_call(made.robot, held.block)
+                        data.held[self] = replace(held, arguments=arguments, call=call)
 
     def generic_batch(self, fdata, idata, size, out, state, f_ext, gravity, extras):
         """A batch on the generic entry, state by state (numba's machine code runs them on every core, as it
