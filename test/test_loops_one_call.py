@@ -2,15 +2,18 @@
 against the Python solver it stands in for: the same numbers to 1e-12 on every mechanism it serves, warm- and
 cold-started; a state it hands back (more Newton steps than it takes) still gets the Python solver's answer; a cold
 process answers exactly before its machine code exists."""
+import gc
 import json
 import os
 import subprocess
 import sys
+import weakref
 
 import numpy as np
 import pytest
 
 import rne_dynamics as rd
+from rne_dynamics import _compile
 from rne_dynamics.algorithms import loops, written
 from rne_dynamics.robots import GOUGH_STEWART, GOUGH_STEWART_LOOPS
 
@@ -128,3 +131,18 @@ def test_a_cold_process_answers_exactly_before_its_machine_code_exists(tmp_path)
     assert out["prepared"] and out["served"]  # then built, in the empty cache, and serving
     for value, expected in zip(out["first"], (reference.torques, reference.q, reference.joint_wrenches)):
         np.testing.assert_allclose(value, expected, rtol=0, atol=1e-12 * max(1.0, np.abs(expected).max()))
+
+
+def test_a_robot_dropped_after_its_one_call_is_freed():
+    """What the loops derive once per robot (its cuts, coordinates, one call) is kept by the robot
+    (``robot.engines.derived``), not by a module's weak-key cache, whose values (the one call's written code) held
+    their robot and kept every dropped robot alive."""
+    robot = rd.delta_robot().load()
+    assert rd.prepare_closed_loop(robot)
+    qa, qda, qdda = motion(robot, states=1)
+    assert np.isfinite(rd.closed_loop_inverse_dynamics(robot, qa[0], qda[0], qdda[0]).torques).all()
+    _compile.wait()
+    dropped = weakref.ref(robot)
+    del robot
+    gc.collect()
+    assert dropped() is None

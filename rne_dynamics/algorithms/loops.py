@@ -18,8 +18,6 @@ that call hands back (a cold start, a singular pose) takes the Python solver.
 Sign of the cut wrench ``w`` (on ``link_b`` by ``link_a``, cut frame on ``link_b``, about its origin): with
 ``w = K lambda``, the tree's equations of motion read ``M qdd + h = E_a tau_a - J^T lambda``.
 """
-import threading
-import weakref
 from typing import NamedTuple
 
 import numpy as np
@@ -61,16 +59,15 @@ class Cuts(NamedTuple):
     m: object
 
 
-_robot_cuts = weakref.WeakKeyDictionary()
+def _robot_cuts(robot):
+    """The :class:`Cuts` of the robot's loops (made once per robot: ``robot.engines.derived``)."""
+    return _cuts(robot, _loops(robot).closures)
 
 
 def _cuts(robot, closures=None):
-    """The :class:`Cuts` of ``closures`` (default: the robot's loops, made once per robot)."""
+    """The :class:`Cuts` of ``closures`` (default: the robot's loops, :func:`_robot_cuts`)."""
     if closures is None:
-        cuts = _robot_cuts.get(robot)
-        if cuts is None:
-            cuts = _robot_cuts[robot] = _cuts(robot, _loops(robot).closures)
-        return cuts
+        return robot.engines.derived(_robot_cuts, robot)
     m = traceable(model_view)(robot.fdata, robot.idata)
     if len(closures) > m.nl:
         raise ModelError(f"robot '{robot.name}' has {len(closures)} loop closures, more than its {m.nl} links")
@@ -118,7 +115,7 @@ def _constraints(robot, cuts, q, qd=None):
     written code; other closures (a platform held at a pose, new numbers at each call) the generic kernel, which a
     written code per pose would cost a trace each."""
     state = (q, np.zeros(robot.nv) if qd is None else qd)
-    if cuts is _robot_cuts.get(robot):
+    if cuts is robot.engines.made.get(_robot_cuts):
         c = CONSTRAINTS.run(robot, None, state, extras=(cuts.table,))
     else:
         _, _, size, make = CONSTRAINTS.slots(robot)
@@ -152,20 +149,17 @@ class Coordinates(NamedTuple):
     actuated_q: np.ndarray
 
 
-_robot_coordinates = weakref.WeakKeyDictionary()
-
-
 def coordinates(robot):
     """``(actuated, passive, actuated_q)``: index arrays into ``v`` (and ``q`` for the one-coordinate actuated
     joints), made once per robot."""
-    made = _robot_coordinates.get(robot)
-    if made is None:
-        loops = _loops(robot)
-        actuated = np.array([robot.idx_v[n] for n in loops.actuated], dtype=np.int64)
-        made = _robot_coordinates[robot] = Coordinates(
-            actuated, np.setdiff1d(np.arange(robot.nv), actuated),
-            np.array([robot.idx_q[n] for n in loops.actuated], dtype=np.int64))
-    return made
+    return robot.engines.derived(_coordinates, robot)
+
+
+def _coordinates(robot):
+    loops = _loops(robot)
+    actuated = np.array([robot.idx_v[n] for n in loops.actuated], dtype=np.int64)
+    return Coordinates(actuated, np.setdiff1d(np.arange(robot.nv), actuated),
+                       np.array([robot.idx_q[n] for n in loops.actuated], dtype=np.int64))
 
 
 def _pinv(A):
@@ -380,11 +374,6 @@ class OneCall(NamedTuple):
     names: tuple
 
 
-#: Each robot's :class:`OneCall`, or None: a robot the one call does not serve.
-_one_calls = weakref.WeakKeyDictionary()
-_one_calls_lock = threading.Lock()
-
-
 def prepare_closed_loop(robot):
     """Build (or load from the cache) ``robot``'s one-call :func:`closed_loop_inverse_dynamics` now and wait for it
     (a first call traces it and starts its build; the Python solver serves until it is in); whether it serves: a
@@ -395,11 +384,7 @@ def prepare_closed_loop(robot):
 
 def _one_call_of(robot):
     """``robot``'s :class:`OneCall` (made on first use: traced, its build started), or None where it serves none."""
-    if robot not in _one_calls:
-        with _one_calls_lock:
-            if robot not in _one_calls:
-                _one_calls[robot] = _make_one_call(robot)
-    return _one_calls[robot]
+    return robot.engines.derived(_make_one_call, robot)
 
 
 def _one_call(robot, qa, qda, qdda, q_guess, gravity):
@@ -448,21 +433,18 @@ def _make_one_call(robot):
     return None if code is None else OneCall(code, actuated_q, actuated, tuple(c.name for c in cuts.closures))
 
 
-_samples = weakref.WeakKeyDictionary()
-
-
 def _one_call_sample(robot):
     """The sample state the one-call solve is traced at: a closed configuration near the neutral one but of no
     symmetry (where entries of ``J_p`` that vanish would decide the pivots), velocities and accelerations, standard
     gravity (made once per robot)."""
-    sample = _samples.get(robot)
-    if sample is None:
-        rng = np.random.default_rng(7)
-        actuated_q = coordinates(robot).actuated_q
-        q = close_loops(robot, neutral(robot)[actuated_q] + rng.uniform(-0.02, 0.02, actuated_q.size))
-        sample = _samples[robot] = [q, rng.uniform(-1.0, 1.0, robot.nv), rng.uniform(-1.0, 1.0, robot.nv),
-                                    gravity_vector(None)]
-    return sample
+    return robot.engines.derived(_sample, robot)
+
+
+def _sample(robot):
+    rng = np.random.default_rng(7)
+    actuated_q = coordinates(robot).actuated_q
+    q = close_loops(robot, neutral(robot)[actuated_q] + rng.uniform(-0.02, 0.02, actuated_q.size))
+    return [q, rng.uniform(-1.0, 1.0, robot.nv), rng.uniform(-1.0, 1.0, robot.nv), gravity_vector(None)]
 
 
 CLOSED_LOOP.sample = _one_call_sample

@@ -8,7 +8,6 @@
   takes the base's pose, twist and acceleration (from odometry and an IMU) with the joint state and returns the joint
   torques and the wrench the mounting must exert on the robot: floating-base inverse dynamics (eq. 83) in one call.
 """
-import weakref
 from typing import NamedTuple
 
 import numpy as np
@@ -91,19 +90,17 @@ def free_floating_inverse_dynamics(robot, q, v, qdd_joints, *, gravity=None, ext
     return FreeFloatingResult(result.accelerations[..., :6], result.torques[..., 6:], result.joint_wrenches)
 
 
-_free_bases = weakref.WeakKeyDictionary()
-
-
 def _free_base(robot):
     """``(known, zero)`` of a floating-base robot, made once: the mask of :func:`free_floating_inverse_dynamics`
     (the joints' accelerations known, the base's forces) and the forces ``(nv,)`` all zero; ``known`` None when the
     articulated-body pass does not apply (a mimic joint: :func:`hybrid_dynamics` solves it partitioned)."""
-    made = _free_bases.get(robot)
-    if made is None:
-        _floating(robot, "free_floating_inverse_dynamics")
-        known = np.arange(robot.nv) >= 6
-        made = _free_bases[robot] = (known if recursive(robot, known) else None, np.zeros(robot.nv))
-    return made
+    _floating(robot, "free_floating_inverse_dynamics")
+    return robot.engines.derived(_free_base_mask, robot)
+
+
+def _free_base_mask(robot):
+    known = np.arange(robot.nv) >= 6
+    return known if recursive(robot, known) else None, np.zeros(robot.nv)
 
 
 def mounted_inverse_dynamics(robot, base_pose, base_twist, base_acceleration, q, qd, qdd, *, gravity=None,

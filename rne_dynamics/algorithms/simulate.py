@@ -44,7 +44,6 @@ no stops.
 """
 import contextlib
 import math
-import weakref
 from typing import NamedTuple
 
 import numpy as np
@@ -414,19 +413,17 @@ def stop_limits(robot):
     """``(2, nq)``: the lower and upper positions of each coordinate's stops, ``robot.position_limits`` narrowed by
     the limits of the mimic joints that follow it (``q_mimic = multiplier q + offset`` within the mimic joint's
     limits), computed once per robot."""
-    limits = _stop_limits.get(robot)
-    if limits is None:
-        lower, upper = robot.position_limits.T.copy()
-        for b in robot.bodies:
-            if b.mimic and b.nq == 1 and b.q_mult != 0.0:
-                joint = robot.joints[b.joint]
-                ends = sorted(((joint.lower - b.q_offset) / b.q_mult, (joint.upper - b.q_offset) / b.q_mult))
-                lower[b.idx_q], upper[b.idx_q] = max(lower[b.idx_q], ends[0]), min(upper[b.idx_q], ends[1])
-        limits = _stop_limits[robot] = np.ascontiguousarray([lower, upper])
-    return limits
+    return robot.engines.derived(_stop_limits, robot)
 
 
-_stop_limits = weakref.WeakKeyDictionary()
+def _stop_limits(robot):
+    lower, upper = robot.position_limits.T.copy()
+    for b in robot.bodies:
+        if b.mimic and b.nq == 1 and b.q_mult != 0.0:
+            joint = robot.joints[b.joint]
+            ends = sorted(((joint.lower - b.q_offset) / b.q_mult, (joint.upper - b.q_offset) / b.q_mult))
+            lower[b.idx_q], upper[b.idx_q] = max(lower[b.idx_q], ends[0]), min(upper[b.idx_q], ends[1])
+    return np.ascontiguousarray([lower, upper])
 
 
 def advance(robot, q, qd, tau, dt, method, gravity, external_wrenches):

@@ -39,13 +39,22 @@ class Engines:
     or None where its generic kernel serves, made under ``lock``; ``datas``: the robot's live :class:`Data` objects,
     whose held calls the written code's machine code replaces when it is built; ``generic_states``: per written
     code's key, the states its generic kernel served before the written code was made (the driver's warm-up);
-    ``workspace_shapes``: per algorithm, its memory's measured slots (``Algorithm.slots``)."""
-    __slots__ = ("written", "datas", "generic_states", "workspace_shapes", "lock")
+    ``workspace_shapes``: per algorithm, its memory's measured slots (``Algorithm.slots``); ``made``: what the
+    algorithms derive once from the model (:meth:`derived`)."""
+    __slots__ = ("written", "datas", "generic_states", "workspace_shapes", "lock", "made")
 
     def __init__(self):
-        self.written, self.generic_states, self.workspace_shapes = {}, {}, {}
+        self.written, self.generic_states, self.workspace_shapes, self.made = {}, {}, {}, {}
         self.datas = weakref.WeakSet()
         self.lock = threading.Lock()
+
+    def derived(self, make, robot):
+        """``make(robot)``, made once for the robot and kept under ``make`` (a value an algorithm derives from the
+        model: the loops' cuts, the simulator's stop limits). Made without a lock (``make`` may take the written
+        code's): two threads may both make it, and the first one kept is the one every caller gets."""
+        if make not in self.made:
+            self.made.setdefault(make, make(robot))
+        return self.made[make]
 
 
 class Data:
