@@ -14,13 +14,13 @@ returns its dispatcher in a new process (the algorithms' entries are made at imp
 """
 import atexit
 import collections
-import functools
 import importlib
 import pickle
 import sys
 import tempfile
 import threading
 import warnings
+from functools import partial, wraps
 
 import numpy as np
 
@@ -182,14 +182,13 @@ def machine_code(dispatcher, arguments, locator, queue=True, then=None):
     if build is None or build.state == "built":
         if _load(dispatcher, signature):
             return True
-        if build is None and not queue:
-            return False
-        if build is None:
-            request = ["numba", *locator, pickle.dumps(signature).hex()]
-            build = _kernels[(dispatcher, signature)] = submit(lambda: request, KERNEL,
-                                                               functools.partial(_kernel_built, then))
-        else:  # built, and still not in the cache: another numba; give up
+        if build is not None:  # built, and still not in the cache: another numba; give up
             build.state = "failed"
+        elif not queue:
+            return False
+        else:
+            request = ["numba", *locator, pickle.dumps(signature).hex()]
+            build = _kernels[(dispatcher, signature)] = submit(lambda: request, KERNEL, partial(_kernel_built, then))
     _asked[dispatcher] = build
     return False
 
@@ -202,8 +201,7 @@ def _kernel_built(then, build):
     elif build.failure:
         _, module, function, argument, _ = build.arguments
         failures.append(f"{module}.{function}({argument!r}): {build.failure.splitlines()[-1]}")
-        warnings.warn(f"numba could not compile {failures[-1]} in the background; its Python serves", RuntimeWarning,
-                      stacklevel=1)
+        warnings.warn(f"numba could not compile {failures[-1]} in the background; its Python serves", RuntimeWarning)
 
 
 #: How numba's dispatcher refuses arguments of types it has no machine code for, and may not compile for.
@@ -224,7 +222,7 @@ def called_from_python(kernel):
     dispatcher._can_compile = ON_CALLER  # disable_compile() as numba allows it only after a first signature
     locator = (__name__, "kernel_named", f"{function.__module__}:{function.__name__}")
 
-    @functools.wraps(function)
+    @wraps(function)
     def call(*arguments):
         if dispatcher.overloads:  # (a call without machine code costs numba's matching error)
             try:

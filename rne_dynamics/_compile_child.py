@@ -34,8 +34,8 @@ def start(arguments, errors, **environment):
 
 def compiler_slot(folder, compilers, hurry):
     """One of the machine's ``compilers`` slots (an open file locked in ``folder``; closing it frees the slot),
-    waited for in turn with every builder's process; or None at once when the file ``hurry`` exists (a caller waits
-    for this build)."""
+    waited for in turn with every builder's process; or, at once when the file ``hurry`` exists (a caller waits for
+    this build), a slot that holds none."""
     os.makedirs(folder, exist_ok=True)
     pause = 0.05
     while not os.path.exists(hurry):
@@ -48,7 +48,7 @@ def compiler_slot(folder, compilers, hurry):
                 slot.close()
         time.sleep(pause)
         pause = min(2 * pause, 1.0)  # hundreds of queued builds (a test session's) polling at 10 Hz loaded 2 cores
-    return None
+    return contextlib.nullcontext()
 
 
 def build_c(request, destination, timeout, compilers, *command):
@@ -61,15 +61,12 @@ def build_c(request, destination, timeout, compilers, *command):
         if not os.path.exists(destination):
             with tempfile.TemporaryDirectory(dir=folder) as scratch:
                 target = os.path.join(scratch, "module.so")
-                slot = compiler_slot(os.path.join(folder, "compilers"), int(compilers), request + ".hurry")
-                try:
-                    done = subprocess.run([*command, request + ".c", "-o", target, "-lm"], capture_output=True,
-                                          text=True, timeout=float(timeout))
-                except subprocess.TimeoutExpired:
-                    sys.exit(f"{command[0]} took more than {timeout} s on {name}")
-                finally:
-                    if slot is not None:
-                        slot.close()
+                with compiler_slot(os.path.join(folder, "compilers"), int(compilers), request + ".hurry"):
+                    try:
+                        done = subprocess.run([*command, request + ".c", "-o", target, "-lm"], capture_output=True,
+                                              text=True, timeout=float(timeout))
+                    except subprocess.TimeoutExpired:
+                        sys.exit(f"{command[0]} took more than {timeout} s on {name}")
                 if done.returncode != 0:
                     sys.exit(f"{command[0]} failed on {name}: {done.stderr.strip()[-2000:]}")
                 os.replace(target, destination)
@@ -124,11 +121,6 @@ def prune(folder, unused_seconds):
 
 if __name__ == "__main__":
     kind, *arguments = sys.argv[1:]
-    if kind == "c":
-        build_c(*arguments)
-    else:  # after the callers' work
-        os.nice(10)
-        if kind == "prune":
-            prune(*arguments)
-        else:
-            build_numba(*arguments)
+    if kind != "c":
+        os.nice(10)  # numba's compiles and the pruning: after the callers' work
+    {"c": build_c, "numba": build_numba, "prune": prune}[kind](*arguments)
