@@ -6,7 +6,7 @@ nothing but the standard library.
 (:func:`build_c`). ``python _compile_child.py numba MODULE FUNCTION ARGUMENT SIGNATURE``: ``MODULE.FUNCTION(ARGUMENT)``
 is a dispatcher, ``SIGNATURE`` its argument types, pickled, in hexadecimal; compiled into numba's cache at ``nice``
 10, after the callers' work (:mod:`rne_dynamics._compile`), one build per kernel on the machine (:func:`build_numba`).
-``python _compile_child.py prune FOLDER SECONDS``: remove from the cache ``FOLDER`` what no process used for
+``python _compile_child.py prune SECONDS FOLDER...``: remove from the cache's ``FOLDER``\ s what no process used for
 ``SECONDS`` (:func:`prune`).
 """
 import contextlib
@@ -102,21 +102,24 @@ def compile_alone(dispatcher, signature):
         dispatcher.compile(signature)
 
 
-def prune(folder, unused_seconds):
-    """Remove from the C cache ``folder`` what no process has used (read, loaded or written: its modification
-    time, :func:`rne_dynamics._native.mark_used`) for ``unused_seconds``, whatever sources made it: models' indexes,
-    built modules, and what killed builders left (requests, locks, scratch folders); the compiler slots stay. A
-    process that loaded a module that long ago and still runs keeps it (the file goes, its mapping stays)."""
+def prune(unused_seconds, *folders):
+    """Remove from each of the cache's ``folders`` what no process has used (read, loaded or written: its
+    modification time, :func:`rne_dynamics._compile.mark_used`) for ``unused_seconds``, whatever sources made it: in
+    ``native/``, models' indexes, built modules, and what killed builders left (requests, locks, scratch folders),
+    the compiler slots staying; in ``numba/``, the kernels of a version of the kernel sources (``kernels-DIGEST/``,
+    marked by each process that looks for its kernels there). A process that loaded a module or a kernel that long
+    ago and still runs keeps it (the file goes, its machine code stays in memory)."""
     cutoff = time.time() - float(unused_seconds)
-    with os.scandir(folder) as entries:
-        for entry in entries:
-            with contextlib.suppress(OSError):  # removed by another pruning; another user's
-                if entry.name == "compilers" or entry.stat(follow_symlinks=False).st_mtime >= cutoff:
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    shutil.rmtree(entry.path)
-                else:
-                    os.remove(entry.path)
+    for folder in folders:
+        with contextlib.suppress(FileNotFoundError), os.scandir(folder) as entries:  # (no numba/ without numba)
+            for entry in entries:
+                with contextlib.suppress(OSError):  # removed by another pruning; another user's
+                    if entry.name == "compilers" or entry.stat(follow_symlinks=False).st_mtime >= cutoff:
+                        continue
+                    if entry.is_dir(follow_symlinks=False):
+                        shutil.rmtree(entry.path)
+                    else:
+                        os.remove(entry.path)
 
 
 if __name__ == "__main__":
