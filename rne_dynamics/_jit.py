@@ -97,9 +97,7 @@ if numba is not None:
 def _compiled(**options):
     """A decorator that compiles a function with numba and ``options`` (cached on disk, releasing the interpreter),
     or leaves it as it is without numba."""
-    def decorate(function):
-        return function if numba is None else numba.njit(cache=True, nogil=True, **options)(function)
-    return decorate
+    return (lambda function: function) if numba is None else numba.njit(cache=True, nogil=True, **options)
 
 
 #: A numerical kernel: flat numpy arrays in, arrays written in place.
