@@ -14,19 +14,22 @@ returns its dispatcher in a new process (the algorithms' entries are made at imp
 """
 import atexit
 import collections
-import functools
+import contextlib
 import importlib
+import os
 import pickle
 import sys
 import tempfile
 import threading
+import time
 import warnings
+from functools import partial, wraps
 
 import numpy as np
 
 from . import _compile_child
-from ._jit import KERNEL_ROOT, numba
-from ._tuning import BUILDERS
+from ._jit import KERNEL_ROOT, cache_directory, numba
+from ._tuning import BUILDERS, PRUNE_PERIOD
 from ._tuning import COMPILE_ON_CALLER as ON_CALLER
 from ._trace import traceable
 
@@ -171,6 +174,7 @@ def machine_code(dispatcher, arguments, locator, queue=True, then=None):
     signature = tuple(dispatcher.typeof_pyval(a) for a in arguments)
     if signature in dispatcher.overloads:
         return True
+    mark_used(cache_directory())  # what follows loads from it or compiles into it: the pruning keeps it
     if ON_CALLER and queue:
         can_compile, dispatcher._can_compile = dispatcher._can_compile, True  # (set since it was made: a test)
         try:
@@ -182,14 +186,13 @@ def machine_code(dispatcher, arguments, locator, queue=True, then=None):
     if build is None or build.state == "built":
         if _load(dispatcher, signature):
             return True
-        if build is None and not queue:
-            return False
-        if build is None:
-            request = ["numba", *locator, pickle.dumps(signature).hex()]
-            build = _kernels[(dispatcher, signature)] = submit(lambda: request, KERNEL,
-                                                               functools.partial(_kernel_built, then))
-        else:  # built, and still not in the cache: another numba; give up
+        if build is not None:  # built, and still not in the cache: another numba; give up
             build.state = "failed"
+        elif not queue:
+            return False
+        else:
+            request = ["numba", *locator, pickle.dumps(signature).hex()]
+            build = _kernels[(dispatcher, signature)] = submit(lambda: request, KERNEL, partial(_kernel_built, then))
     _asked[dispatcher] = build
     return False
 
@@ -202,8 +205,7 @@ def _kernel_built(then, build):
     elif build.failure:
         _, module, function, argument, _ = build.arguments
         failures.append(f"{module}.{function}({argument!r}): {build.failure.splitlines()[-1]}")
-        warnings.warn(f"numba could not compile {failures[-1]} in the background; its Python serves", RuntimeWarning,
-                      stacklevel=1)
+        warnings.warn(f"numba could not compile {failures[-1]} in the background; its Python serves", RuntimeWarning)
 
 
 #: How numba's dispatcher refuses arguments of types it has no machine code for, and may not compile for.
@@ -224,7 +226,7 @@ def called_from_python(kernel):
     dispatcher._can_compile = ON_CALLER  # disable_compile() as numba allows it only after a first signature
     locator = (__name__, "kernel_named", f"{function.__module__}:{function.__name__}")
 
-    @functools.wraps(function)
+    @wraps(function)
     def call(*arguments):
         if dispatcher.overloads:  # (a call without machine code costs numba's matching error)
             try:
@@ -247,6 +249,23 @@ def kernel_named(path):
     module, name = path.split(":")
     found = getattr(importlib.import_module(module), name)
     return getattr(found, "kernel", found)
+
+
+#: When this process last marked each cache file or folder used (:func:`mark_used`; ``time.monotonic()``).
+_marked = {}
+
+
+def mark_used(path):
+    """Mark the cache file or folder ``path`` (a C module, a model's index, this process's numba kernels) used now,
+    at most once per :data:`~rne_dynamics._tuning.PRUNE_PERIOD` in a process (a node that runs for months and loads
+    it again keeps it): its modification time is the age that the builder's pruning reads
+    (:func:`rne_dynamics._compile_child.prune`). A file the process may not change (another user's, a read-only
+    cache, a folder numba has not made yet) stays as it is."""
+    now, last = time.monotonic(), _marked.get(path)
+    if last is None or now - last >= PRUNE_PERIOD:
+        _marked[path] = now
+        with contextlib.suppress(OSError):
+            os.utime(path)
 
 
 def _load(dispatcher, signature):

@@ -6,7 +6,7 @@ nothing but the standard library.
 (:func:`build_c`). ``python _compile_child.py numba MODULE FUNCTION ARGUMENT SIGNATURE``: ``MODULE.FUNCTION(ARGUMENT)``
 is a dispatcher, ``SIGNATURE`` its argument types, pickled, in hexadecimal; compiled into numba's cache at ``nice``
 10, after the callers' work (:mod:`rne_dynamics._compile`), one build per kernel on the machine (:func:`build_numba`).
-``python _compile_child.py prune FOLDER SECONDS``: remove from the cache ``FOLDER`` what no process used for
+``python _compile_child.py prune SECONDS FOLDER...``: remove from the cache's ``FOLDER``\ s what no process used for
 ``SECONDS`` (:func:`prune`).
 """
 import contextlib
@@ -34,8 +34,8 @@ def start(arguments, errors, **environment):
 
 def compiler_slot(folder, compilers, hurry):
     """One of the machine's ``compilers`` slots (an open file locked in ``folder``; closing it frees the slot),
-    waited for in turn with every builder's process; or None at once when the file ``hurry`` exists (a caller waits
-    for this build)."""
+    waited for in turn with every builder's process; or, at once when the file ``hurry`` exists (a caller waits for
+    this build), a slot that holds none."""
     os.makedirs(folder, exist_ok=True)
     pause = 0.05
     while not os.path.exists(hurry):
@@ -48,7 +48,7 @@ def compiler_slot(folder, compilers, hurry):
                 slot.close()
         time.sleep(pause)
         pause = min(2 * pause, 1.0)  # hundreds of queued builds (a test session's) polling at 10 Hz loaded 2 cores
-    return None
+    return contextlib.nullcontext()
 
 
 def build_c(request, destination, timeout, compilers, *command):
@@ -61,15 +61,12 @@ def build_c(request, destination, timeout, compilers, *command):
         if not os.path.exists(destination):
             with tempfile.TemporaryDirectory(dir=folder) as scratch:
                 target = os.path.join(scratch, "module.so")
-                slot = compiler_slot(os.path.join(folder, "compilers"), int(compilers), request + ".hurry")
-                try:
-                    done = subprocess.run([*command, request + ".c", "-o", target, "-lm"], capture_output=True,
-                                          text=True, timeout=float(timeout))
-                except subprocess.TimeoutExpired:
-                    sys.exit(f"{command[0]} took more than {timeout} s on {name}")
-                finally:
-                    if slot is not None:
-                        slot.close()
+                with compiler_slot(os.path.join(folder, "compilers"), int(compilers), request + ".hurry"):
+                    try:
+                        done = subprocess.run([*command, request + ".c", "-o", target, "-lm"], capture_output=True,
+                                              text=True, timeout=float(timeout))
+                    except subprocess.TimeoutExpired:
+                        sys.exit(f"{command[0]} took more than {timeout} s on {name}")
                 if done.returncode != 0:
                     sys.exit(f"{command[0]} failed on {name}: {done.stderr.strip()[-2000:]}")
                 os.replace(target, destination)
@@ -105,30 +102,28 @@ def compile_alone(dispatcher, signature):
         dispatcher.compile(signature)
 
 
-def prune(folder, unused_seconds):
-    """Remove from the C cache ``folder`` what no process has used (read, loaded or written: its modification
-    time, :func:`rne_dynamics._native.mark_used`) for ``unused_seconds``, whatever sources made it: models' indexes,
-    built modules, and what killed builders left (requests, locks, scratch folders); the compiler slots stay. A
-    process that loaded a module that long ago and still runs keeps it (the file goes, its mapping stays)."""
+def prune(unused_seconds, *folders):
+    """Remove from each of the cache's ``folders`` what no process has used (read, loaded or written: its
+    modification time, :func:`rne_dynamics._compile.mark_used`) for ``unused_seconds``, whatever sources made it: in
+    ``native/``, models' indexes, built modules, and what killed builders left (requests, locks, scratch folders),
+    the compiler slots staying; in ``numba/``, the kernels of a version of the kernel sources (``kernels-DIGEST/``,
+    marked by each process that looks for its kernels there). A process that loaded a module or a kernel that long
+    ago and still runs keeps it (the file goes, its machine code stays in memory)."""
     cutoff = time.time() - float(unused_seconds)
-    with os.scandir(folder) as entries:
-        for entry in entries:
-            with contextlib.suppress(OSError):  # removed by another pruning; another user's
-                if entry.name == "compilers" or entry.stat(follow_symlinks=False).st_mtime >= cutoff:
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    shutil.rmtree(entry.path)
-                else:
-                    os.remove(entry.path)
+    for folder in folders:
+        with contextlib.suppress(FileNotFoundError), os.scandir(folder) as entries:  # (no numba/ without numba)
+            for entry in entries:
+                with contextlib.suppress(OSError):  # removed by another pruning; another user's
+                    if entry.name == "compilers" or entry.stat(follow_symlinks=False).st_mtime >= cutoff:
+                        continue
+                    if entry.is_dir(follow_symlinks=False):
+                        shutil.rmtree(entry.path)
+                    else:
+                        os.remove(entry.path)
 
 
 if __name__ == "__main__":
     kind, *arguments = sys.argv[1:]
-    if kind == "c":
-        build_c(*arguments)
-    else:  # after the callers' work
-        os.nice(10)
-        if kind == "prune":
-            prune(*arguments)
-        else:
-            build_numba(*arguments)
+    if kind != "c":
+        os.nice(10)  # numba's compiles and the pruning: after the callers' work
+    {"c": build_c, "numba": build_numba, "prune": prune}[kind](*arguments)

@@ -10,11 +10,11 @@ one directory named by the digest of all the kernel sources (:func:`cache_direct
 every kernel. numba's index keys each kernel by the host's CPU as well.
 """
 import functools
-import glob
 import hashlib
 import inspect
 import math
 import os
+import pathlib
 
 from collections import namedtuple
 
@@ -22,8 +22,7 @@ from . import _trace, _tuning
 
 try:
     import numba
-    from numba.core import caching
-    from numba.core import cgutils
+    from numba.core import caching, cgutils
     from numba.core.imputils import impl_ret_borrowed
     from numba.extending import intrinsic, overload
     from numba.np.arrayobj import make_array, populate_array
@@ -52,11 +51,9 @@ def _sources_hash():
     and the helpers they call are), but for the :data:`NO_KERNELS` folders. Every kernel is cached under it: an edit
     of any recompiles them all (minutes for a developer; an installation compiles once)."""
     digest = hashlib.sha256()
-    for path in sorted(glob.glob(os.path.join(PACKAGE_DIR, "**", "*.py"), recursive=True)):
-        name = os.path.relpath(path, PACKAGE_DIR)
-        with open(path, "rb") as file:
-            source = file.read()
-        if name.split(os.sep)[0] not in NO_KERNELS and (b"_jit import" in source or name == "_jit.py"):
+    for path in sorted(pathlib.Path(PACKAGE_DIR).rglob("*.py")):
+        name, source = path.relative_to(PACKAGE_DIR).as_posix(), path.read_bytes()
+        if name.split("/")[0] not in NO_KERNELS and (b"_jit import" in source or name == "_jit.py"):
             digest.update(name.encode() + b"\0" + source)
     return digest.hexdigest()
 
@@ -100,9 +97,7 @@ if numba is not None:
 def _compiled(**options):
     """A decorator that compiles a function with numba and ``options`` (cached on disk, releasing the interpreter),
     or leaves it as it is without numba."""
-    def decorate(function):
-        return function if numba is None else numba.njit(cache=True, nogil=True, **options)(function)
-    return decorate
+    return (lambda function: function) if numba is None else numba.njit(cache=True, nogil=True, **options)
 
 
 #: A numerical kernel: flat numpy arrays in, arrays written in place.

@@ -275,7 +275,7 @@ def path_of(name, folder=None):
 def load(name, folder=None):
     """The built module ``name`` from the cache (``folder``, default: the cache folder now), or None. ``name`` is a
     program's module, or a model's key that :func:`index` made name one. The files read are marked used
-    (:func:`mark_used`)."""
+    (:func:`~rne_dynamics._compile.mark_used`)."""
     path = path_of(name, folder)
     if not os.path.exists(path):
         pointer = index_path(name, folder)
@@ -286,33 +286,19 @@ def load(name, folder=None):
             return None
         if not os.path.exists(path):
             return None
-        mark_used(pointer)
+        _compile.mark_used(pointer)
     module_name = os.path.basename(path)[:-len(sysconfig.get_config_var("EXT_SUFFIX"))]
     loader = importlib.machinery.ExtensionFileLoader(module_name, path)
     spec = importlib.util.spec_from_file_location(module_name, path, loader=loader)
     module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)
-    mark_used(path)
+    _compile.mark_used(path)
     return module
 
 
-#: When this process last marked each cache file used (:func:`mark_used`; ``time.monotonic()``).
-_marked = {}
-
-
-def mark_used(path):
-    """Mark the cache file ``path`` used now, at most once per :data:`PRUNE_PERIOD` in a process (a node that runs
-    for months and loads it again keeps it): its modification time is the age that the pruning reads
-    (:func:`start_pruning`). A file the process may not change (another user's, a read-only cache) stays as it is."""
-    now, last = time.monotonic(), _marked.get(path)
-    if last is None or now - last >= PRUNE_PERIOD:
-        _marked[path] = now
-        with contextlib.suppress(OSError):
-            os.utime(path)
-
-
 def start_pruning(folder):
-    """Queue the builder on removing from the cache ``folder`` what no process used for :data:`UNUSED_DAYS` days
+    """Queue the builder on removing from the cache ``folder`` and from numba's folder beside it (its kernels, a
+    folder per version of the kernel sources) what no process used for :data:`UNUSED_DAYS` days
     (:func:`rne_dynamics._compile_child.prune`; last in the queue), at most once per :data:`PRUNE_PERIOD` s for the
     folder, whatever process asks (the time of its file ``pruned``). Called when a build starts: never on a caller's
     path. Returns the :class:`~rne_dynamics._compile.Build`, or None."""
@@ -321,7 +307,8 @@ def start_pruning(folder):
         if time.time() - os.stat(stamp).st_mtime < PRUNE_PERIOD:
             return None
     write_atomically(stamp, "")
-    return _compile.submit(lambda: ["prune", folder, str(UNUSED_DAYS * 86_400)], _compile.FINAL)
+    kernels = os.path.join(os.path.dirname(folder), "numba")
+    return _compile.submit(lambda: ["prune", str(UNUSED_DAYS * 86_400), folder, kernels], _compile.FINAL)
 
 
 #: The module name in :func:`c_source`'s text until the text's digest names it (:func:`named_source`).

@@ -69,9 +69,10 @@ COMPILERS = os.cpu_count() or 1
 #: :mod:`rne_dynamics._compile`): a build started finishes when its process ends first, one still queued does not;
 #: more start more processes that wait for a compiler slot. A build a caller waits for starts at once beside them.
 BUILDERS = 2 * COMPILERS
-#: Days a file of the C cache (a model's index, a built module) is kept after its last use (read, loaded or
-#: written): the cache is pruned by age only, so that installs or checkouts of other sources sharing it keep what each
-#: uses; longer keeps more disk (a module is 20 KB to 2 MB: a development machine's held 380 modules, 150 MB).
+#: Days a file of the cache (a model's index, a built module, numba's kernels of a version of the sources) is kept
+#: after its last use (read, loaded or written): the cache is pruned by age only, so that installs or checkouts of
+#: other sources sharing it keep what each uses; longer keeps more disk (a module is 20 KB to 2 MB: a development
+#: machine's held 380 modules, 150 MB, and 366 kernel folders, 449 MB).
 UNUSED_DAYS = 30
 #: Seconds between two prunings of a cache folder (by the builder, whatever process asks: a stamp file in the cache).
 PRUNE_PERIOD = 86_400
@@ -93,7 +94,7 @@ COMPILER = os.environ.get("CC", "cc")
 
 def cache_root():
     """``RNE_DYNAMICS_CACHE``, default ``~/.cache/rne_dynamics``: the one folder of what is built, each named by the
-    digest of its sources (``native/``: the written codes' C modules, their indexes and compiler slots, shared by every
-    version of the sources and pruned by age, :data:`UNUSED_DAYS`; ``numba/``: numba's kernels, ``kernels-STAMP/``).
+    digest of its sources, shared by every version of the sources and pruned by age, :data:`UNUSED_DAYS` (``native/``:
+    the written codes' C modules, their indexes and compiler slots; ``numba/``: numba's kernels, ``kernels-STAMP/``).
     Read at each use: a C build's when it starts, a numba kernel's when it is made (at import)."""
     return os.environ.get("RNE_DYNAMICS_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "rne_dynamics")

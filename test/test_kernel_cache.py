@@ -204,6 +204,37 @@ def test_the_builders_numba_compiles_go_where_this_processs_kernels_load_from(tm
     monkeypatch.setattr(_compile_child, "start", lambda *arguments, **environment: (
         started.append(environment), start(*arguments, **environment))[1])
     (tmp_path / "empty").mkdir()
-    build = _compile.submit(lambda: ["prune", str(tmp_path / "empty"), "1e9"], _compile.WAITED)
+    build = _compile.submit(lambda: ["prune", "1e9", str(tmp_path / "empty")], _compile.WAITED)
     assert build.ended.wait(120) and build.state == "built", build.failure
     assert started == [{"RNE_DYNAMICS_CACHE": _jit.KERNEL_ROOT}]
+
+
+def test_a_process_marks_its_kernels_folder_used_where_it_looks_for_a_kernel_and_the_pruning_keeps_it(
+        tmp_path, monkeypatch):
+    """The builder's pruning removes numba's kernel folders nobody used for UNUSED_DAYS (test_native_cache.py): a
+    process that looks in its own for a kernel's machine code (to load it, to compile it there, to queue its build)
+    marks it used, once a PRUNE_PERIOD, so that a folder in use is never older than that, and the pruning keeps it
+    while it removes another version's."""
+    import numpy as np
+
+    from rne_dynamics import _compile, _native
+    monkeypatch.setattr(_jit, "KERNEL_ROOT", str(tmp_path))  # (this process's kernels: in the test's cache)
+    monkeypatch.setattr(_compile, "_marked", {})  # a new process
+    own, other = _jit.cache_directory(), os.path.join(str(tmp_path), "numba", "kernels-0000000000000000")
+    for folder in own, other, os.path.join(str(tmp_path), "native"):
+        os.makedirs(folder)
+    then = time.time() - (_tuning.UNUSED_DAYS + 1) * 86_400
+    for folder in own, other:
+        os.utime(folder, (then, then))
+    doubling = _jit.numba.njit(negative_refused)  # (no machine code: machine_code looks for it, then only asks)
+    assert not _compile.machine_code(doubling, (np.array([1.5]),), ("", "", ""), queue=False)
+    assert time.time() - os.path.getmtime(own) < 60 and os.path.getmtime(other) == then
+    os.utime(own, (then, then))
+    _compile.machine_code(doubling, (np.array([1.5]),), ("", "", ""), queue=False)
+    assert os.path.getmtime(own) == then  # once a PRUNE_PERIOD
+    monkeypatch.setattr(_compile, "_marked", {own: time.monotonic() - _tuning.PRUNE_PERIOD})  # a day later
+    _compile.machine_code(doubling, (np.array([1.5]),), ("", "", ""), queue=False)
+    pruner = _native.start_pruning(os.path.join(str(tmp_path), "native"))
+    _compile.hurry(pruner)
+    assert pruner.ended.wait(120) and pruner.failure is None, pruner.failure
+    assert os.listdir(os.path.join(str(tmp_path), "numba")) == [os.path.basename(own)]

@@ -1,6 +1,7 @@
 """The C cache (``rne_dynamics/_native.py``) shared by processes of other versions of the sources (two installs, two
 checkouts): none removes what another may still use; a file is marked used when it is read or loaded, and the
-builder prunes what nobody used for ``UNUSED_DAYS``, at most once a day per cache folder."""
+builder prunes what nobody used for ``UNUSED_DAYS``, at most once a day per cache folder, numba's kernel folders beside
+it by the same rule."""
 import os
 import sysconfig
 import time
@@ -81,7 +82,7 @@ def test_a_file_read_or_loaded_is_marked_used_at_most_once_a_day_per_process(tmp
     _native.index("square_00000000_0000000000000000", "square_program_0000000000000000")
     pointer = _native.index_path("square_00000000_0000000000000000")
     age([module, pointer], 40)
-    monkeypatch.setattr(_native, "_marked", {})  # a new process
+    monkeypatch.setattr(_compile, "_marked", {})  # a new process
     out = np.empty(1)
     assert _native.load("square_00000000_0000000000000000").single(out, np.array([3.0])) == _native.OK and out[0] == 9.0
     assert all(time.time() - os.stat(path).st_mtime < 60 for path in (module, pointer))
@@ -121,25 +122,24 @@ def test_the_builder_prunes_what_nobody_used_for_unused_days_once_a_day(tmp_path
     assert all(path.exists() for path in recent)
 
 
-def test_compile_keeps_numba_caches_of_other_sources_used_within_the_age(tmp_path, monkeypatch):
-    """``rne-dynamics compile`` removes numba's kernel folders of other sources only when nothing was compiled into
-    them for ``UNUSED_DAYS`` (before, every other version's folder went: two checkouts compiling in turn compiled
-    everything again, minutes each)."""
-    from rne_dynamics._tuning import UNUSED_DAYS
-    from rne_dynamics.tools.precompile import remove_stale_caches
-    monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
-    ages = {"kernels-recent": UNUSED_DAYS - 1, "kernels-old": UNUSED_DAYS + 1,
-            "kernels-old-but-written": UNUSED_DAYS + 1}
-    for name, days in ages.items():
-        folder = tmp_path / "numba" / name / "rne_dynamics"
-        folder.mkdir(parents=True)
-        (folder / "rnea.kernel-1.py311.nbi").write_bytes(b"index")
-        then = time.time() - days * DAY
-        for path in (folder / "rnea.kernel-1.py311.nbi", folder, folder.parent):
-            os.utime(path, (then, then))
-    os.utime(tmp_path / "numba" / "kernels-old-but-written" / "rne_dynamics" / "rnea.kernel-1.py311.nbi")  # now
-    remove_stale_caches()  # (its count also has older versions' folders in the package's __pycache__, if any)
-    assert sorted(p.name for p in (tmp_path / "numba").iterdir()) == ["kernels-old-but-written", "kernels-recent"]
+def test_the_builders_pruning_removes_numba_kernel_folders_nobody_used_for_unused_days(tmp_path):
+    """One rule for the whole cache: numba's kernel folders (one per version of the kernel sources, ``numba/`` beside
+    ``native/``) that no process used for UNUSED_DAYS go in the C cache's pruning; one used since (its process marks
+    it, :func:`rne_dynamics._compile.mark_used`) stays, whatever is inside (before, only ``rne-dynamics compile
+    --generic`` removed them: a development machine held 366, 449 MB)."""
+    (tmp_path / "native").mkdir()
+    kernels = tmp_path / "numba"
+    old, recent = kernels / "kernels-0123456789abcdef", kernels / "kernels-fedcba9876543210"
+    for folder in old, recent:
+        (folder / "algorithms").mkdir(parents=True)
+        (folder / "algorithms" / "rnea.kernel-1.py311.nbi").write_bytes(b"index")
+        age([folder / "algorithms" / "rnea.kernel-1.py311.nbi", folder / "algorithms"], _native.UNUSED_DAYS + 1)
+    age([old], _native.UNUSED_DAYS + 1)
+    age([recent], _native.UNUSED_DAYS - 1)
+    pruner = _native.start_pruning(str(tmp_path / "native"))
+    assert pruner is not None and waited_for(pruner) and pruner.failure is None, pruner.failure
+    assert [path.name for path in kernels.iterdir()] == [recent.name]
+    assert (recent / "algorithms" / "rnea.kernel-1.py311.nbi").read_bytes() == b"index"
 
 
 def test_compile_builds_and_waits_for_the_bundled_arms_machine_code(tmp_path, monkeypatch):

@@ -6,17 +6,14 @@ the nodes start on machine code. ``--generic`` also compiles the generic numba k
 written code does not (a state past one of its guards, a call it cannot write out); they otherwise compile in a
 background process at their first use (their Python serving meanwhile), once per installation.
 """
-import glob
 import os
-import shutil
 import time
 from contextlib import contextmanager
 from functools import partial
 
 import numpy as np
 
-from .._jit import PACKAGE_DIR, cache_directory
-from .._tuning import UNUSED_DAYS, cache_root
+from .._tuning import cache_root
 from ..robots import GOUGH_STEWART, GOUGH_STEWART_LOOPS, bundled_robot_path
 
 
@@ -171,27 +168,3 @@ def compile_generic(rd, robot, out):
     missed = [a.name for a in ALGORITHMS if not getattr(a.single, "signatures", True)]
     if missed:  # driver.ALGORITHMS is the registry: a new algorithm that calls() does not reach is named here
         out(f"not compiled (no call above reaches them; add one here): {', '.join(missed)}")
-    removed = remove_stale_caches()
-    if removed:
-        out(f"removed {removed} caches of older sources")
-
-
-def remove_stale_caches():
-    """Delete the kernel caches of other versions of the sources that nothing compiled into for
-    :data:`~rne_dynamics._tuning.UNUSED_DAYS` days (another install or checkout sharing the cache keeps what it
-    uses, as the C modules' do), and those that older versions kept in the package's ``__pycache__`` folders;
-    returns how many."""
-    oldest = time.time() - UNUSED_DAYS * 86_400
-    stale = [path for path in glob.glob(os.path.join(cache_root(), "numba", "kernels-*"))
-             if path != cache_directory() and last_written(path) < oldest]
-    stale += glob.glob(os.path.join(PACKAGE_DIR, "**", "__pycache__", "kernels-*"), recursive=True)  # (older versions)
-    for path in stale:
-        shutil.rmtree(path, ignore_errors=True)
-    return len(stale)
-
-
-def last_written(folder):
-    """The newest modification time of ``folder`` and every file in it (numba writes its index when it adds a
-    kernel's machine code)."""
-    return max([os.path.getmtime(folder)] + [os.path.getmtime(os.path.join(root, name))
-                                            for root, _, names in os.walk(folder) for name in names])
