@@ -186,8 +186,9 @@ def machine_code(dispatcher, arguments, locator, queue=True, then=None):
     if build is None or build.state == "built":
         if _load(dispatcher, signature):
             return True
-        if build is not None:  # built, and still not in the cache: another numba; give up
-            build.state = "failed"
+        if build is not None:  # built, and still not in the cache: a failure (its Python serves on)
+            build.state, build.failure = "failed", "built, but not in numba's cache (the builder ran another numba?)"
+            _kernel_built(None, build)
         elif not queue:
             return False
         else:

@@ -6,8 +6,8 @@ nothing but the standard library.
 (:func:`build_c`). ``python _compile_child.py numba MODULE FUNCTION ARGUMENT SIGNATURE``: ``MODULE.FUNCTION(ARGUMENT)``
 is a dispatcher, ``SIGNATURE`` its argument types, pickled, in hexadecimal; compiled into numba's cache at ``nice``
 10, after the callers' work (:mod:`rne_dynamics._compile`), one build per kernel on the machine (:func:`build_numba`).
-``python _compile_child.py prune SECONDS FOLDER...``: remove from the cache's ``FOLDER``\ s what no process used for
-``SECONDS`` (:func:`prune`).
+``python _compile_child.py prune SECONDS FOLDER...``: remove from each cache folder ``FOLDER`` what no process used
+for ``SECONDS`` (:func:`prune`).
 """
 import contextlib
 import fcntl

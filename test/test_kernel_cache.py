@@ -238,3 +238,21 @@ def test_a_process_marks_its_kernels_folder_used_where_it_looks_for_a_kernel_and
     _compile.hurry(pruner)
     assert pruner.ended.wait(120) and pruner.failure is None, pruner.failure
     assert os.listdir(os.path.join(str(tmp_path), "numba")) == [os.path.basename(own)]
+
+
+def test_a_kernel_built_but_not_in_numbas_cache_is_a_failure_not_a_silent_python(monkeypatch):
+    """A numba build that ended well but left nothing this process's numba loads (the builder ran another numba) is
+    a warning and one of ``_compile.failures`` (the tests fail on any), as a build that failed is: its Python serves
+    on, said."""
+    import numpy as np
+    from rne_dynamics import _compile
+    doubling = _jit.numba.njit(negative_refused)  # (no disk cache: nothing to load)
+    arguments = (np.array([1.5]),)
+    build = _compile.Build(None, _compile.KERNEL, None)
+    build.state, build.arguments = "built", ["numba", "module", "function", "argument", "signature"]
+    monkeypatch.setattr(_compile, "_kernels", {(doubling, (_jit.numba.typeof(arguments[0]),)): build})
+    monkeypatch.setattr(_compile, "failures", [])
+    with pytest.warns(RuntimeWarning, match="numba could not compile module.function"):
+        assert not _compile.machine_code(doubling, arguments, ("", "", ""))
+    assert build.state == "failed" and _compile.failures == [
+        "module.function('argument'): built, but not in numba's cache (the builder ran another numba?)"]
