@@ -2,6 +2,7 @@
 exactly (a robot's first WARM allocating states, a state while its written code is built, the written code's
 machine code, a batch's states, a robot without written code); an engine that fails is an error under ``RNE_DYNAMICS_STRICT=1`` (the tests) and a
 logged, counted fallback that still gives the generic kernel's numbers otherwise."""
+import dataclasses
 import logging
 
 import numpy as np
@@ -75,6 +76,31 @@ def test_machine_code_states_are_counted_by_the_built_module(arm):
     assert change(before, counts()) == {"states": {driver.MACHINE_CODE: 7}, "fallbacks": {}, "not written": {}}
     assert change(before_batch, counts(ALLOCATING)) == {"states": {driver.MACHINE_CODE: 9}, "fallbacks": {},
                                                         "not written": {}}
+
+
+def test_a_state_past_a_guard_with_data_runs_the_written_code_once_then_the_generic_kernel(arm, monkeypatch):
+    """With ``data=``, a state the held written code hands back (a guard's other side) goes to the generic kernel
+    without the same C being run on it again, and is counted as past a guard."""
+    robot, state = arm
+    code = written.written(ID, robot, wait=True)
+    assert code.native
+    data = robot.data()
+    reference = rd.inverse_dynamics(robot, *state, data=data).torques.copy()  # the C, now data's held call
+    assert data.held[ID].call is code.single
+    calls = []
+
+    def past_a_guard(block, *state):
+        calls.append(block)
+        return _jit.GUARD
+    monkeypatch.setattr(code, "single", past_a_guard)
+    data.held[ID] = dataclasses.replace(data.held[ID], call=past_a_guard)
+    before = counts()
+    torques = rd.inverse_dynamics(robot, *state, data=data).torques
+    assert len(calls) == 1
+    added = change(before, counts())
+    assert sum(added["states"].pop(engine, 0) for engine in (driver.GENERIC_MACHINE_CODE, driver.GENERIC_PYTHON)) == 1
+    assert added == {"states": {}, "fallbacks": {driver.PAST_GUARD: 1}, "not written": {}}
+    np.testing.assert_allclose(torques, reference, rtol=0, atol=TOLERANCE)
 
 
 def test_a_robot_without_written_code_says_why(arm, monkeypatch):

@@ -276,6 +276,7 @@ class Algorithm:
         what is not a float64 array of one state's size); the generic entry only arrays of the types numba compiled
         it for (:func:`~rne_dynamics.algorithms.inputs.one_state_arrays`); :meth:`checked` converts anything else
         and explains every error."""
+        tried = None  # the held call, made on this state already (not again below)
         if data is not None:
             if type(data) is not Data or data.robot is not robot:
                 owned(robot, data)  # raises: what data= must be
@@ -284,6 +285,7 @@ class Algorithm:
                 held = data.held.get(self, NOT_HELD)
                 if held.call(*held.arguments, *state, *self.defaults) == OK:
                     return held.result
+                tried = held.call
         environment = self.defaults if gravity is None else (gravity_vector(gravity),)
         code = (None if external_wrenches or not self.writable
                 else robot.engines.written.get((self, drive, *extras_key(extras)), False))
@@ -297,14 +299,15 @@ class Algorithm:
                     return result if self.finish is None else self.finish(*result)
             else:
                 held = self.held(robot, data)
-                if code.single(held.block, *state, *environment) == OK:
+                if code.single is not tried and code.single(held.block, *state, *environment) == OK:
                     return held.result
-        # the generic entry's one compiled call, on arguments of its types (a batch: numba would type its arguments
-        # to refuse them, 0.25 ms)
+        # the generic entry on arguments of its types, its one compiled call once numba has it (a batch: numba would
+        # type its arguments to refuse them, 0.25 ms); the written code has had these arrays
         fdata = robot.fdata if drive else robot.rigid_body_fdata
-        if self.ready and not external_wrenches and one_state_arrays(state):
+        if not external_wrenches and one_state_arrays(state):
             held = self.held(robot, data)
-            if self.single(fdata, robot.idata, held.block, *state, *environment, *extras) == OK:
+            generic = self.single if self.ready else self.generic
+            if generic(fdata, robot.idata, held.block, *state, *environment, *extras) == OK:
                 self.generic_ran(1, self.why_generic(robot, drive, extras, False, code))
                 return held.result
         return self.checked(robot, fdata, data, state, gravity, external_wrenches, extras, counted)
