@@ -14,7 +14,9 @@ import pytest
 
 import rne_dynamics as rd
 from rne_dynamics import _compile
-from rne_dynamics.algorithms import loops, written
+from rne_dynamics._jit import GUARD
+from rne_dynamics.algorithms import driver, loops, written
+from rne_dynamics.algorithms.loop_kinematics import CLOSED_LOOP
 from rne_dynamics.robots import GOUGH_STEWART, GOUGH_STEWART_LOOPS
 
 pytestmark = pytest.mark.skipif(written.MODE == "0", reason="the written code is not built in this mode")
@@ -66,8 +68,8 @@ def test_one_call_equals_the_python_solver(name):
         for gravity in (None, GRAVITY):
             reference = python_solver(robot, qa[k], qda[k], qdda[k], guess, gravity)
             one = loops._one_call(robot, qa[k], qda[k], qdda[k], guess, gravity)
-            served += one is not None
-            if one is not None:
+            if isinstance(one, loops.ClosedLoopInverseDynamicsResult):  # (else None or the status it hands back)
+                served += 1
                 assert_same(one, reference)
             assert_same(rd.closed_loop_inverse_dynamics(robot, qa[k], qda[k], qdda[k], q_guess=guess, gravity=gravity),
                         reference)
@@ -76,16 +78,26 @@ def test_one_call_equals_the_python_solver(name):
     assert served == (2 * len(qa) if name in SERVED else 0)
 
 
+def handed_back():
+    """The closed-loop states the one call handed back to the Python solver so far, as rd.engine_report() counts
+    them."""
+    return rd.engine_report().get(CLOSED_LOOP.name, {}).get("fallbacks", {}).get(driver.PAST_GUARD, 0)
+
+
 @pytest.mark.parametrize("name", sorted(SERVED))
 def test_a_state_the_one_call_hands_back_gets_the_python_solvers_answer(name):
+    """A state past a guard of the one call's written code (more Newton steps than it takes) is counted as such in
+    rd.engine_report() and gets the Python solver's answer; a bad argument still gets the Python solver's error."""
     robot = MECHANISMS[name]()
     assert rd.prepare_closed_loop(robot)
     actuated_q = loops.coordinates(robot).actuated_q
     n = actuated_q.size
     qa = rd.neutral(robot)[actuated_q] + 0.08 * (-1.0) ** np.arange(n)  # far from the guess: more Newton steps
     start = rd.neutral(robot)
-    assert loops._one_call(robot, qa, np.ones(n), np.ones(n), start, None) is None
+    assert loops._one_call(robot, qa, np.ones(n), np.ones(n), start, None) == GUARD
+    before = handed_back()
     result = rd.closed_loop_inverse_dynamics(robot, qa, np.ones(n), np.ones(n), q_guess=start)
+    assert handed_back() == before + 1
     assert_same(result, python_solver(robot, qa, np.ones(n), np.ones(n), start), 0.0)
     assert np.abs(rd.loop_constraints(robot, result.q).residual).max() < 1e-12
     # a bad argument still gets the Python solver's error
@@ -105,13 +117,14 @@ COLD = """
 import json, sys, numpy as np
 import rne_dynamics as rd
 from rne_dynamics.algorithms import loops
+from rne_dynamics._jit import GUARD
 from rne_dynamics.algorithms.loop_kinematics import CLOSED_LOOP
 robot = rd.delta_robot().load()
 qa, qda, qdda, guess = (np.array(x) for x in json.loads(sys.stdin.read()))
 first = rd.closed_loop_inverse_dynamics(robot, qa, qda, qdda, q_guess=guess)
 ready_at_first = bool(rd.engine_report().get(CLOSED_LOOP.name, {}).get("states", {}).get("written machine code"))
 prepared = rd.prepare_closed_loop(robot)
-served = loops._one_call(robot, qa, qda, qdda, guess, None) is not None
+served = isinstance(loops._one_call(robot, qa, qda, qdda, guess, None), loops.ClosedLoopInverseDynamicsResult)
 print(json.dumps(dict(ready_at_first=ready_at_first, prepared=prepared, served=served,
                       first=[first.torques.tolist(), first.q.tolist(), first.joint_wrenches.tolist()])))
 """

@@ -181,9 +181,9 @@ def engine_report():
     The engines: ``"written machine code"`` (the robot's written code, built as C), ``"generic machine code"`` and
     ``"generic Python"`` (the generic entry, as numba compiled it or as its Python until numba has it).
     ``fallbacks``: the states the generic entry computed, by why (a robot's first allocating states, a state past a
-    guard, no written code, its build under way), and a batch's states the written code computed one by one before
-    its vector lanes were built; ``not written``: the written codes not made, by why (counted once per robot and
-    variant); ``failures``: what failed in an engine
+    guard, no written code, its build under way; the closed-loop solve's states past a guard: its Python solver's),
+    and a batch's states the written code computed one by one before its vector lanes were built; ``not written``:
+    the written codes not made, by why (counted once per robot and variant); ``failures``: what failed in an engine
     (a step that raised while traced, a C build), each also logged (``RNE_DYNAMICS_STRICT=1`` raises it). Counts
     since the process started; only states computed without error are counted. The kernels called from Python around
     the algorithms (the argument checks, ``integrate``: ``"module:name"``) are reported by their calls that ran their
@@ -194,7 +194,7 @@ def engine_report():
         engine = GENERIC_MACHINE_CODE if numba is not None else GENERIC_PYTHON
         states = dict(collections.Counter({MACHINE_CODE: served, engine: held}) + algorithm.generic_runs)  # (only > 0)
         fallbacks = dict(algorithm.fallbacks + collections.Counter({NOT_WRITTEN: held}))
-        if states or algorithm.not_written or algorithm.failures:
+        if states or fallbacks or algorithm.not_written or algorithm.failures:
             report[algorithm.name] = {"states": states, "fallbacks": fallbacks,
                                       "not written": dict(algorithm.not_written), "failures": list(algorithm.failures)}
     for kernel, calls in python_calls.items():  # (the argument checks and integrate: no written code, no failures)

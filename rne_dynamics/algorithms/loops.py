@@ -26,7 +26,7 @@ from ..errors import ModelError, StateError
 from ..model.loops import LoopClosure, Loops
 from .configuration import integrate, neutral
 from .crba import mass_matrix
-from .._jit import OK
+from .._jit import GUARD, OK
 from .inputs import gravity_vector, one_state_arrays
 from .integrator import rkmk4_step
 from .._trace import traceable
@@ -36,6 +36,7 @@ from .loop_kinematics import (AXIS, CLOSED_LOOP, CLOSURE_TOLERANCE, CONSTRAINTS,
                               SELECT, SIDE_A, SIDE_B, cut_loads, far_from_rank_loss, passive_lu)
 from .rnea import bias_torques, inverse_dynamics
 from . import written
+from .driver import PAST_GUARD
 
 MAX_NEWTON_STEPS = 60
 
@@ -354,13 +355,15 @@ def _batched(arrays, one):
 
 
 def _inverse_one(robot, qa, qda, qdda, q_guess, gravity, external_wrenches):
-    if not external_wrenches:  # one machine-code call, once the robot has it; else the Python solver
-        result = _one_call(robot, qa, qda, qdda, q_guess, gravity)
-        if result is not None:
-            return result
+    # one machine-code call, once the robot has it; else (None, or a state's status) the Python solver
+    result = None if external_wrenches else _one_call(robot, qa, qda, qdda, q_guess, gravity)
+    if result.__class__ is ClosedLoopInverseDynamicsResult:
+        return result
     state, pinv_p = _closed_state(robot, qa, qda, qdda, q_guess)
     tree = inverse_dynamics(robot, state.q, state.qd, state.qdd, gravity=gravity, external_wrenches=external_wrenches)
     torques = state.G.T @ tree.torques  # Khalil eq. 55
+    if result == GUARD:  # (counted as the driver counts its own: once computed)
+        CLOSED_LOOP.fallbacks[PAST_GUARD] += 1
     return _with_loads(robot, state, pinv_p, torques, tree, ClosedLoopInverseDynamicsResult)
 
 
@@ -389,9 +392,10 @@ def _one_call_of(robot):
 
 def _one_call(robot, qa, qda, qdda, q_guess, gravity):
     """The result of :data:`~rne_dynamics.algorithms.loop_kinematics.CLOSED_LOOP` for one state as one call of the
-    robot's written machine code, or None: a robot it does not serve (redundant constraints, a floating base), its
+    robot's written machine code; None: a robot it does not serve (redundant constraints, a floating base), its
     machine code not built yet, arguments that are not one state's float64 arrays of their sizes (the Python path
-    converts and explains them), or a state it hands back (its status)."""
+    converts and explains them); or the status of a state it hands back (a guard's, a value the Python path
+    explains)."""
     one = _one_call_of(robot) if robot.loops is not None else None  # (no loops: the Python solver says so)
     if one is None or one.code.single is None:
         return None
@@ -404,7 +408,7 @@ def _one_call(robot, qa, qda, qdda, q_guess, gravity):
     q[one.actuated_q], qd[one.actuated], qdd[one.actuated] = qa, qda, qdda
     result = one.code.fresh(tuple, q, qd, qdd, gravity_vector(gravity))
     if result.__class__ is int:  # a status: a state handed back, or a value the Python path explains
-        return None
+        return result
     torques, q, qd, qdd, joint_wrenches, loop_wrenches, tree_torques = result
     return ClosedLoopInverseDynamicsResult(torques[:one.actuated.size], q, qd, qdd, joint_wrenches,
                                            dict(zip(one.names, loop_wrenches)), tree_torques)
