@@ -37,9 +37,9 @@ from .._tuning import BUILD_WAIT, LONG_BATCH, PIECES, THREAD_ROWS, WARM
 from ..model.data import Data, Held, memory, owned
 from ..model.joints import unit_quaternions
 from ..model.buffers import model_view, model_view_inline
-from .written import extras_key, inputs_of, lock, variant, view_spellings, written
-from .inputs import (QUATERNION_TOLERANCE, all_finite, body_wrenches, gravity_vector, one_state_arrays, states,
-                     status_error)
+from .written import extras_key, inputs_of, lock, variant, written
+from .inputs import (NO_WRENCHES, QUATERNION_TOLERANCE, all_finite, body_wrenches, gravity_vector, one_state_arrays,
+                     states, status_error)
 
 #: The statuses of a robot's written code that say all there is to say: any other (a guard) runs the generic kernel.
 EXPLAINED = (OK, NOT_FINITE, NOT_UNIT, OVERFLOW)
@@ -87,24 +87,22 @@ def single_{name}(fdata, idata, block, {inputs}):
 """
 
 
-def entry_point(step, layout, arguments, tangents, per_state):
-    """The compiled entry of the algorithm ``step`` with memory ``layout``: ``single(fdata, idata, block, *inputs)``
-    (``q``, the ``tangents`` vectors, the parameters, with ``f_ext, gravity`` as one ``environment``; the first
-    ``per_state`` arguments belong to the state), returning a status code."""
-    name = f"{step.__name__}_{layout.__name__}"
-    inputs, unpack, state = arguments, "", arguments[:per_state]
-    if "f_ext" in arguments:
-        at = arguments.index("f_ext")
-        inputs = arguments[:at] + ("environment",) + arguments[at + 2:]
-        unpack, state = "f_ext, gravity = environment_parts(environment)", inputs[:at + 1]
-    sizes = " or ".join([f"{arguments[0]}.shape[0] != m.nq"] + [f"{t}.shape[-1] != m.nv"
-                                                                  for t in arguments[1:tangents + 1]])
+def entry_point(name, step, layout, state, parameters):
+    """The compiled entry ``single_name`` of the algorithm ``step`` with memory ``layout``: ``single(fdata, idata,
+    block, *inputs)``, the inputs being the ``state`` (``q``, then the tangent vectors) and the ``parameters``, with
+    ``f_ext, gravity`` as one ``environment`` (the state's, for finiteness); returning a status code."""
+    inputs, unpack, per_state = state + parameters, "", state
+    if "f_ext" in parameters:  # (gravity follows it)
+        inputs, per_state = state + ("environment",) + parameters[2:], state + ("environment",)
+        unpack = "f_ext, gravity = environment_parts(environment)"
+    sizes = " or ".join([f"{state[0]}.shape[0] != m.nq"] + [f"{t}.shape[-1] != m.nv" for t in state[1:]])
     namespace = dict(__name__=__name__, OK=OK, BAD_SHAPE=BAD_SHAPE, NOT_FINITE=NOT_FINITE, NOT_UNIT=NOT_UNIT,
                      OVERFLOW=OVERFLOW, QUATERNION_TOLERANCE=QUATERNION_TOLERANCE, all_finite=all_finite,
                      model_view_inline=model_view_inline, unit_quaternions=unit_quaternions, status_of=status_of,
                      environment_parts=environment_parts, step=step, layout=layout)
-    source = ENTRY.format(name=name, inputs=", ".join(inputs), unpack=unpack, q=arguments[0], sizes=sizes,
-                          finite=" and ".join(f"all_finite({x})" for x in state), arguments=", ".join(arguments))
+    source = ENTRY.format(name=name, inputs=", ".join(inputs), unpack=unpack, q=state[0], sizes=sizes,
+                          finite=" and ".join(f"all_finite({x})" for x in per_state),
+                          arguments=", ".join(state + parameters))
     exec(compile(source, __file__, "exec"), namespace)
     return arithmetic_kernel(namespace[f"single_{name}"])
 
@@ -119,20 +117,12 @@ def _batch_views(out, slots):
     return [out[:, s.offset:s.offset + int(np.prod(s.shape))].reshape((len(out),) + s.shape) for s in slots]
 
 
-def result_kind(result):
-    """``(kind, finish)``: what the written code's ``fresh`` makes of the result arrays (``kind`` None: the first;
-    a tuple type: all of them in one) and the function that makes ``result`` of that, if any."""
-    if result is _first:
-        return None, None
-    if isinstance(result, type) and issubclass(result, tuple):
-        return result, None
-    return tuple, result
-
-
 def result_maker(result, slots):
     """``block -> result``: ``result`` of the views at ``slots`` of one state's block, written out as one expression
-    (:func:`~rne_dynamics.algorithms.written.view_spellings`)."""
-    return eval(f"lambda block: result({', '.join(view_spellings(slots))})", {"result": result})
+    (``block[a:b]``, reshaped; a comprehension over the slots costs a fifth of a small robot's call)."""
+    views = [f"block[{offset}:{offset + int(np.prod(shape))}]"
+             + (f".reshape({tuple(map(int, shape))})" if len(shape) > 1 else "") for offset, shape in slots]
+    return eval(f"lambda block: result({', '.join(views)})", {"result": result})
 
 
 @functools.cache
@@ -159,15 +149,6 @@ def in_threads(rows, count):
     helpers = [_threads().submit(take) for _ in range(threads - 1)]
     done = [take()] + [helper.result() for helper in helpers if not helper.cancel()]  # (a pool busy elsewhere)
     return min((d for d in done if d[0] != OK), key=lambda d: d[1], default=(OK, 0))
-
-
-def written_rows(batch, out, inputs):
-    """``rows(first, last)`` of :func:`in_threads` for a written code's ``batch`` (which releases the interpreter):
-    the states' rows of ``out`` and of the per-state inputs (the others, gravity, are shared)."""
-    def rows(first, last):
-        status, n = batch(out[first:last], *(x[first:last] if x.ndim == 2 else x for x in inputs))
-        return status, first + n
-    return rows
 
 
 #: Every algorithm, in the order of their modules' import.
@@ -250,12 +231,15 @@ class Algorithm:
         self.intermediates, self.batches = intermediates, batches
         self.gravity, self.wrenches, self.extras, self.writable = gravity, wrenches, tuple(extras), writable
         self.name = f"{step.__name__}_{layout.__name__}"
-        self.kind, self.finish = result_kind(result)
+        # what the written code's fresh makes of the result arrays (kind None: the first; a tuple type: all of them
+        # in one), and the function that makes the result of that tuple, if any
+        named = isinstance(result, type) and issubclass(result, tuple)
+        self.kind = None if result is _first else result if named else tuple
+        self.finish = None if result is _first or named else result
         ALGORITHMS.append(self)
         self.defaults = (gravity_vector(None),) * gravity  # standard gravity: also the environment without wrenches
         parameters = ("f_ext",) * wrenches + ("gravity",) * gravity + tuple(extras)
-        self.single = (entry_point(step, layout, arguments + parameters, len(arguments) - 1, len(arguments) + wrenches)
-                       if generic else None)
+        self.single = entry_point(self.name, step, layout, arguments, parameters) if generic else None
         # the one compiled call is tried first once it has its one signature (else numba would compile another)
         self.ready = generic and not hasattr(self.single, "disable_compile")
         # the report (engine_report): states by engine and by reason, written codes not made, engine failures; the
@@ -330,8 +314,7 @@ class Algorithm:
         key = variant(self, drive, extras, wrenches)
         if robot.engines.generic_states.get(key, 0) <= WARM:
             return WARMING
-        made = robot.engines.written.get(key)
-        return BUILDING if made is not None else NOT_WRITTEN
+        return BUILDING if robot.engines.written.get(key) is not None else NOT_WRITTEN
 
     def generic_compiled(self, robot, fdata, extras):
         """Whether the generic entry runs ``robot``'s calls as numba's machine code: compiled here, or loaded from
@@ -348,15 +331,6 @@ class Algorithm:
         self.generic_runs[GENERIC_MACHINE_CODE if self.ready and numba is not None else GENERIC_PYTHON] += states
         self.fallbacks[why] += states
 
-    def parameters(self, robot, data, gravity, external_wrenches, batch):
-        """The checked external body wrenches (``()`` if the step takes none) and gravity (likewise) that the step
-        takes; ``batch`` states (0: one state)."""
-        f_ext = ()
-        if self.wrenches:
-            f_ext = body_wrenches(robot, external_wrenches, max(batch, 1), data)
-            f_ext = (f_ext[0] if not batch else np.broadcast_to(f_ext, (batch,) + f_ext.shape[1:]),)
-        return f_ext, (gravity_vector(gravity),) * self.gravity
-
     def checked(self, robot, fdata, data, state, gravity, external_wrenches, extras, counted):
         """The call on the model ``(fdata, robot.idata)`` with its arguments converted and checked, and every error
         explained. Finiteness and unit quaternions are checked per state by the call that runs (the written code's and
@@ -366,19 +340,24 @@ class Algorithm:
         batch = len(state[0]) if state[0].ndim == 2 else 0
         if batch and self.batches is not None:
             return self.batches.checked(robot, fdata, data, state, gravity, external_wrenches, extras, counted)
-        f_ext, g = self.parameters(robot, data, gravity, external_wrenches, batch)
-        drive = fdata is robot.fdata
-        wrenches = bool(f_ext) and f_ext[0].size > 0
+        # the checked gravity and external body wrenches ((states, nb, 6): none, (1, 0, 6)), if the step takes them
+        g = (gravity_vector(gravity),) * self.gravity
+        f_ext = body_wrenches(robot, external_wrenches, max(batch, 1), data) if self.wrenches else NO_WRENCHES
+        drive, wrenches = fdata is robot.fdata, f_ext.size > 0
         # a long batch waits for its written code's machine code, built now: about a second (unless other builds
         # hold the compilers), against a few times the time a state on the generic kernel
         wait = BUILD_WAIT if batch >= LONG_BATCH else False
         code = self.written(robot, drive, extras, wrenches, max(batch, 1) - counted, wait)
         # the written code takes the body wrenches after gravity, flat; its statuses but a guard's need no generic run
-        inputs = (*state, *g, np.ascontiguousarray(f_ext[0]).reshape(max(batch, 1), -1)) if wrenches else (*state, *g)
+        inputs = (*state, *g, f_ext.reshape(*state[0].shape[:-1], -1)) if wrenches else (*state, *g)
         if batch:
             slots, results, size, _ = self.slots(robot)
             out = memory(robot, data, (self, "batch"), (batch, results))
-            status, row = in_threads(written_rows(code.batch, out, inputs), batch) if code is not None else (None, 0)
+
+            def rows(first, last):  # of in_threads: the written code's batch (it releases the interpreter) on them
+                status, n = code.batch(out[first:last], *(x[first:last] if x.ndim == 2 else x for x in inputs))
+                return status, first + n
+            status, row = in_threads(rows, batch) if code is not None else (None, 0)
             if status == OK and not code.final:  # (state by state on its first stage: its lanes are built now)
                 self.fallbacks[ONE_BY_ONE] += batch
                 code.lanes()
@@ -387,17 +366,15 @@ class Algorithm:
                 self.generic_ran(batch if status == OK else row, self.why_generic(robot, drive, extras, wrenches, code))
             result = self.result(*_batch_views(out, slots))
         else:
-            row = None
-            held = self.held(robot, data)
-            block, result = held.block, held.result
-            status = code.single(block, *inputs[:-1], inputs[-1][0]) if wrenches and code is not None else \
-                code.single(block, *inputs) if code is not None else None
+            row, held = None, self.held(robot, data)
+            result = held.result
+            status = code.single(held.block, *inputs) if code is not None else None
             if status not in EXPLAINED:
                 environment = g
                 if wrenches:
                     out = memory(robot, data, "environment", (3 + f_ext[0].size,))
                     environment = (environment_of(g[0], f_ext[0], out),)
-                status = self.generic(fdata, robot.idata, block, *state, *environment, *extras)
+                status = self.generic(fdata, robot.idata, held.block, *state, *environment, *extras)
                 self.generic_ran(int(status == OK), self.why_generic(robot, drive, extras, wrenches, code))
         if status != OK:
             raise self.error(robot, status, state, "" if row is None else f" at state {row}")
@@ -408,10 +385,8 @@ class Algorithm:
         the call (the robot's written code, else the generic entry on arguments of its types) with its first
         arguments that the held call with the standard environment makes; kept in ``data`` if given (the written
         code's build swaps its machine code in). Without ``data``, new memory."""
-        if data is not None:
-            held = data.held.get(self)
-            if held is not None:
-                return held
+        if data is not None and (held := data.held.get(self)) is not None:
+            return held
         _, _, size, make = self.slots(robot)
         block = np.empty(size)
         # the written code for a held call, once made and built (an algorithm with extras: its written code is by
@@ -482,7 +457,7 @@ class Algorithm:
         def rows(first, last):
             block = np.empty(size)
             for n in range(first, last):
-                environment = (environment_of(gravity[0], f_ext[0][n]),) if f_ext else gravity
+                environment = (environment_of(gravity[0], f_ext[n]),) if f_ext.size else gravity
                 status = self.generic(fdata, idata, block, *(x[n] for x in state), *environment, *extras)
                 out[n] = block[:out.shape[1]]
                 if status != OK:

@@ -14,7 +14,6 @@ non-finite number, a bad size) returns a non-zero status and the generic kernel 
 """
 import functools
 import logging
-import math
 import os
 import sys
 import sysconfig
@@ -86,9 +85,9 @@ class Written:
     ``(name, source, optimise)`` of the first stage or the final one, made at its build's turn; ``ended``: set when
     the last stage is in or a build failed."""
 
-    def __init__(self, algorithm, robot, key):
-        self.single = self.batch = self.fresh = self.failure = self.building = self.source = self.bridge = None
-        self.algorithm, self.robot, self.key, self.stage = algorithm, robot, key, 0
+    def __init__(self, algorithm, robot, key, source):
+        self.single = self.batch = self.fresh = self.failure = self.building = self.bridge = None
+        self.algorithm, self.robot, self.key, self.source, self.stage = algorithm, robot, key, source, 0
         self.waited = self.batched = self.quick = False
         self.ended, self.folder = threading.Event(), _native.cache_folder()  # (a build may outlive a test's folder)
 
@@ -168,23 +167,11 @@ def program_of(algorithm, robot, fdata, extras=(), wrenches=False, limit=None):
     return program, outputs, [len(s) for s in samples]
 
 
-def view_spellings(slots):
-    """``block[a:b]``, reshaped, for each ``(offset, shape)`` in ``slots``: the result arrays of one state's block,
-    written out (a comprehension over the slots costs a fifth of a small robot's call)."""
-    spellings = []
-    for offset, shape in slots:
-        shape = tuple(int(n) for n in shape)
-        spellings.append(f"block[{int(offset)}:{int(offset) + math.prod(shape)}]"
-                         + (f".reshape({shape})" if len(shape) > 1 else ""))
-    return spellings
-
-
 def module_name(algorithm, robot, fdata, extras=(), wrenches=False):
     """The cached module's name: the algorithm, the sources' version, and a digest of the model's numbers, the
     per-call parameters and what the machine code depends on."""
     key = _native.digest(algorithm.name, fdata.tobytes(), robot.idata.tobytes(), sources_stamp(), np.__version__,
-                         sysconfig.get_config_var("EXT_SUFFIX"), _native.host(), wrenches,
-                         *(e.tobytes() if isinstance(e, np.ndarray) else repr(e) for e in extras))
+                         sysconfig.get_config_var("EXT_SUFFIX"), _native.host(), wrenches, *extras_key(extras))
     return _native.module_name(algorithm.name, sources_stamp(), key)
 
 
@@ -205,7 +192,7 @@ def written(algorithm, robot, drive=True, extras=(), wrenches=False, wait=False,
     out, or while its machine code is being built. With ``wrenches``, the variant that takes external body wrenches
     ``(nb, 6)``, flat, after gravity (kept under ``(algorithm, drive, WRENCHES, *extras)``). ``wait``: seconds to
     wait for the machine code (``True``: until it is in use or has failed). ``new=False``: only one made before."""
-    if wrenches and not algorithm.wrenches or not algorithm.writable:
+    if not algorithm.writable:
         return None
     key = variant(algorithm, drive, extras, wrenches)
     made = robot.engines.written.get(key, False)
@@ -222,7 +209,7 @@ def written(algorithm, robot, drive=True, extras=(), wrenches=False, wait=False,
                 fdata = robot.fdata if drive else robot.rigid_body_fdata
                 made = robot.engines.written[key] = make(algorithm, robot, fdata, extras, wrenches)
                 if made is not None and made.single is not None:  # from the cache
-                    serve_held(made, algorithm, robot)
+                    serve_held(made)
     if wait is not False and made is not None and not made.final:
         made.wait(None if wait is True else wait)
     return made if made is not None and made.single is not None else None  # (None while its build is under way)
@@ -252,14 +239,13 @@ def make(algorithm, robot, fdata, extras, wrenches):
         return (*_native.named_source(algorithm.name + stage, _native.c_source(
             _native.UNNAMED, program, outputs, sizes, [int(s) for s in robot.quaternions], QUATERNION_TOLERANCE,
             algorithm.slots(robot)[0], final)), optimise)
-    made = Written(algorithm, robot, key)
-    made.source = source
+    made = Written(algorithm, robot, key, source)
     try:
         module = _native.load(key, made.folder)
     except ImportError:  # a damaged file: built again
         module = None
     if module is not None:
-        put(made, module, algorithm)
+        put(made, module)
         if not made.quick and not made.bridge:  # (a final module, or a first stage at -O1: its lanes when asked)
             return made
     compiled = algorithm.generic_compiled(robot, fdata, extras)  # (asked only where it decides)
@@ -281,14 +267,14 @@ def make(algorithm, robot, fdata, extras, wrenches):
     return made
 
 
-def put(made, module, algorithm):
-    """Serve ``made`` by the built ``module`` (its stage by its name), whose states ``algorithm``'s report counts."""
+def put(made, module):
+    """Serve ``made`` by the built ``module`` (its stage by its name), whose states its algorithm's report counts."""
     made.single, made.batch, made.fresh = module.single, module.batch, module.fresh
     made.bridge, made.quick = BRIDGE_NAME in module.__name__, QUICK_NAME in module.__name__
     made.stage = ONE_STATE if made.bridge or made.quick or ONE_STATE_NAME in module.__name__ else FINAL
-    algorithm.native_modules[module.__file__] = module  # (one counter per file: robots of one program share it)
+    made.algorithm.native_modules[module.__file__] = module  # (one counter per file: robots of one program share it)
     if made.bridge:
-        algorithm.bridges.add(made)  # (until numba has the generic entry: Algorithm.kernel_built)
+        made.algorithm.bridges.add(made)  # (until numba has the generic entry: Algorithm.kernel_built)
     if made.final or made.bridge:
         made.ended.set()
 
@@ -311,18 +297,18 @@ def install(made, build):
         engine_failure(algorithm, f"its C on robot '{robot.name}' did not build: {made.failure}")
         return
     with lock:
-        put(made, module, algorithm)
-        serve_held(made, algorithm, robot)
+        put(made, module)
+        serve_held(made)
     if made.bridge and algorithm.kernel_cached:  # (built while numba compiled the generic entry, which serves now)
         algorithm.kernel_built()
 
 
-def serve_held(made, algorithm, robot):
-    """Make ``made``'s machine code the held call of ``algorithm`` in every live ``Data`` of ``robot``, if it is the
+def serve_held(made):
+    """Make ``made``'s machine code the held call of its algorithm in every live ``Data`` of its robot, if it is the
     held calls' written code (with the drive terms, no parameters)."""
-    if made is not robot.engines.written.get(variant(algorithm, True, (), False)):
+    algorithm, engines = made.algorithm, made.robot.engines
+    if made is not engines.written.get(variant(algorithm, True, (), False)):
         return
-    for data in list(robot.engines.datas):
-        held = data.held.get(algorithm)
-        if held is not None:
+    for data in list(engines.datas):
+        if (held := data.held.get(algorithm)) is not None:
             data.held[algorithm] = replace(held, arguments=(held.block,), call=made.single)
