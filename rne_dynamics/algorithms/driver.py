@@ -243,11 +243,11 @@ class Algorithm:
         # the one compiled call is tried first once it has its one signature (else numba would compile another)
         self.ready = generic and not hasattr(self.single, "disable_compile")
         # the report (engine_report): states by engine and by reason, written codes not made, engine failures; the
-        # written code's states are counted by its C modules
+        # written code's states are counted by its C modules; the states a Data's held generic entry computed (no
+        # written code: typed_generic)
         self.generic_runs, self.fallbacks = collections.Counter(), collections.Counter()
         self.not_written, self.failures = collections.Counter(), []
-        self.native_modules = {}
-        self.held_generic_states = 0  # states a Data's held generic entry computed (no written code: typed_generic)
+        self.native_modules, self.held_generic_states = {}, 0
         # the written codes served only until numba has the entry (weakly: a robot dropped meanwhile, a model swap's)
         self.bridges, self.kernel_cached = weakref.WeakSet(), False
 
@@ -439,7 +439,8 @@ class Algorithm:
     def kernel_built(self):
         """numba has cached the generic entry's machine code: each robot's bridge (a written program of more than
         :data:`~rne_dynamics._tuning.UNROLLED` operations, slower than the entry as machine code) gives way to it, in
-        its variant and in the held calls of the robot's ``Data`` objects (a bridge built later, as soon as it is in)."""
+        its variant and in the held calls of the robot's ``Data`` objects (a bridge built later, as soon as it is
+        in)."""
         bridges, self.bridges, self.kernel_cached = self.bridges, weakref.WeakSet(), True
         for made in bridges:
             self.not_written[RETIRED] += 1

@@ -137,8 +137,7 @@ def inputs_of(algorithm, robot):
     if hasattr(algorithm, "sample"):
         return algorithm.sample(robot)
     rng = np.random.default_rng(7)
-    samples = [random_configuration(robot, rng)] + [rng.uniform(-1.0, 1.0, robot.nv)
-                                                   for _ in algorithm.arguments[1:]]
+    samples = [random_configuration(robot, rng)] + [rng.uniform(-1.0, 1.0, robot.nv) for _ in algorithm.arguments[1:]]
     return samples + [gravity_vector(None)] * algorithm.gravity
 
 
