@@ -89,7 +89,7 @@ def test_a_state_past_a_guard_with_data_runs_the_written_code_once_then_the_gene
     assert data.held[ID].call is code.single
     calls = []
 
-    def past_a_guard(block, *state):
+    def past_a_guard(block, *_):
         calls.append(block)
         return _jit.GUARD
     monkeypatch.setattr(code, "single", past_a_guard)
