@@ -28,7 +28,7 @@ class Untraceable(TypeError):
 
 class Program:
     """The nodes recorded while tracing: ``ops[k]`` is ``(operation, operands)``, an operand a node index or a float
-    constant; ``("input", (argument, element))`` reads an input."""
+    constant; ``("input", (argument, element))`` reads an input (a node of its own: its operands are no nodes)."""
 
     def __init__(self, limit):
         self.limit = limit  # operations at most (Untraceable beyond)
@@ -46,12 +46,6 @@ class Program:
             k = self.index[key] = len(self.ops)
             self.ops.append((op, args))
             self.values.append(value)
-        return Value(self, k)
-
-    def input(self, argument, element, value):
-        k = len(self.ops)
-        self.ops.append(("input", (argument, element)))
-        self.values.append(float(value))
         return Value(self, k)
 
 
@@ -82,33 +76,21 @@ def binary(op, a, b):
     """``a op b`` with at least one traced operand, folded where a constant allows."""
     if type(a) is not Value and type(b) is not Value:
         return _BINARY[op](a, b)
-    A, B = _operand(a), _operand(b)
-    if op == "add":
-        if A == 0.0 and type(A) is float:
-            return b
-        if B == 0.0 and type(B) is float:
-            return a
-    elif op == "sub":
-        if B == 0.0 and type(B) is float:
-            return a
-        if A == 0.0 and type(A) is float:
-            return unary("neg", b)
-        if A == B:
-            return 0.0
-    elif op == "mul":
-        for c, x in ((A, b), (B, a)):
-            if type(c) is float:
-                if c == 0.0:  # a finite model's zero: the term vanishes (an infinite input is caught by the caller)
-                    return 0.0
-                if c == 1.0:
-                    return x
-                if c == -1.0:
-                    return unary("neg", x)
-    elif op == "div" and type(B) is float and B == 1.0:
-        return a
-    if op in _COMMUTATIVE and (type(A) is float or (type(B) is not float and B < A)):
-        A, B = B, A
     program = (a if type(a) is Value else b).program
+    A, B = _operand(a), _operand(b)
+    if op in _COMMUTATIVE and (type(A) is float or (type(B) is not float and B < A)):
+        A, B = B, A  # a constant second, nodes in order: a + b and b + a are one node
+    if type(B) is float:  # a node and a constant
+        if B == 0.0 and op in ("add", "sub") or B == 1.0 and op in ("mul", "div"):
+            return Value(program, A)
+        if B == 0.0 and op == "mul":  # a finite model's zero (an infinite input is caught by the caller)
+            return 0.0
+        if B == -1.0 and op == "mul":
+            return unary("neg", Value(program, A))
+    elif op == "sub" and type(A) is int and A == B:  # x - x (a constant equal to a node's index is no node)
+        return 0.0
+    elif op == "sub" and type(A) is float and A == 0.0:
+        return unary("neg", b)
     return program.node(op, (A, B), _BINARY[op](_sample(a), _sample(b)))
 
 
@@ -175,7 +157,7 @@ class Value:
         if name == "square":
             return inputs[0] * inputs[0]
         if name == "isfinite":
-            return Comparison(binary("eq", binary("sub", inputs[0], inputs[0]), 0.0))
+            return isfinite(inputs[0])
         return NotImplemented
 
 
@@ -188,8 +170,6 @@ class Comparison:
         self.value = value
 
     def __bool__(self):
-        if type(self.value) is not Value:
-            return bool(self.value)
         side = bool(_sample(self.value))
         self.value.program.guards.append((self.value.k, side))
         return side
@@ -204,8 +184,15 @@ _MATH = types.SimpleNamespace(**{name: getattr(math, name) for name in dir(math)
 for _name in ("sin", "cos", "sqrt", "tanh", "exp", "log", "atan", "asin", "acos"):
     setattr(_MATH, _name, (lambda name: lambda x: unary(name, x))(_name))
 _MATH.fabs = lambda x: unary("abs", x)
-_MATH.isfinite = lambda x: (math.isfinite(x) if type(x) is not Value
-                            else Comparison(binary("eq", binary("sub", x, x), 0.0)))
+
+
+def isfinite(x):
+    """``math.isfinite``; true of a traced number: the written code checks the finiteness of its inputs and its
+    results."""
+    return np.True_ if type(x) is Value else math.isfinite(x)
+
+
+_MATH.isfinite = isfinite
 
 _clones = {}
 _namespaces = {}
@@ -232,21 +219,12 @@ def _namespace(module_globals):
     if namespace is None:
         namespace = _namespaces[id(module_globals)] = dict(module_globals)
         for name, value in module_globals.items():
+            function = getattr(value, "py_func", value)
             if value is math:
                 namespace[name] = _MATH
-            elif getattr(getattr(value, "py_func", value), "__module__", "").startswith("rne_dynamics") \
-                    and isinstance(getattr(value, "py_func", value), types.FunctionType):
-                namespace[name] = traceable(value)
+            elif isinstance(function, types.FunctionType) and function.__module__.startswith("rne_dynamics"):
+                namespace[name] = traceable(function)
     return namespace
-
-
-def symbols(program, argument, sample):
-    """An object array of ``sample``'s shape whose elements read input ``argument`` (samples: ``sample``)."""
-    flat = np.asarray(sample, float).ravel()
-    out = np.empty(flat.size, object)
-    for e, x in enumerate(flat):
-        out[e] = program.input(argument, e, x)
-    return out.reshape(np.shape(sample))
 
 
 def trace(run, samples, limit=None):
@@ -255,12 +233,13 @@ def trace(run, samples, limit=None):
     each output a node index or a constant; :class:`Untraceable` past ``limit`` operations (default
     :data:`~rne_dynamics._tuning.MAX_NODES`)."""
     program = Program(limit or MAX_NODES)
-    inputs = [symbols(program, a, s) for a, s in enumerate(samples)]
+    inputs = []  # an object array of the sample's shape for each input, whose elements read it
+    for argument, sample in enumerate(samples):
+        sample = np.asarray(sample, float)
+        symbols = [program.node("input", (argument, e), x) for e, x in enumerate(sample.ravel().tolist())]
+        inputs.append(np.array(symbols, object).reshape(sample.shape))
     with np.errstate(all="ignore"):
         outputs = run(*inputs)
-    result = []
-    for x in outputs:
-        if x is None:
-            raise Untraceable("an output was never written")
-        result.append(_operand(x))
-    return program, result
+    if any(x is None for x in outputs):
+        raise Untraceable("an output was never written")
+    return program, [_operand(x) for x in outputs]

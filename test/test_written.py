@@ -205,6 +205,9 @@ def test_the_tracer_folds_the_models_zeros_and_ones_and_shares_equal_terms():
     assert [op for op, _ in program.ops] == ["input", "input", "mul"]
     with pytest.raises(_trace.Untraceable, match="index"):
         _trace.trace(lambda x: [[1.0, 2.0][x[0]]], [np.array([0.0])])
+    # x - x vanishes; a constant equal to a node's index is no node (before, 1.0 - x[1] and x[1] - 1.0 were 0.0)
+    program, outputs = _trace.trace(lambda x: [x[1] - x[1], 1.0 - x[1], x[1] - 1.0], [np.array([2.0, 3.0])])
+    np.testing.assert_array_equal(run_program(program, outputs, [[2.0, 5.0]]), [0.0, -4.0, 4.0])
 
 
 @pytest.mark.parametrize("part", [_native.PART, 1], ids=["machine code", "machine code, a statement per part"])
