@@ -41,7 +41,6 @@ from rne_dynamics._tuning import QUICK_FIRST  # noqa: E402
 from rne_dynamics.algorithms import written  # noqa: E402
 from rne_dynamics.algorithms.driver import ALGORITHMS  # noqa: E402
 from rne_dynamics.algorithms.hybrid import known_coordinates  # noqa: E402
-from rne_dynamics.algorithms.inputs import QUATERNION_TOLERANCE  # noqa: E402
 from rne_dynamics.algorithms.kinematics import REFERENCES  # noqa: E402
 
 
@@ -129,7 +128,7 @@ def measure_build(path, floating, algorithm_name, numba):
     for optimise in (False, True):
         stage = "final -O1, lanes" if optimise else f"first -O{int(len(program.ops) <= QUICK_FIRST)}"
         source = _native.c_source(_native.UNNAMED, program, outputs, sizes, [int(s) for s in robot.quaternions],
-                                  QUATERNION_TOLERANCE, slots[0], lanes=optimise)
+                                  slots[0], lanes=optimise)
         module, cpu, memory, wall = compiled(source, optimise or len(program.ops) <= QUICK_FIRST)
         assert module.single(block, *arguments) == 0
         row.append(f"{stage}: {len(source) / 1e6:.1f} MB of C, {cpu:.1f} s CPU ({wall:.1f} s wall), compiler peak "

@@ -1,14 +1,15 @@
 """A traced program (:mod:`rne_dynamics._trace`) as machine code: written out as C, built by the system's C compiler
 into a Python extension module, cached on disk.
 
-The module has two functions over float64 numpy arrays, both returning the driver's status codes:
+The module has three functions over float64 numpy arrays, each returning the driver's status codes:
 
 - ``single(block, *inputs)``: one state; the results go into ``block[:len(outputs)]``;
-- ``fresh(*inputs)``: one state into a new array of the outputs, returned (or the status, an int);
+- ``fresh(kind, *inputs)``: one state into a new array of the outputs; returns views of it, the first result array
+  (``kind`` None) or each in a tuple of type ``kind`` (or the status, an int);
 - ``batch(out, *inputs)``: ``out`` ``(N, len(outputs))``; each input holds one row per state, or one row for all;
   returns ``(status, first state at fault)``; the interpreter is released meanwhile.
 
-Both check every input's size and finiteness, the norms of the configuration's quaternions, the guards of the trace
+Each checks every input's size and finiteness, the norms of the configuration's quaternions, the guards of the trace
 and the finiteness of the results; any failure returns a non-zero status and the caller runs its generic kernel,
 which explains it. Straight-line C compiles in about a second for a robot arm and is called for a tenth of a
 microsecond's overhead, where the generic numba kernels take minutes to compile and a microsecond to call.
@@ -17,7 +18,6 @@ import collections
 import contextlib
 import functools
 import hashlib
-import importlib.machinery
 import importlib.util
 import os
 import platform
@@ -41,15 +41,14 @@ from ._tuning import (COMPILER, COMPILERS, INLINE_DEPTH, LANES, PART, PRUNE_PERI
 #: fused products was 20% faster per state on ANYmal and Talos.)
 FLAGS = ["-O1", "-shared", "-fPIC", "-fno-math-errno", "-ffp-contract=off", "-w"]
 HOST_FLAGS = ["-march=native"]
-#: The writer's version: part of every cache key, so modules of an older writer are never loaded.
-VERSION = "1"
 
-C_UNARY = {"neg": "-{}", "abs": "fabs({})", "sin": "sin({})", "cos": "cos({})", "sqrt": "sqrt({})",
-           "tanh": "tanh({})", "exp": "exp({})", "log": "log({})", "atan": "atan({})", "asin": "asin({})",
-           "acos": "acos({})", "sign": "(double)(({0} > 0) - ({0} < 0))"}
-C_BINARY = {"add": "{} + {}", "sub": "{} - {}", "mul": "{} * {}", "div": "{} / {}", "max": "fmax({}, {})",
-            "min": "fmin({}, {})", "lt": "(double)({} < {})", "le": "(double)({} <= {})", "gt": "(double)({} > {})",
-            "ge": "(double)({} >= {})", "eq": "(double)({} == {})", "ne": "(double)({} != {})"}
+#: Each operation of a traced program in C, its operands in the braces.
+C_OPERATIONS = {"neg": "-{}", "abs": "fabs({})", "sin": "sin({})", "cos": "cos({})", "sqrt": "sqrt({})",
+                "tanh": "tanh({})", "exp": "exp({})", "log": "log({})", "atan": "atan({})", "asin": "asin({})",
+                "acos": "acos({})", "sign": "(double)(({0} > 0) - ({0} < 0))", "add": "{} + {}", "sub": "{} - {}",
+                "mul": "{} * {}", "div": "{} / {}", "max": "fmax({}, {})", "min": "fmin({}, {})",
+                "lt": "(double)({} < {})", "le": "(double)({} <= {})", "gt": "(double)({} > {})",
+                "ge": "(double)({} >= {})", "eq": "(double)({} == {})", "ne": "(double)({} != {})"}
 
 
 def _literal(x):
@@ -70,34 +69,27 @@ def used_nodes(program, outputs):
     return [(k, op, args) for k, (op, args) in enumerate(program.ops) if used[k]]
 
 
-def spelled(op, args, unary, binary, operand):
-    """A node's expression in the format tables ``unary`` and ``binary``, its operands spelled by ``operand``, an
-    input as ``x{argument}[{element}]``."""
-    if op == "input":
-        return f"x{args[0]}[{args[1]}]"
-    if len(args) == 1:
-        return unary[op].format(operand(args[0]))
-    return binary[op].format(operand(args[0]), operand(args[1]))
+def spelled(op, args, operand):
+    """An operation (not an input) in C, its operands spelled by ``operand``."""
+    return C_OPERATIONS[op].format(*map(operand, args))
 
 
-def expression(program, k, unary, binary, literal, read):
-    """Node ``k`` of ``program`` (or the constant ``k``) as one expression, its operands inlined: spelled with the
-    format tables ``unary`` and ``binary``, ``literal`` (a constant) and ``read(argument, element)`` (an input)."""
+def expression(program, k, read):
+    """Node ``k`` of ``program`` (or the constant ``k``) as one C expression, its operands inlined, an input spelled
+    by ``read(argument, element)``."""
     if type(k) is not int:
-        return literal(k)
+        return _literal(k)
     op, args = program.ops[k]
-    if op == "input":
-        return read(*args)
-    return spelled(op, args, unary, binary, lambda a: f"({expression(program, a, unary, binary, literal, read)})")
+    return read(*args) if op == "input" else spelled(op, args, lambda a: f"({expression(program, a, read)})")
 
 
 @functools.cache
-def unit_check(tolerance):
-    """``(program, node)``: the trace of :func:`~rne_dynamics._jit.is_unit` on a quaternion (input 0, elements 0 to
-    3) at ``tolerance``, which a written code's C spells (:func:`expression`)."""
-    program, (node,) = trace(lambda u: [traceable(is_unit)(u[0], u[1], u[2], u[3], tolerance).value],
+def unit_check():
+    """The C expression of :func:`~rne_dynamics._jit.is_unit` on the quaternion ``u[0..3]`` at
+    :data:`~rne_dynamics._tuning.QUATERNION_TOLERANCE`: its trace, spelled out."""
+    program, (node,) = trace(lambda u: [traceable(is_unit)(u[0], u[1], u[2], u[3], QUATERNION_TOLERANCE).value],
                              [np.array([0.0, 0.0, 0.0, 1.0])])
-    return program, node
+    return expression(program, node, lambda _, element: f"u[{element}]")
 
 
 # A batch computes LANES states at once, one in each lane of a vector (GCC's and clang's vector extension: AVX's
@@ -123,17 +115,25 @@ def single_uses(program, nodes, slots, outputs):
     return inlined
 
 
-def c_parts(program, outputs, inputs, lanes=1):
-    """``(functions, body, temporaries, ahead)``: C functions ``part0 ... partN`` computing ``outputs`` into ``out[]``
-    from ``x0[] ...`` and checking the guards, :data:`PART` statements each, the body of ``compute`` calling them in
-    turn, and the size of the array ``T`` through which a value passes to a later part (the caller's: a batch
-    allocates it once). Inputs are read where they are used.
+def c_parameters(inputs, lanes):
+    """The parameters of ``compute`` and its parts, or with ``lanes`` > 1 of ``lanes_compute`` and its parts: each
+    input's row (a row per lane), the scratch ``T`` (of vectors) and the outputs' row (a row per lane)."""
+    number, row = ("double", "*") if lanes == 1 else ("vec", "*const *")
+    return ", ".join([f"const double {row}restrict x{a}" for a in range(inputs)]
+                     + [f"{number} *restrict T", f"double {row}restrict out"])
 
-    With ``lanes`` > 1, the functions ``lanes_part0 ...`` and ``lanes_compute``'s body, of ``lanes`` states at once:
-    every number a vector ``vec`` of one per state, input ``a`` read from the states' rows ``xa[lane][]``, each output
-    written to its state's row ``out[lane][]``, a guard failing if it fails in any lane. Of the operations without a
-    vector instruction, those on inputs only (a joint angle's sine) are computed ahead into ``T`` by the statements
-    ``ahead`` (of lane ``s``): the vectors' arithmetic never waits for them."""
+
+def c_parts(program, outputs, inputs, lanes=1):
+    """``(functions, temporaries)``: the C functions ``part0 ... partN``, computing ``outputs`` into ``out[]`` from
+    ``x0[] ...`` and checking the guards, :data:`PART` statements each, and ``compute``, calling them in turn; and the
+    size of the array ``T`` through which a value passes to a later part (the caller's: a batch allocates it once).
+    Inputs are read where they are used.
+
+    With ``lanes`` > 1, ``lanes_part0 ...`` and ``lanes_compute``, of ``lanes`` states at once: every number a vector
+    ``vec`` of one per state, input ``a`` read from the states' rows ``xa[lane][]``, each output written to its
+    state's row ``out[lane][]``, a guard failing if it fails in any lane. Of the operations without a vector
+    instruction, those on inputs only (a joint angle's sine) are computed first, lane by lane, into ``T``: the
+    vectors' arithmetic never waits for them."""
     nodes = used_nodes(program, outputs)
     size = PART  # read once: a test may set it while a build queued earlier writes its C in a worker thread
     part_of = {k: i // size for i, (k, _, _) in enumerate(nodes)}
@@ -152,7 +152,7 @@ def c_parts(program, outputs, inputs, lanes=1):
     guards = {}
     for k, side in program.guards:
         guards.setdefault(part_of[k], []).append((k, side))
-    number, prefix, row = ("double", "", "*") if lanes == 1 else ("vec", "lanes_", "*const *")
+    number, prefix = ("double", "") if lanes == 1 else ("vec", "lanes_")
     each_lane = [""] if lanes == 1 else [f"[{i}]" for i in range(lanes)]
 
     def read(a, lane=None):
@@ -162,8 +162,11 @@ def c_parts(program, outputs, inputs, lanes=1):
             return f"x{argument}{'' if lane is None else f'[{lane}]'}[{element}]"
         return "(vec){" + ", ".join(read(a, i) for i in range(lanes)) + "}"
 
-    parameters = ", ".join([f"const double {row}restrict x{a}" for a in range(inputs)] +
-                           [f"{number} *restrict T", f"double {row}restrict out"])
+    def function(name, lines):
+        """The C function ``name`` (of the lanes, if any) of :func:`c_parameters`: ``lines``, then OK."""
+        head = f"static int {prefix}{name}({c_parameters(inputs, lanes)})"
+        return head + "\n{\n" + "\n".join(lines) + f"\n    return {OK};\n}}\n"
+
     functions = []
     for p in range(-(-len(nodes) // size)):
         def operand(a):
@@ -183,9 +186,9 @@ def c_parts(program, outputs, inputs, lanes=1):
             if k in ahead:
                 return f"T[{ahead[k]}]"
             if lanes == 1 or op in VECTOR_OPERATIONS:
-                return spelled(op, args, C_UNARY, C_BINARY, operand)
-            return "(vec){" + ", ".join(spelled(op, args, C_UNARY, C_BINARY, lambda a: operand(a) + lane
-                                                if type(a) is int else _literal(a)) for lane in each_lane) + "}"
+                return spelled(op, args, operand)
+            return "(vec){" + ", ".join(spelled(op, args, lambda a: operand(a) + lane if type(a) is int
+                                                else _literal(a)) for lane in each_lane) + "}"
 
         lines = []
         for k, op, args in (node for node in nodes[p * size:(p + 1) * size] if node[0] not in inlined):
@@ -195,76 +198,56 @@ def c_parts(program, outputs, inputs, lanes=1):
         lines += [f"    out{lane}[{n}] = t{k}{lane};" for n, k in written_out.get(p, ()) for lane in each_lane]
         lines += [f"    if ({' || '.join(f'(t{k}{lane} != 0.0) != {int(side)}' for lane in each_lane)}) return {GUARD};"
                   for k, side in guards.get(p, ())]
-        functions.append(f"static int {prefix}part{p}({parameters})\n{{\n" + "\n".join(lines)
-                         + f"\n    return {OK};\n}}\n")
-    arguments = ", ".join([f"x{a}" for a in range(inputs)] + ["T", "out"])
-    body = [f"    out{lane}[{n}] = {_literal(k)};" for n, k in written_out.get(None, ()) for lane in each_lane]
-    body.append(f"    int status = {OK};")
-    body += [f"    if (status == {OK}) status = {prefix}part{p}({arguments});" for p in range(len(functions))]
-    body.append("    return status;")
+        functions.append(function(f"part{p}", lines))
 
     def in_lane(a):
         return read(a, "s") if type(a) is int else _literal(a)
 
-    statements_ahead = [f"        T[{j}][s] = {spelled(*program.ops[k], C_UNARY, C_BINARY, in_lane)};"
-                        for k, j in ahead.items()]
-    return "\n".join(functions), "\n".join(body), max(len(slots) + len(ahead), 1), "\n".join(statements_ahead)
-
-
-#: The fixed part of every module, which :func:`c_source` completes with the program's macros and functions.
-MODULE_C = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_written_module.c")
+    arguments = ", ".join([f"x{a}" for a in range(inputs)] + ["T", "out"])
+    body = [f"    out{lane}[{n}] = {_literal(k)};" for n, k in written_out.get(None, ()) for lane in each_lane]
+    if ahead:
+        body += [f"    for (int s = 0; s < {lanes}; s++) {{",
+                 *(f"        T[{j}][s] = {spelled(*program.ops[k], in_lane)};" for k, j in ahead.items()), "    }"]
+    body += [f"    if ({prefix}part{p}({arguments}) != {OK}) return {GUARD};" for p in range(len(functions))]
+    return "\n".join(functions + [function("compute", body)]), max(len(slots) + len(ahead), 1)
 
 
 @functools.cache
 def module_c():
-    """The text of :data:`MODULE_C`."""
-    with open(MODULE_C) as f:
+    """The fixed part of every module (``_written_module.c``), which :func:`c_source` completes with the program's
+    macros and functions."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "_written_module.c")) as f:
         return f.read()
 
 
-def c_source(name, program, outputs, sizes, quaternions=(), tolerance=QUATERNION_TOLERANCE, slots=(), lanes=True):
+def c_source(name, program, outputs, sizes, quaternions=(), slots=(), lanes=True):
     """The extension module ``name`` computing ``outputs`` from inputs of ``sizes`` elements; ``quaternions``: the
-    first index in input 0 of each unit quaternion, checked to ``tolerance``; ``slots``: ``(offset, shape)`` of each
-    result array in the outputs, for ``fresh``: the macros :data:`MODULE_C` names, its text, then the program.
-    ``lanes=False``: without the batch's vector lanes (a ``lanes_compute`` that hands every state back: ``batch``
-    computes them one by one), in half the compiler's time (:func:`rne_dynamics.algorithms.written.make`)."""
+    first index in input 0 of each unit quaternion; ``slots``: ``(offset, shape)`` of each result array in the
+    outputs, for ``fresh``: the macros :func:`module_c` names, its text, then the program. ``lanes=False``: without
+    the batch's vector lanes (a ``lanes_compute`` that hands every state back: ``batch`` computes them one by one), in
+    half the compiler's time (:func:`rne_dynamics.algorithms.written.make`)."""
     inputs = len(sizes)
-    parts, body, temporaries, _ = c_parts(program, outputs, inputs)
-    lanes_parts, lanes_body, lane_temporaries, ahead = (c_parts(program, outputs, inputs, LANES) if lanes
-                                                        else ("", f"    return {GUARD};", 1, ""))
-    table = [(int(offset), tuple(int(n) for n in shape)) for offset, shape in slots] + [(0, ())]
-    parameters = ", ".join(f"const double *restrict x{k}" for k in range(inputs))
-    lanes_parameters = ", ".join(f"const double *const *restrict x{k}" for k in range(inputs))
+    functions, temporaries = c_parts(program, outputs, inputs)
+    lanes_functions, lane_temporaries = (c_parts(program, outputs, inputs, LANES) if lanes else (
+        f"static int lanes_compute(LANES_PARAMETERS)\n{{\n    return {GUARD};\n}}\n", 1))
+    table = [(offset, tuple(shape)) for offset, shape in slots] + [(0, ())]  # (an array of C is never empty)
     macros = dict(
-        MODULE_NAME=name, INPUTS=inputs, OUTPUTS=len(outputs), SIZES=", ".join(map(str, sizes)) or "0",
-        QUATERNIONS=", ".join(map(str, list(quaternions) + [-1])),
-        SLOTS=len(slots), SLOT_OFFSETS=", ".join(str(offset) for offset, _ in table),
-        SLOT_NDIMS=", ".join(str(len(shape)) for _, shape in table),
-        SLOT_DIMS=", ".join("{" + ", ".join(map(str, shape + (0,) * (4 - len(shape)))) + "}" for _, shape in table),
-        TEMPORARIES=temporaries, LANES=LANES, LANE_TEMPORARIES=lane_temporaries, PARAMETERS=parameters,
-        LANES_PARAMETERS=lanes_parameters, STATUS_OK=OK, STATUS_BAD_SHAPE=BAD_SHAPE, STATUS_NOT_FINITE=NOT_FINITE,
-        STATUS_NOT_UNIT=NOT_UNIT, STATUS_OVERFLOW=OVERFLOW)
+        MODULE_NAME=f'"{name}"', INIT_FUNCTION=f"PyInit_{name}", INPUTS=inputs, OUTPUTS=len(outputs),
+        SIZES=", ".join(map(str, sizes)) or "0", QUATERNIONS=", ".join(map(str, list(quaternions) + [-1])),
+        SLOTS=len(slots), SLOT_TABLE=", ".join("{%d, %d, {%s}}" % (offset, len(shape), ", ".join(map(str, shape)) or 0)
+                                               for offset, shape in table),
+        TEMPORARIES=temporaries, LANES=LANES, LANE_TEMPORARIES=lane_temporaries, PARAMETERS=c_parameters(inputs, 1),
+        LANES_PARAMETERS=c_parameters(inputs, LANES), STATUS_OK=OK, STATUS_BAD_SHAPE=BAD_SHAPE,
+        STATUS_NOT_FINITE=NOT_FINITE, STATUS_NOT_UNIT=NOT_UNIT, STATUS_OVERFLOW=OVERFLOW)
     macros["INPUT_ROWS(x)"] = ", ".join(f"x[{k}]" for k in range(inputs))
-    macros["IS_UNIT(u)"] = "(" + expression(*unit_check(float(tolerance)), C_UNARY, C_BINARY, _literal,
-                                            lambda _, element: f"u[{element}]") + ")"
-    return "\n".join(
-        [f"#define {macro} {value}" for macro, value in macros.items()]
-        + [module_c(), parts, f"static int compute({parameters}, double *restrict T, double *restrict out)",
-           "{", body, "}", "", lanes_parts,
-           f"static int lanes_compute({lanes_parameters}, vec *restrict T, double *const *restrict out)",
-           "{", lanes_body, "}", "", f"static void lanes_ahead({lanes_parameters}, vec *restrict T)", "{",
-           "    for (int s = 0; s < LANES; s++) {", ahead, "    }", "}", ""])
+    macros["IS_UNIT(u)"] = f"({unit_check()})"
+    return "\n".join([f"#define {macro} {value}" for macro, value in macros.items()]
+                     + [module_c(), functions, lanes_functions])
 
 
 def cache_folder():
     """Where built modules are kept: ``$RNE_DYNAMICS_CACHE/native``, else ``~/.cache/rne_dynamics/native``."""
     return os.path.join(cache_root(), "native")
-
-
-def module_name(call, version, key):
-    """The module and file name of ``call`` for the sources ``version`` and the cache ``key`` (a digest of everything
-    its code depends on)."""
-    return f"{call}_{version[:8]}_{key[:16]}"
 
 
 def path_of(name, folder=None):
@@ -274,24 +257,23 @@ def path_of(name, folder=None):
 
 def load(name, folder=None):
     """The built module ``name`` from the cache (``folder``, default: the cache folder now), or None. ``name`` is a
-    program's module, or a model's key that :func:`index` made name one. The files read are marked used
+    program's module, or a model's key whose index (:func:`index_path`) names one. The files read are marked used
     (:func:`~rne_dynamics._compile.mark_used`)."""
     path = path_of(name, folder)
     if not os.path.exists(path):
         pointer = index_path(name, folder)
         try:
             with open(pointer) as f:
-                path = path_of(f.read().strip(), folder)
+                name = f.read().strip()
         except OSError:
             return None
+        path = path_of(name, folder)
         if not os.path.exists(path):
             return None
         _compile.mark_used(pointer)
-    module_name = os.path.basename(path)[:-len(sysconfig.get_config_var("EXT_SUFFIX"))]
-    loader = importlib.machinery.ExtensionFileLoader(module_name, path)
-    spec = importlib.util.spec_from_file_location(module_name, path, loader=loader)
+    spec = importlib.util.spec_from_file_location(name, path)  # (its suffix: an extension module's loader)
     module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
+    spec.loader.exec_module(module)
     _compile.mark_used(path)
     return module
 
@@ -325,14 +307,10 @@ def named_source(call, source):
 
 
 def index_path(key, folder=None):
+    """The file that records which program module the model's ``key`` runs (its name; :func:`build` writes it). The
+    indexes of other versions of the sources stay: an install or a checkout of them may share the cache folder
+    (:func:`start_pruning` removes what none has used for :data:`UNUSED_DAYS` days)."""
     return os.path.join(folder or cache_folder(), key + ".program")
-
-
-def index(key, name, folder=None):
-    """Record that the model's ``key`` (:func:`module_name`) runs the program module ``name`` (written under a
-    temporary name, then renamed). The indexes of other versions of the sources stay: an install or a checkout of
-    them may share the cache folder (:func:`start_pruning` removes what none has used for :data:`UNUSED_DAYS` days)."""
-    write_atomically(index_path(key, folder), name)
 
 
 @functools.cache
@@ -365,8 +343,8 @@ def build(named, priority=_compile.FIRST_STAGE, then=None, key=None, folder=None
     """Queue the build of a C module by the builder (:mod:`rne_dynamics._compile`'s queue; the builder's process,
     :mod:`rne_dynamics._compile_child`, is of its own session, so the build finishes and is cached when its caller
     ends first). At its turn, ``named()`` gives ``(name, source, optimise)`` (``optimise=False``: at ``-O0``,
-    :data:`QUICK_FIRST`), indexed under the model's ``key`` if given (:func:`index`, written first: a process that
-    finds the index before the module builds nothing more) and written as the request ``name.c`` in the cache
+    :data:`QUICK_FIRST`), indexed under the model's ``key`` if given (:func:`index_path`, written first: a process
+    that finds the index before the module builds nothing more) and written as the request ``name.c`` in the cache
     ``folder`` (default: the one now): a build never started leaves no request and costs no source. The day's first
     build also starts the cache's pruning (:func:`start_pruning`). ``then(build)`` runs when it ended (its
     ``failure``: the compiler's message). Returns the :class:`~rne_dynamics._compile.Build`."""
@@ -377,7 +355,7 @@ def build(named, priority=_compile.FIRST_STAGE, then=None, key=None, folder=None
         os.makedirs(folder, exist_ok=True)
         request = os.path.join(folder, name)
         if key:
-            index(key, name, folder)
+            write_atomically(index_path(key, folder), name)
         write_atomically(request + ".c", source)
         start_pruning(folder)
         flags = FLAGS if optimise else ["-O0", *FLAGS[1:]]
@@ -394,8 +372,9 @@ def write_atomically(path, text):
 
 
 def digest(*parts):
-    """The cache key of a module from everything its code depends on (bytes or text)."""
-    h = hashlib.sha256(VERSION.encode())
+    """The cache key of a module from everything its code depends on (bytes or text): ``parts``, and the fixed C of
+    every module (:func:`module_c`), which is not among the Python sources."""
+    h = hashlib.sha256(module_c().encode())
     for part in parts:
         h.update(part if isinstance(part, bytes) else str(part).encode())
         h.update(b"\0")

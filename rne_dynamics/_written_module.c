@@ -1,16 +1,16 @@
 /* The fixed part of a robot's written code as a Python extension module (rne_dynamics/_native.py, c_source).
 
    _native.c_source writes, before this file's text, the program's sizes and tables as macros:
-     MODULE_NAME            the module's name (a C identifier)
+     MODULE_NAME, INIT_FUNCTION   the module's name (a string) and its PyInit_ function
      INPUTS, OUTPUTS        the numbers of input arrays and of output numbers
      SIZES                  the size of each input, comma separated
      QUATERNIONS            the first index in input 0 of each unit quaternion, then -1
      IS_UNIT(u)             whether the quaternion u[0..3] has unit norm (the trace of _jit.is_unit)
-     SLOTS, SLOT_OFFSETS, SLOT_NDIMS, SLOT_DIMS   the result's arrays in the outputs (for fresh), then a last entry
+     SLOTS, SLOT_TABLE      the result's arrays in the outputs (for fresh), then a last entry
      TEMPORARIES, LANES, LANE_TEMPORARIES          the scratch of one state, of a vector of LANES states
-     PARAMETERS, LANES_PARAMETERS, INPUT_ROWS(x)   the input parameters of compute and lanes_compute, and x's rows
+     PARAMETERS, LANES_PARAMETERS, INPUT_ROWS(x)   the parameters of compute and lanes_compute, and x's rows
      STATUS_OK, STATUS_BAD_SHAPE, STATUS_NOT_FINITE, STATUS_NOT_UNIT, STATUS_OVERFLOW   the status codes (_jit.py)
-   and after it the program: compute (one state), lanes_compute and lanes_ahead (LANES states at once). */
+   and after it the program: compute (one state) and lanes_compute (LANES states at once). */
 #define PY_SSIZE_T_CLEAN
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <Python.h>
@@ -23,25 +23,15 @@
 #include <immintrin.h>
 #endif
 
-#define TEXT_OF(x) #x
-#define TEXT(x) TEXT_OF(x)
-#define INIT_FUNCTION_OF(name) PyInit_##name
-#define INIT_FUNCTION(name) INIT_FUNCTION_OF(name)
-
 static const Py_ssize_t sizes[INPUTS] = {SIZES};
 static const int quaternions[] = {QUATERNIONS};
-static const Py_ssize_t slot_offset[SLOTS + 1] = {SLOT_OFFSETS};
-static const int slot_ndim[SLOTS + 1] = {SLOT_NDIMS};
-static const npy_intp slot_dims[SLOTS + 1][4] = {SLOT_DIMS};
+static const struct {Py_ssize_t offset; int ndim; npy_intp dims[4];} slots[SLOTS + 1] = {SLOT_TABLE};
 typedef double vec __attribute__((vector_size(LANES * sizeof(double))));
 static unsigned long long served_states;  /* states computed (status OK): rd.engine_report() reads them */
 
 /* the program (after this file's text) */
-static int compute(PARAMETERS, double *restrict T, double *restrict out);
-static int lanes_compute(LANES_PARAMETERS, vec *restrict T, double *const *restrict out);
-/* the numbers of the LANES states of rows x0[s], ... that are computed lane by lane from their inputs only (a joint
-   angle's sine), into T, before the vectors' arithmetic (which would wait for each) */
-static void lanes_ahead(LANES_PARAMETERS, vec *restrict T);
+static int compute(PARAMETERS);
+static int lanes_compute(LANES_PARAMETERS);
 
 /* a float64 C-contiguous array of n elements (a multiple of n, if many); its data, or NULL */
 static double *array_of(PyObject *o, Py_ssize_t n, int many, Py_ssize_t *count, int writable)
@@ -107,13 +97,20 @@ static int lanes_state(double *const *base, const Py_ssize_t *step, Py_ssize_t n
         for (int k = 0; k < INPUTS; k++) x[k][s] = base[k] + (n + s) * step[k];
         rows[s] = out + (n + s) * OUTPUTS;
     }
-    lanes_ahead(INPUT_ROWS(x), T);
     return lanes_compute(INPUT_ROWS(x), T, rows);
 }
 
-/* a state's status with its outputs checked */
-static int checked_state(double *const *x, double *out)
+/* the status of the one state of args[1..INPUTS] (each float64, C order, of its size), its outputs into out and
+   checked */
+static int checked_state(PyObject *const *args, Py_ssize_t nargs, double *out)
 {
+    Py_ssize_t count;
+    double *x[INPUTS + 1];
+    if (nargs != INPUTS + 1) return STATUS_BAD_SHAPE;
+    for (int k = 0; k < INPUTS; k++) {
+        x[k] = array_of(args[k + 1], sizes[k], 1, &count, 0);
+        if (!x[k] || count != 1) return STATUS_BAD_SHAPE;
+    }
     double *T = malloc(TEMPORARIES * sizeof(double));
     if (!T) return STATUS_OVERFLOW;
     int status = state(x, out, 0, T);
@@ -124,68 +121,44 @@ static int checked_state(double *const *x, double *out)
 static PyObject *single(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     Py_ssize_t count;
-    double *x[INPUTS + 1];
-    if (nargs != INPUTS + 1) return PyLong_FromLong(STATUS_BAD_SHAPE);
-    double *out = array_of(args[0], OUTPUTS, 0, &count, 1);
-    if (!out) return PyLong_FromLong(STATUS_BAD_SHAPE);
-    for (int k = 0; k < INPUTS; k++) {
-        x[k] = array_of(args[k + 1], sizes[k], 1, &count, 0);
-        if (!x[k] || count != 1) return PyLong_FromLong(STATUS_BAD_SHAPE);
-    }
-    int status = checked_state(x, out);
+    double *out = nargs == INPUTS + 1 ? array_of(args[0], OUTPUTS, 0, &count, 1) : NULL;
+    int status = out ? checked_state(args, nargs, out) : STATUS_BAD_SHAPE;
     served_states += status == STATUS_OK;
     return PyLong_FromLong(status);
 }
 
-/* one state into a new block; the result: the block (no slots), its first view (kind None) or every view in a
-   tuple of type kind */
+/* one state into a new block; the result: its first view (kind None) or every view in a tuple of type kind */
 static PyObject *fresh(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    Py_ssize_t count;
-    double *x[INPUTS + 1];
-    if (nargs != INPUTS + 1) return PyLong_FromLong(STATUS_BAD_SHAPE);
-    for (int k = 0; k < INPUTS; k++) {
-        x[k] = array_of(args[k + 1], sizes[k], 1, &count, 0);
-        if (!x[k] || count != 1) return PyLong_FromLong(STATUS_BAD_SHAPE);
-    }
     npy_intp length = OUTPUTS;
-    PyObject *block = PyArray_SimpleNew(1, &length, NPY_DOUBLE);
+    PyObject *block = PyArray_SimpleNew(1, &length, NPY_DOUBLE), *result = NULL, *view = NULL;
     if (!block) return NULL;
     double *data = (double *)PyArray_DATA((PyArrayObject *)block);
-    int status = checked_state(x, data);
+    int status = checked_state(args, nargs, data);
     if (status != STATUS_OK) {
         Py_DECREF(block);
         return PyLong_FromLong(status);
     }
     served_states++;
-    if (SLOTS == 0) return block;
-    PyObject *kind = args[0], *result = NULL;
-    if (kind != Py_None) {
-        result = kind == (PyObject *)&PyTuple_Type ? PyTuple_New(SLOTS)
-                 : ((PyTypeObject *)kind)->tp_alloc((PyTypeObject *)kind, SLOTS);
-        if (!result) {
-            Py_DECREF(block);
-            return NULL;
-        }
+    if (args[0] != Py_None) {
+        PyTypeObject *kind = (PyTypeObject *)args[0];
+        result = kind == &PyTuple_Type ? PyTuple_New(SLOTS) : kind->tp_alloc(kind, SLOTS);
+        if (!result) goto fail;
     }
     for (int s = 0; s < (result ? SLOTS : 1); s++) {
-        PyObject *view = PyArray_New(&PyArray_Type, slot_ndim[s], (npy_intp *)slot_dims[s], NPY_DOUBLE, NULL,
-                                     data + slot_offset[s], 0, NPY_ARRAY_CARRAY, NULL);
-        if (!view) {
-            Py_XDECREF(result);
-            Py_DECREF(block);
-            return NULL;
-        }
+        view = PyArray_New(&PyArray_Type, slots[s].ndim, (npy_intp *)slots[s].dims, NPY_DOUBLE, NULL,
+                           data + slots[s].offset, 0, NPY_ARRAY_CARRAY, NULL);
+        if (!view) goto fail;
         Py_INCREF(block);
         PyArray_SetBaseObject((PyArrayObject *)view, block);
-        if (!result) {
-            Py_DECREF(block);
-            return view;
-        }
-        PyTuple_SET_ITEM(result, s, view);
+        if (result) PyTuple_SET_ITEM(result, s, view);
     }
     Py_DECREF(block);
-    return result;
+    return result ? result : view;
+fail:
+    Py_XDECREF(result);
+    Py_DECREF(block);
+    return NULL;
 }
 
 static PyObject *batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -241,9 +214,9 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL}
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, TEXT(MODULE_NAME), NULL, -1, methods};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, MODULE_NAME, NULL, -1, methods};
 
-PyMODINIT_FUNC INIT_FUNCTION(MODULE_NAME)(void)
+PyMODINIT_FUNC INIT_FUNCTION(void)
 {
     import_array();
     return PyModule_Create(&module);

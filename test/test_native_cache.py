@@ -13,11 +13,12 @@ from rne_dynamics import _compile, _native, _trace
 from rne_dynamics.algorithms import gravity, written
 
 DAY = 86_400
+MODULE_C = _native.module_c()
 
 
 def use_version(monkeypatch, version):
-    """Run as the sources ``version`` would: the model keys' version and the C writer's (a program of its own)."""
-    monkeypatch.setattr(_native, "VERSION", version)
+    """Run as the sources ``version`` would: the model keys' version and the C of its own (a program of its own)."""
+    monkeypatch.setattr(_native, "module_c", lambda: f"{MODULE_C}/* version {version} */\n")
     monkeypatch.setattr(written, "sources_stamp", lambda: _native.digest("sources", version))
 
 
@@ -79,8 +80,8 @@ def test_a_file_read_or_loaded_is_marked_used_at_most_once_a_day_per_process(tmp
     (tmp_path / "native").mkdir()
     (tmp_path / "native" / "pruned").write_text("")  # pruned today: no pruning beside the test
     module = built_module("square_program_0000000000000000")
-    _native.index("square_00000000_0000000000000000", "square_program_0000000000000000")
     pointer = _native.index_path("square_00000000_0000000000000000")
+    _native.write_atomically(pointer, "square_program_0000000000000000")
     age([module, pointer], 40)
     monkeypatch.setattr(_compile, "_marked", {})  # a new process
     out = np.empty(1)

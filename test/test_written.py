@@ -58,7 +58,7 @@ def generic(algorithm, robot, arguments):
     return block[:results]
 
 
-#: The traced program's operations as Python functions (the C's spellings: _native.C_UNARY, C_BINARY).
+#: The traced program's operations as Python functions (the C's spellings: _native.C_OPERATIONS).
 UNARY = {"neg": operator.neg, "abs": abs, "sin": math.sin, "cos": math.cos, "sqrt": math.sqrt, "tanh": math.tanh,
          "exp": math.exp, "log": math.log, "atan": math.atan, "asin": math.asin, "acos": math.acos,
          "sign": lambda x: float((x > 0) - (x < 0))}

@@ -28,7 +28,7 @@ from .._trace import Untraceable, trace, traceable
 from .._tuning import MAX_NODES, QUICK_FIRST, STRICT, UNROLLED, VARIANTS
 from ..model.buffers import model_view
 from .configuration import random_configuration
-from .inputs import NO_WRENCHES, QUATERNION_TOLERANCE, gravity_vector
+from .inputs import NO_WRENCHES, gravity_vector
 
 log = logging.getLogger(__name__)
 #: The key of the variant that takes external wrenches.
@@ -171,7 +171,7 @@ def module_name(algorithm, robot, fdata, extras=(), wrenches=False):
     per-call parameters and what the machine code depends on."""
     key = _native.digest(algorithm.name, fdata.tobytes(), robot.idata.tobytes(), sources_stamp(), np.__version__,
                          sysconfig.get_config_var("EXT_SUFFIX"), _native.host(), wrenches, *extras_key(extras))
-    return _native.module_name(algorithm.name, sources_stamp(), key)
+    return f"{algorithm.name}_{sources_stamp()[:8]}_{key[:16]}"
 
 
 def variant(algorithm, drive, extras, wrenches):
@@ -236,8 +236,8 @@ def make(algorithm, robot, fdata, extras, wrenches):
         optimise = final or len(program.ops) <= QUICK_FIRST
         stage = "" if final else BRIDGE_NAME if made.bridge else ONE_STATE_NAME if optimise else QUICK_NAME
         return (*_native.named_source(algorithm.name + stage, _native.c_source(
-            _native.UNNAMED, program, outputs, sizes, [int(s) for s in robot.quaternions], QUATERNION_TOLERANCE,
-            algorithm.slots(robot)[0], final)), optimise)
+            _native.UNNAMED, program, outputs, sizes, [int(s) for s in robot.quaternions], algorithm.slots(robot)[0],
+            final)), optimise)
     made = Written(algorithm, robot, key, source)
     try:
         module = _native.load(key, made.folder)
