@@ -13,11 +13,9 @@
    and after it the program: compute (one state) and lanes_compute (LANES states at once). */
 #define PY_SSIZE_T_CLEAN
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
-#include <Python.h>
+#include <Python.h>  /* (and <stdlib.h>, <string.h>: the headers the C API documents that it includes) */
 #include <math.h>
 #include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
 #include <numpy/arrayobject.h>
 #ifdef __AVX__
 #include <immintrin.h>
@@ -165,8 +163,7 @@ static PyObject *batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     Py_ssize_t N, count, step[INPUTS];
     double *base[INPUTS], *x[INPUTS + 1];
-    if (nargs != INPUTS + 1) return Py_BuildValue("(ii)", STATUS_BAD_SHAPE, 0);
-    double *out = array_of(args[0], OUTPUTS, 1, &N, 1);
+    double *out = nargs == INPUTS + 1 ? array_of(args[0], OUTPUTS, 1, &N, 1) : NULL;
     if (!out) return Py_BuildValue("(ii)", STATUS_BAD_SHAPE, 0);
     for (int k = 0; k < INPUTS; k++) {
         base[k] = array_of(args[k + 1], sizes[k], 1, &count, 0);
