@@ -120,7 +120,6 @@ class Value:
     def __truediv__(self, other): return binary("div", self, other)
     def __rtruediv__(self, other): return binary("div", other, self)
     def __neg__(self): return unary("neg", self)
-    def __pos__(self): return self
     def __abs__(self): return unary("abs", self)
     def __lt__(self, other): return Comparison(binary("lt", self, other))
     def __le__(self, other): return Comparison(binary("le", self, other))
@@ -173,9 +172,6 @@ class Comparison:
         side = bool(_sample(self.value))
         self.value.program.guards.append((self.value.k, side))
         return side
-
-    def __invert__(self):
-        return not self
 
 
 #: The functions of ``math`` a kernel may call, made to accept traced numbers (while tracing they stand in for
