@@ -87,7 +87,7 @@ def expression(program, k, read):
 def unit_check():
     """The C expression of :func:`~rne_dynamics._jit.is_unit` on the quaternion ``u[0..3]`` at
     :data:`~rne_dynamics._tuning.QUATERNION_TOLERANCE`: its trace, spelled out."""
-    program, (node,) = trace(lambda u: [traceable(is_unit)(u[0], u[1], u[2], u[3], QUATERNION_TOLERANCE).value],
+    program, (node,) = trace(lambda u: [traceable(is_unit)(u[0], u[1], u[2], u[3], QUATERNION_TOLERANCE)],
                              [np.array([0.0, 0.0, 0.0, 1.0])])
     return expression(program, node, lambda _, element: f"u[{element}]")
 

@@ -35,7 +35,7 @@ class Program:
         self.ops = []
         self.values = []
         self.index = {}
-        self.guards = []  # (comparison node, the side the sample took)
+        self.guards = []  # (a condition's node, the side the sample took)
 
     def node(self, op, args, value):
         key = (op, tuple(x if type(x) is int else ("constant", x) for x in args))  # node 3 is not the constant 3.0
@@ -121,13 +121,20 @@ class Value:
     def __rtruediv__(self, other): return binary("div", other, self)
     def __neg__(self): return unary("neg", self)
     def __abs__(self): return unary("abs", self)
-    def __lt__(self, other): return Comparison(binary("lt", self, other))
-    def __le__(self, other): return Comparison(binary("le", self, other))
-    def __gt__(self, other): return Comparison(binary("gt", self, other))
-    def __ge__(self, other): return Comparison(binary("ge", self, other))
-    def __eq__(self, other): return Comparison(binary("eq", self, other))
-    def __ne__(self, other): return Comparison(binary("ne", self, other))
+    def __lt__(self, other): return binary("lt", self, other)
+    def __le__(self, other): return binary("le", self, other)
+    def __gt__(self, other): return binary("gt", self, other)
+    def __ge__(self, other): return binary("ge", self, other)
+    def __eq__(self, other): return binary("eq", self, other)
+    def __ne__(self, other): return binary("ne", self, other)
     __hash__ = None
+
+    def __bool__(self):
+        """As a condition (a comparison's, or a number's own), the sample's side, which the program keeps as a
+        guard."""
+        side = bool(self.program.values[self.k])
+        self.program.guards.append((self.k, side))
+        return side
 
     def __float__(self):
         raise Untraceable("a traced number was converted to a float")
@@ -151,27 +158,12 @@ class Value:
         if name in _UNARY and len(inputs) == 1:
             return unary(name, inputs[0])
         if name in _BINARY and len(inputs) == 2:
-            result = binary(name, *inputs)
-            return Comparison(result) if name in ("lt", "le", "gt", "ge", "eq", "ne") else result
+            return binary(name, *inputs)
         if name == "square":
             return inputs[0] * inputs[0]
         if name == "isfinite":
             return isfinite(inputs[0])
         return NotImplemented
-
-
-class Comparison:
-    """An input-dependent comparison: as a condition it takes the sample's side, and the program keeps it as a
-    guard."""
-    __slots__ = ("value",)
-
-    def __init__(self, value):
-        self.value = value
-
-    def __bool__(self):
-        side = bool(_sample(self.value))
-        self.value.program.guards.append((self.value.k, side))
-        return side
 
 
 #: The functions of ``math`` a kernel may call, made to accept traced numbers (while tracing they stand in for

@@ -208,6 +208,9 @@ def test_the_tracer_folds_the_models_zeros_and_ones_and_shares_equal_terms():
     # x - x vanishes; a constant equal to a node's index is no node (before, 1.0 - x[1] and x[1] - 1.0 were 0.0)
     program, outputs = _trace.trace(lambda x: [x[1] - x[1], 1.0 - x[1], x[1] - 1.0], [np.array([2.0, 3.0])])
     np.testing.assert_array_equal(run_program(program, outputs, [[2.0, 5.0]]), [0.0, -4.0, 4.0])
+    # a number's own truth is a guard, as a comparison's is (before, a traced number was always true, unguarded)
+    program, _ = _trace.trace(lambda x: [x[0] or 1.0], [np.array([2.0])])
+    assert program.guards == [(0, True)]
 
 
 @pytest.mark.parametrize("part", [_native.PART, 1], ids=["machine code", "machine code, a statement per part"])
