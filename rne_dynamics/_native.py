@@ -74,22 +74,20 @@ def spelled(op, args, operand):
     return C_OPERATIONS[op].format(*map(operand, args))
 
 
-def expression(program, k, read):
-    """Node ``k`` of ``program`` (or the constant ``k``) as one C expression, its operands inlined, an input spelled
-    by ``read(argument, element)``."""
-    if type(k) is not int:
-        return _literal(k)
-    op, args = program.ops[k]
-    return read(*args) if op == "input" else spelled(op, args, lambda a: f"({expression(program, a, read)})")
-
-
 @functools.cache
 def unit_check():
     """The C expression of :func:`~rne_dynamics._jit.is_unit` on the quaternion ``u[0..3]`` at
     :data:`~rne_dynamics._tuning.QUATERNION_TOLERANCE`: its trace, spelled out."""
     program, (node,) = trace(lambda u: [traceable(is_unit)(u[0], u[1], u[2], u[3], QUATERNION_TOLERANCE)],
                              [np.array([0.0, 0.0, 0.0, 1.0])])
-    return expression(program, node, lambda _, element: f"u[{element}]")
+
+    def inlined(k):
+        """Node ``k`` (or the constant ``k``) as one expression, its operands inlined."""
+        if type(k) is not int:
+            return _literal(k)
+        op, args = program.ops[k]
+        return f"u[{args[1]}]" if op == "input" else spelled(op, args, lambda a: f"({inlined(a)})")
+    return inlined(node)
 
 
 # A batch computes LANES states at once, one in each lane of a vector (GCC's and clang's vector extension: AVX's
@@ -146,10 +144,9 @@ def c_parts(program, outputs, inputs, lanes=1):
         k for k, op, args in nodes if op not in VECTOR_OPERATIONS
         and all(type(a) is not int or program.ops[a][0] == "input" for a in args))}
     inlined = {} if lanes > 1 else single_uses(program, nodes, slots, outputs)
-    written_out = {}
+    written_out, guards = {}, {}  # by part (a constant output: None)
     for n, k in enumerate(outputs):
         written_out.setdefault(part_of[k] if type(k) is int else None, []).append((n, k))
-    guards = {}
     for k, side in program.guards:
         guards.setdefault(part_of[k], []).append((k, side))
     number, prefix = ("double", "") if lanes == 1 else ("vec", "lanes_")

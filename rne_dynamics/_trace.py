@@ -95,12 +95,11 @@ def binary(op, a, b):
 
 
 def unary(op, a):
+    """``op a``, folded where ``a`` is a constant or ``op`` undoes the operation that made it."""
     if type(a) is not Value:
         return _UNARY[op](a)
-    if op == "neg":
-        o, args = a.program.ops[a.k]
-        if o == "neg":
-            return Value(a.program, args[0])
+    if op == "neg" and a.program.ops[a.k][0] == "neg":  # -(-x) is x
+        return Value(a.program, a.program.ops[a.k][1][0])
     return a.program.node(op, (a.k,), _UNARY[op](_sample(a)))
 
 
@@ -166,21 +165,18 @@ class Value:
         return NotImplemented
 
 
-#: The functions of ``math`` a kernel may call, made to accept traced numbers (while tracing they stand in for
-#: ``math`` in the package's modules).
-_MATH = types.SimpleNamespace(**{name: getattr(math, name) for name in dir(math) if not name.startswith("_")})
-for _name in ("sin", "cos", "sqrt", "tanh", "exp", "log", "atan", "asin", "acos"):
-    setattr(_MATH, _name, (lambda name: lambda x: unary(name, x))(_name))
-_MATH.fabs = lambda x: unary("abs", x)
-
-
 def isfinite(x):
     """``math.isfinite``; true of a traced number: the written code checks the finiteness of its inputs and its
     results."""
     return np.True_ if type(x) is Value else math.isfinite(x)
 
 
-_MATH.isfinite = isfinite
+#: The functions of ``math`` a kernel may call, made to accept traced numbers (while tracing they stand in for
+#: ``math`` in the package's modules).
+_MATH = types.SimpleNamespace(**{name: getattr(math, name) for name in dir(math) if not name.startswith("_")})
+for _name in ("sin", "cos", "sqrt", "tanh", "exp", "log", "atan", "asin", "acos"):
+    setattr(_MATH, _name, (lambda name: lambda x: unary(name, x))(_name))
+_MATH.fabs, _MATH.isfinite = (lambda x: unary("abs", x)), isfinite
 
 _clones = {}
 _namespaces = {}
