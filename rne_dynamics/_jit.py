@@ -10,6 +10,7 @@ one directory named by the digest of all the kernel sources (:func:`cache_direct
 every kernel. numba's index keys each kernel by the host's CPU as well.
 """
 import functools
+import glob
 import hashlib
 import inspect
 import math
@@ -51,8 +52,8 @@ def _sources_hash():
     and the helpers they call are), but for the :data:`NO_KERNELS` folders. Every kernel is cached under it: an edit
     of any recompiles them all (minutes for a developer; an installation compiles once)."""
     digest = hashlib.sha256()
-    for path in sorted(pathlib.Path(PACKAGE_DIR).rglob("*.py")):
-        name, source = path.relative_to(PACKAGE_DIR).as_posix(), path.read_bytes()
+    for path in sorted(glob.glob("**/*.py", root_dir=PACKAGE_DIR, recursive=True)):  # (no hidden file: an editor's)
+        name, source = pathlib.PurePath(path).as_posix(), pathlib.Path(PACKAGE_DIR, path).read_bytes()
         if name.split("/")[0] not in NO_KERNELS and (b"_jit import" in source or name == "_jit.py"):
             digest.update(name.encode() + b"\0" + source)
     return digest.hexdigest()

@@ -9,8 +9,8 @@ with one are the other factor, and equal nodes are made once (hash-consing), so 
 robot needs.
 
 Each node also carries its number at a *sample* state. A branch on an input-dependent comparison (a pivot check, a
-skipped zero) follows the sample's side and becomes a *guard*: the written code checks it and reports when a state
-takes the other side, so the caller can hand that state to the generic kernel.
+skipped zero) or on a traced number's own truth follows the sample's side and becomes a *guard*: the written code
+checks it and reports when a state takes the other side, so the caller can hand that state to the generic kernel.
 """
 import math
 import operator

@@ -152,8 +152,10 @@ MACHINE_CODE = ["_tuning.py", "_jit.py", "_compile.py", "_compile_child.py", "_t
 #: C's includes that Python.h makes, a batch's argument count checked with its output; -3: a traced number's unary plus
 #: and a comparison's ~, which no kernel writes; -5: a condition is the traced number itself, a comparison's or a
 #: number's own, not a Comparison wrapping it; -4: -(-x) folded in one test, math's two overrides on one line, the
-#: outputs and guards grouped by part in one loop, the unit check's expression a function of its own).
-BUDGET = 1432
+#: outputs and guards grouped by part in one loop, the unit check's expression a function of its own; +1: a numba
+#: build missing from numba's cache a counted failure; +1: the kernel sources listed by ``glob``, which skips an
+#: editor's hidden files, a broken link among them).
+BUDGET = 1433
 
 
 def code_lines(path):

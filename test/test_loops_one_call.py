@@ -80,8 +80,9 @@ def test_one_call_equals_the_python_solver(name):
 
 def handed_back():
     """The closed-loop states the one call handed back to the Python solver so far, as rd.engine_report() counts
-    them."""
-    return rd.engine_report().get(CLOSED_LOOP.name, {}).get("fallbacks", {}).get(driver.PAST_GUARD, 0)
+    them: the reason, and the states of the engine that computed them."""
+    report = rd.engine_report().get(CLOSED_LOOP.name, {})
+    return report.get("fallbacks", {}).get(driver.PAST_GUARD, 0), report.get("states", {}).get(driver.GENERIC_PYTHON, 0)
 
 
 @pytest.mark.parametrize("name", sorted(SERVED))
@@ -97,7 +98,7 @@ def test_a_state_the_one_call_hands_back_gets_the_python_solvers_answer(name):
     assert loops._one_call(robot, qa, np.ones(n), np.ones(n), start, None) == GUARD
     before = handed_back()
     result = rd.closed_loop_inverse_dynamics(robot, qa, np.ones(n), np.ones(n), q_guess=start)
-    assert handed_back() == before + 1
+    assert handed_back() == (before[0] + 1, before[1] + 1)
     assert_same(result, python_solver(robot, qa, np.ones(n), np.ones(n), start), 0.0)
     assert np.abs(rd.loop_constraints(robot, result.q).residual).max() < 1e-12
     # a bad argument still gets the Python solver's error

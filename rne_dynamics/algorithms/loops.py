@@ -363,7 +363,7 @@ def _inverse_one(robot, qa, qda, qdda, q_guess, gravity, external_wrenches):
     tree = inverse_dynamics(robot, state.q, state.qd, state.qdd, gravity=gravity, external_wrenches=external_wrenches)
     torques = state.G.T @ tree.torques  # Khalil eq. 55
     if result == GUARD:  # (counted as the driver counts its own: once computed)
-        CLOSED_LOOP.fallbacks[PAST_GUARD] += 1
+        CLOSED_LOOP.generic_ran(1, PAST_GUARD)  # (its reference path: the Python solver)
     return _with_loads(robot, state, pinv_p, torques, tree, ClosedLoopInverseDynamicsResult)
 
 
