@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 import rne_dynamics as rd
-from rne_dynamics import _compile
 from rne_dynamics._jit import GUARD
 from rne_dynamics.algorithms import driver, loops, written
 from rne_dynamics.algorithms.loop_kinematics import CLOSED_LOOP
@@ -155,7 +154,6 @@ def test_a_robot_dropped_after_its_one_call_is_freed():
     assert rd.prepare_closed_loop(robot)
     qa, qda, qdda = motion(robot, states=1)
     assert np.isfinite(rd.closed_loop_inverse_dynamics(robot, qa[0], qda[0], qdda[0]).torques).all()
-    _compile.wait()
     dropped = weakref.ref(robot)
     del robot
     gc.collect()
