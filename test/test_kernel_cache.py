@@ -204,14 +204,16 @@ def test_the_builders_numba_compiles_go_where_this_processs_kernels_load_from(tm
     assert _jit.cache_directory().startswith(os.path.join(_jit.KERNEL_ROOT, "numba", "kernels-"))
     assert GRAVITY.single._cache._cache_path.startswith(_jit.cache_directory())
     assert not _jit.KERNEL_ROOT.startswith(str(tmp_path))
-    started = []
+    started = []  # (builds queued by earlier tests may start first: only this one's start is looked at)
     start = _compile_child.start
-    monkeypatch.setattr(_compile_child, "start", lambda *arguments, **environment: (
-        started.append(environment), start(*arguments, **environment))[1])
+    monkeypatch.setattr(_compile_child, "start", lambda arguments, errors, **environment: (
+        started.append((arguments, environment)), start(arguments, errors, **environment))[1])
     (tmp_path / "empty").mkdir()
-    build = _compile.submit(lambda: ["prune", "1e9", str(tmp_path / "empty")], _compile.WAITED)
+    arguments = ["prune", "1e9", str(tmp_path / "empty")]
+    build = _compile.submit(lambda: arguments, _compile.WAITED)
     assert build.ended.wait(120) and build.state == "built", build.failure
-    assert started == [{"RNE_DYNAMICS_CACHE": _jit.KERNEL_ROOT}]
+    assert [environment for called, environment in started if called == arguments] == [
+        {"RNE_DYNAMICS_CACHE": _jit.KERNEL_ROOT}]
 
 
 def test_a_process_marks_its_kernels_folder_used_where_it_looks_for_a_kernel_and_the_pruning_keeps_it(
