@@ -38,10 +38,7 @@ def run_identify(robot_path, motion_path, *, payload=None, friction=False, outpu
     if payload is not None and payload not in robot.link_names:
         raise MotionError(f"--payload: robot '{robot.name}' has no link '{payload}' (its links: "
                           f"{', '.join(robot.link_names)})")
-    motion = read_motion(robot, motion_path, topic=topic, window=window)
-    if motion.effort is None:
-        raise MotionError(f"{motion_path}: no measured effort for every joint (CSV columns <joint>.effort or "
-                          "<joint>.torque; a bag's JointState.effort): nothing to identify from")
+    motion = read_motion(robot, motion_path, topic=topic, window=window, need_effort=True)
     result = identify(robot, motion.q, motion.qd, motion.qdd, motion.effort, payload=payload, friction=friction)
     figure = residual_figure(robot, motion, result,
                              edge=window_samples(motion.time, window) // 2 if motion.derived else 0)

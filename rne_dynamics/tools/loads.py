@@ -8,9 +8,11 @@ CSV: a header row, then one row per sample. Columns: ``time`` (s); per joint of 
 order; every movable joint needs a position column, a column naming anything else is an error.
 
 rosbag2 (a bag directory, or a ``.mcap`` / ``.db3`` file): ``sensor_msgs/msg/JointState`` messages on ``--topic``
-(``/joint_states``), timed by their header stamp (the recording time when stamps are zero). Names that are not
-movable joints of the robot (another robot's joints, mimic joints) are ignored; every message must hold every joint.
-Velocities (and efforts) are used when every message has them.
+(``/joint_states``), timed by their header stamp (the recording time when stamps are zero), in stamp order. Names
+that are not movable joints of the robot (another robot's joints, mimic joints) are ignored, and so are messages
+with none of its joints (another driver's); every other message must hold every joint. A message recorded twice
+(same stamp, same values) is one sample; two different states at one stamp are refused. Velocities (and efforts)
+are used when every message has them.
 
 Missing velocities and accelerations are derivatives of local cubic fits over ``--window`` seconds (0.1 s by default;
 longer for noisy recordings), :func:`smooth_derivatives`; accelerations come from the velocities where those are given.
@@ -128,19 +130,24 @@ def smooth_derivatives(t, y, samples):
             2 * np.einsum("nw,nwm->nm", fit[:, 1], windows) / half_span[:, None] ** 2)
 
 
-def read_motion(robot, path, *, topic=DEFAULT_TOPIC, window=DEFAULT_WINDOW, show_progress=True):
+def read_motion(robot, path, *, topic=DEFAULT_TOPIC, window=DEFAULT_WINDOW, show_progress=True, need_effort=False):
     """The motion in ``path`` (CSV or rosbag2) as a :class:`Motion` of ``robot``, derivatives filled in over
-    ``window`` seconds (None: :func:`rate_window`'s); ``show_progress``: a bar for a long bag (not on a worker)."""
+    ``window`` seconds (None: :func:`rate_window`'s); ``show_progress``: a bar for a long bag (not on a worker);
+    ``need_effort``: a measured effort of every joint in every sample, else a :class:`MotionError` (``identify``)."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise MotionError(f"{path}: no such file or directory")
     if os.path.isdir(path) and not os.path.isfile(os.path.join(path, "metadata.yaml")):
         raise MotionError(f"{path}: a directory but not a rosbag2 (it has no metadata.yaml)")
     if os.path.isdir(path) or path.endswith((".mcap", ".db3")):
-        time, columns = _read_bag(robot, path, topic, show_progress)
+        time, columns = _read_bag(robot, path, topic, show_progress, need_effort)
     else:
         time, columns = _read_csv(robot, path)
-    return _complete(robot, path, time, columns, window)
+    motion = _complete(robot, path, time, columns, window)
+    if need_effort and motion.effort is None:
+        raise MotionError(f"{path}: no measured effort for every joint (CSV columns <joint>.effort or "
+                          "<joint>.torque; a bag's JointState.effort): nothing to identify from")
+    return motion
 
 
 def _read_csv(robot, path):
@@ -184,8 +191,9 @@ def _read_csv(robot, path):
     return values[:, header.index("time")], columns
 
 
-def _read_bag(robot, path, topic, show_progress=True):
-    """``time`` (s from the first message) and ``{(joint, quantity): values}`` from the JointState messages."""
+def _read_bag(robot, path, topic, show_progress=True, need_effort=False):
+    """``time`` (s from the first message) and ``{(joint, quantity): values}`` from the JointState messages; with
+    ``need_effort``, a message without efforts among others with them is refused by its number."""
     from rosbags.highlevel import AnyReader, AnyReaderError
     from rosbags.rosbag2 import ReaderError
     from rosbags.typesys import Stores, get_typestore
@@ -203,17 +211,22 @@ def _read_bag(robot, path, topic, show_progress=True):
                                   "sensor_msgs/msg/JointState")
             total = sum(c.msgcount for c in connections)
             progress = Progress(f"reading {topic}", total if show_progress else 0)
-            stamps, positions, velocities, efforts = [], [], [], []
+            stamps, positions, velocities, efforts, numbers = [], [], [], [], []
             for k, (connection, recorded, raw) in enumerate(reader.messages(connections=connections)):
                 msg = reader.deserialize(raw, connection.msgtype)
                 index = {name: i for i, name in enumerate(msg.name)}
                 missing = [name for name in robot.joint_names if name not in index]
+                if len(missing) == robot.dof:
+                    continue  # another driver's joints only (a gripper's, another robot's): no state of this robot
                 if missing or len(msg.position) != len(msg.name):
-                    what = f"no position for joint '{missing[0]}'" if missing else "fewer positions than names"
+                    what = (f"no position for joint '{missing[0]}' (a joint another driver publishes: each "
+                            "message must carry every joint; --lock JOINT=POSITION holds one out of the model)"
+                            if missing else "fewer positions than names")
                     raise MotionError(f"{path}: message {k} on '{topic}' has {what}")
                 order = [index[name] for name in robot.joint_names]
                 stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
                 stamps.append((stamp, recorded))
+                numbers.append(k)
                 positions.append(np.asarray(msg.position)[order])
                 velocities.append(np.asarray(msg.velocity)[order] if len(msg.velocity) == len(msg.name) else None)
                 efforts.append(np.asarray(msg.effort)[order] if len(msg.effort) == len(msg.name) else None)
@@ -223,15 +236,27 @@ def _read_bag(robot, path, topic, show_progress=True):
     except (AnyReaderError, ReaderError) as exc:
         raise MotionError(f"{path}: cannot read the rosbag2 ({exc})") from None
     if not stamps:
-        raise MotionError(f"{path}: topic '{topic}' has no messages")
+        raise MotionError(f"{path}: topic '{topic}' has no message with a joint of robot '{robot.name}'")
     stamps = np.array(stamps, dtype=np.int64)
     ns = stamps[:, 0] if np.all(stamps[:, 0] > 0) else stamps[:, 1]
     order = np.argsort(ns, kind="stable")  # a bag keeps arrival order; the stamps say when each state was measured
+    samples = [(positions[i], velocities[i], efforts[i]) for i in order]
+    repeated = np.flatnonzero(np.diff(ns[order]) == 0) + 1
+    for later in repeated:  # a message recorded twice is one sample; two states at one stamp are refused
+        if not all(np.array_equal(a, b) for a, b in zip(samples[later - 1], samples[later])):
+            first, second, stamp = numbers[order[later - 1]], numbers[order[later]], int(ns[order[later]])
+            raise MotionError(f"{path}: messages {first} and {second} on '{topic}' have the same stamp "
+                              f"({stamp // 10 ** 9}.{stamp % 10 ** 9:09d} s) but different joint states")
+    order = np.delete(order, repeated)
     columns = {(joint, POSITION): column for joint, column in zip(robot.joint_names, np.array(positions)[order].T)}
     for quantity, values in ((VELOCITY, velocities), (EFFORT, efforts)):
         if all(v is not None for v in values):
             columns.update({(joint, quantity): column
                             for joint, column in zip(robot.joint_names, np.array(values)[order].T)})
+        elif quantity == EFFORT and need_effort and any(v is not None for v in values):
+            first = next(numbers[i] for i, v in enumerate(values) if v is None)
+            raise MotionError(f"{path}: message {first} on '{topic}' has no effort for "
+                              f"every joint, though {sum(v is not None for v in values)} of {len(values)} have")
     return (ns[order] - ns[order[0]]) * 1e-9, columns
 
 
@@ -251,7 +276,8 @@ def _complete(robot, path, time, columns, window):
     steps = np.diff(time)
     if np.any(steps <= 0):
         k = int(np.flatnonzero(steps <= 0)[0])
-        raise MotionError(f"{path}: time does not increase at sample {k + 1} ({time[k]!r} then {time[k + 1]!r})")
+        raise MotionError(f"{path}: time does not increase at sample {k + 1} ({float(time[k])!r} then "
+                          f"{float(time[k + 1])!r})")
     derived = []
     arrays = {}
     for quantity in (POSITION, VELOCITY, ACCELERATION):
