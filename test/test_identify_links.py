@@ -335,3 +335,30 @@ def test_a_bag_that_cannot_be_one_motion_is_refused_naming_the_message(tmp_path,
     assert not os.path.exists(tmp_path / "x")
     code, out, err = run_cli("loads", UR5, no_effort, "-o", tmp_path / "loads")
     assert code == 0 and "60 samples" in out, err
+
+
+def test_efforts_that_are_not_finite_stop_identify_not_loads(tmp_path, setup):
+    """A driver that publishes NaN for an effort it does not measure: loads, which computes the torques, reads the
+    bag and the CSV as if the efforts were not there (main refused both: "the effort of joint 'elbow_joint' is not
+    finite at sample 4", "line 6, column 'elbow_joint.effort': 'nan' is not finite"); identify refuses them naming
+    the sample."""
+    robot, true, _ = setup
+    names = list(robot.joint_names)
+    q, qd, qdd = motion(robot, 60)
+    t = 0.05 * np.arange(60)
+    tau = rd.inverse_dynamics(true, q, qd, qdd).torques
+    tau[4, 2] = np.nan
+    bag = write_messages(tmp_path / "bag", [(t[k], names, q[k], qd[k], tau[k]) for k in range(60)])
+    csv = write_csv(tmp_path / "nan_effort.csv", robot, t, q, tau, qd, qdd)
+    clean = write_csv(tmp_path / "clean.csv", robot, t, q, None, qd, qdd)
+    code, _, err = run_cli("loads", UR5, clean, "-o", tmp_path / "clean")
+    assert code == 0, err
+    expected = (tmp_path / "clean" / "loads.csv").read_text()
+    for recording, reason in ((bag, "bag: the effort of joint 'elbow_joint' is not finite at sample 4"),
+                              (csv, "line 6, column 'elbow_joint.effort': 'nan' is not finite")):
+        code, _, err = run_cli("loads", UR5, recording, "-o", tmp_path / f"loads_{recording.name}")
+        assert code == 0, err
+        if recording == csv:  # a bag's velocities are read, its accelerations differentiated: the CSV's are given
+            assert (tmp_path / f"loads_{recording.name}" / "loads.csv").read_text() == expected
+        code, _, err = run_cli("identify", UR5, recording, "--links", "-o", tmp_path / "x")
+        assert code == 2 and reason in err and len(err.strip().splitlines()) == 1, err

@@ -12,7 +12,8 @@ rosbag2 (a bag directory, or a ``.mcap`` / ``.db3`` file): ``sensor_msgs/msg/Joi
 that are not movable joints of the robot (another robot's joints, mimic joints) are ignored, and so are messages
 with none of its joints (another driver's); every other message must hold every joint. A message recorded twice
 (same stamp, same values) is one sample; two different states at one stamp are refused. Velocities (and efforts)
-are used when every message has them.
+are used when every message has them. Efforts that are not all finite (a driver's NaN for one it does not sense)
+are left unread by ``loads``, which computes the torques, and refused by ``identify`` naming the sample.
 
 Missing velocities and accelerations are derivatives of local cubic fits over ``--window`` seconds (0.1 s by default;
 longer for noisy recordings), :func:`smooth_derivatives`; accelerations come from the velocities where those are given.
@@ -142,7 +143,10 @@ def read_motion(robot, path, *, topic=DEFAULT_TOPIC, window=DEFAULT_WINDOW, show
     if os.path.isdir(path) or path.endswith((".mcap", ".db3")):
         time, columns = _read_bag(robot, path, topic, show_progress, need_effort)
     else:
-        time, columns = _read_csv(robot, path)
+        time, columns = _read_csv(robot, path, need_effort)
+    efforts = [values for (_, quantity), values in columns.items() if quantity == EFFORT]
+    if not need_effort and not all(np.isfinite(values).all() for values in efforts):  # a driver's NaN for an effort
+        columns = {key: values for key, values in columns.items() if key[1] != EFFORT}  # it does not sense: unread
     motion = _complete(robot, path, time, columns, window)
     if need_effort and motion.effort is None:
         raise MotionError(f"{path}: no measured effort for every joint (CSV columns <joint>.effort or "
@@ -150,8 +154,8 @@ def read_motion(robot, path, *, topic=DEFAULT_TOPIC, window=DEFAULT_WINDOW, show
     return motion
 
 
-def _read_csv(robot, path):
-    """``time`` and ``{(joint, quantity): values}`` from a CSV, every value checked."""
+def _read_csv(robot, path, need_effort=True):
+    """``time`` and ``{(joint, quantity): values}`` from a CSV, every value checked (efforts only if needed)."""
     try:
         with open(path, newline="", encoding="utf-8-sig") as stream:  # -sig: spreadsheets write a byte-order mark
             rows = [row for row in csv.reader(stream) if row]
@@ -176,6 +180,7 @@ def _read_csv(robot, path):
         keys[name] = (joint, quantity)
     if len(set(header)) != len(header):
         raise MotionError(f"{path}: the header row repeats a column name")
+    unread = {name for name, (_, quantity) in keys.items() if quantity == EFFORT and not need_effort}
     values = np.empty((len(rows) - 1, len(header)))
     for r, row in enumerate(rows[1:]):
         if len(row) != len(header):
@@ -185,7 +190,7 @@ def _read_csv(robot, path):
                 values[r, c] = float(text)
             except ValueError:
                 raise MotionError(f"{path}: line {r + 2}, column '{header[c]}': {text!r} is not a number") from None
-            if not math.isfinite(values[r, c]):
+            if not math.isfinite(values[r, c]) and header[c] not in unread:
                 raise MotionError(f"{path}: line {r + 2}, column '{header[c]}': {text!r} is not finite")
     columns = {key: values[:, header.index(name)] for name, key in keys.items()}
     return values[:, header.index("time")], columns
