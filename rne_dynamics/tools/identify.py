@@ -21,7 +21,7 @@ import yaml
 
 from ..algorithms.identification import condition_number, exciting_trajectory, identify, limit_usage
 from ..algorithms.rnea import inverse_dynamics
-from .inspect_robot import effort_unit, load_robot
+from .inspect_robot import effort_unit, load_robot, print_warnings
 from . import loads
 from .loads import DEFAULT_TOPIC, DEFAULT_WINDOW, DPI, MotionError, read_motion, window_samples
 
@@ -33,6 +33,7 @@ def run_identify(robot_path, motion_path, *, payload=None, friction=False, outpu
                  topic=DEFAULT_TOPIC, window=DEFAULT_WINDOW, print_=print, **source):
     """The ``identify`` command: read, identify, print, then write the three files."""
     robot = load_robot(robot_path, **source)
+    print_warnings("identify", robot)
     if payload is None and not friction:
         raise MotionError("nothing to identify: give --payload LINK and/or --friction")
     if payload is not None and payload not in robot.link_names:

@@ -30,7 +30,7 @@ from ..model.drive import REFLECTED, reflected_terms
 from ..model.urdf import expand_xacro
 from . import fleet
 from .identify import joint_figure, write_files
-from .inspect_robot import effort_unit, load_robot
+from .inspect_robot import effort_unit, load_robot, print_warnings
 from .loads import DEFAULT_TOPIC, rate_window, read_motion
 
 #: Share of the held-out samples with the robot still (``RobotIdentification.holdout_still``) above which the summary
@@ -121,6 +121,7 @@ def run_identify_links(robot_path, motion_paths, *, friction=True, holdout=0.0, 
     ``scheduler``) go through Dask (:mod:`~rne_dynamics.tools.fleet`): each is read, and its share of the fit
     computed, by a task on the worker that holds it."""
     robot = load_robot(robot_path, **source)
+    print_warnings("identify", robot)
     options = {"friction": friction, "armature": friction, "holdout": holdout, "coulomb_velocity": coulomb_velocity,
                "regularisation": regularisation}
     if not fleet.use_cluster(motion_paths, scheduler):

@@ -40,7 +40,7 @@ import yaml
 
 from ..algorithms.gravity import gravity_torques
 from ..model.drive import load_drive
-from .inspect_robot import effort_unit, load_robot
+from .inspect_robot import effort_unit, load_robot, print_warnings
 from ..algorithms.rnea import inverse_dynamics
 
 DEFAULT_TOPIC = "/joint_states"
@@ -617,8 +617,7 @@ def run(robot_path, motions, output="rne_loads", topic=DEFAULT_TOPIC, window=DEF
         robot = load_drive(robot, drive)
     if robot.dof == 0:
         raise MotionError(f"{robot_path}: robot '{robot.name}' has no movable joint, so no joint loads")
-    for message in robot.warnings:
-        print(f"rne-dynamics loads: warning: {message}", file=sys.stderr)
+    print_warnings("loads", robot)
     names = recording_names(paths)
     results = [None] * len(paths)
     for done, (k, result) in enumerate(recording_results(paths, scheduler, workers, robot=robot, topic=topic,
