@@ -16,7 +16,8 @@ are used when every message has them. Efforts that are not all finite (a driver'
 are left unread by ``loads``, which computes the torques, and refused by ``identify`` naming the sample.
 
 Missing velocities and accelerations are derivatives of local cubic fits over ``--window`` seconds (0.1 s by default;
-longer for noisy recordings), :func:`smooth_derivatives`; accelerations come from the velocities where those are given.
+longer for noisy recordings), :func:`smooth_derivatives`, on each side of a gap apart (:func:`between_gaps`);
+accelerations come from the velocities where those are given.
 Outputs in DIR: ``loads.csv`` (per sample: time, the positions, velocities and accelerations used, then per joint the
 torque, the gravity torque, the norms of the joint wrench's force and moment, and its 6 components ``force_x`` ...
 ``moment_z`` (on the child link by its parent, child-link frame, about the joint origin); SI units: rad or m, rad/s
@@ -109,6 +110,18 @@ def rate_window(time, cutoff=10.0):
     cutoff = min(cutoff, rate / 5)
     samples = max(5, int(round((rate / cutoff + 4.6) / 3.2)) | 1)
     return (samples - 1) / rate, cutoff, rate
+
+
+def between_gaps(t, samples):
+    """Slices of the sample times ``t`` between their gaps, each differentiated on its own: a step longer than a
+    fit of ``samples`` spans at the median step (a paused recording, a driver's dropout), which a fit across would
+    bridge with one cubic; a piece of fewer than ``samples`` stays with its neighbour."""
+    span = (samples - 1) * float(np.median(np.diff(t)))
+    cuts = [0]
+    for k in np.flatnonzero(np.diff(t) > span) + 1:
+        if k - cuts[-1] >= samples and len(t) - k >= samples:
+            cuts.append(int(k))
+    return [slice(a, b) for a, b in zip(cuts, cuts[1:] + [len(t)])]
 
 
 def smooth_derivatives(t, y, samples):
@@ -297,9 +310,12 @@ def _complete(robot, path, time, columns, window):
     if derived:
         window = rate_window(time)[0] if window is None else window
         samples = min(window_samples(time, window), len(time) - 1 + len(time) % 2)
-        qd, qdd_from_q = smooth_derivatives(time, arrays[POSITION], samples)
+        pieces = between_gaps(time, samples)
+        qd, qdd_from_q = (np.concatenate(parts) for parts in zip(*(
+            smooth_derivatives(time[piece], arrays[POSITION][piece], samples) for piece in pieces)))
         has_velocities = any((joint, VELOCITY) in columns for joint in robot.joint_names)
-        qdd_from_qd = smooth_derivatives(time, arrays[VELOCITY], samples)[0] if has_velocities else None
+        qdd_from_qd = np.concatenate([smooth_derivatives(time[piece], arrays[VELOCITY][piece], samples)[0]
+                                      for piece in pieces]) if has_velocities else None
         for j, joint in enumerate(robot.joint_names):
             has_qd = (joint, VELOCITY) in columns
             if not has_qd:
