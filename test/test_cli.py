@@ -236,6 +236,24 @@ def test_a_gap_in_a_recording_is_not_differentiated_across(tmp_path, robot):
     assert np.abs(acceleration + 4 * np.sin(2 * t)[:, None]).max() < 2e-3 * 4
 
 
+def test_a_continuous_joint_wrapped_by_its_driver_is_differentiated_unwrapped(tmp_path):
+    """A driver that reports a continuous joint's angle in [-pi, pi): the pendulum's 'spin' turning at 1.5 rad/s
+    jumps by 2 pi at each turn. Its velocity is 1.5 and its acceleration 0 at every sample (main differentiated
+    the jumps: velocities up to 162 rad/s off, accelerations up to 8,788 rad/s^2, near each wrap); the positions
+    written stay the recording's."""
+    urdf = tmp_path / "pendulum.urdf"
+    urdf.write_text(PENDULUM.format(lower=-1.0, effort=5.0), encoding="utf-8")
+    t = np.arange(500) / 100
+    wrapped = (1.5 * t + 3.0 + np.pi) % (2 * np.pi) - np.pi
+    path = write_csv(tmp_path / "spin.csv", ["time", "swing", "spin"], zip(t, 0.3 * np.sin(t), wrapped))
+    code, _, err = run_cli("loads", urdf, path, "-o", tmp_path / "out")
+    assert code == 0, err
+    table = read_loads(tmp_path / "out")
+    np.testing.assert_allclose(table["spin.velocity"], 1.5, atol=1e-9)
+    np.testing.assert_allclose(table["spin.acceleration"], 0.0, atol=1e-7)
+    np.testing.assert_allclose(table["spin.position"], wrapped, atol=1e-9)
+
+
 def test_progress_bar_on_long_inputs(tmp_path, monkeypatch):
     monkeypatch.setattr(loads, "LONG_INPUT", 100)
     code, _, err = run_cli("loads", DEFAULT_ROBOT, MOTION_BAG, "-o", tmp_path)

@@ -16,8 +16,9 @@ are used when every message has them. Efforts that are not all finite (a driver'
 are left unread by ``loads``, which computes the torques, and refused by ``identify`` naming the sample.
 
 Missing velocities and accelerations are derivatives of local cubic fits over ``--window`` seconds (0.1 s by default;
-longer for noisy recordings), :func:`smooth_derivatives`, on each side of a gap apart (:func:`between_gaps`);
-accelerations come from the velocities where those are given.
+longer for noisy recordings), :func:`smooth_derivatives`, on each side of a gap apart (:func:`between_gaps`), a
+continuous joint's angle unwrapped first (a driver may report it within ±pi); accelerations come from the velocities
+where those are given.
 Outputs in DIR: ``loads.csv`` (per sample: time, the positions, velocities and accelerations used, then per joint the
 torque, the gravity torque, the norms of the joint wrench's force and moment, and its 6 components ``force_x`` ...
 ``moment_z`` (on the child link by its parent, child-link frame, about the joint origin); SI units: rad or m, rad/s
@@ -311,8 +312,11 @@ def _complete(robot, path, time, columns, window):
         window = rate_window(time)[0] if window is None else window
         samples = min(window_samples(time, window), len(time) - 1 + len(time) % 2)
         pieces = between_gaps(time, samples)
+        angles = arrays[POSITION].copy()
+        turning = [j for j, joint in enumerate(robot.joint_names) if robot.joints[joint].type == "continuous"]
+        angles[:, turning] = np.unwrap(angles[:, turning], axis=0)  # a driver's angle wrapped to ±pi: no 2 pi jump
         qd, qdd_from_q = (np.concatenate(parts) for parts in zip(*(
-            smooth_derivatives(time[piece], arrays[POSITION][piece], samples) for piece in pieces)))
+            smooth_derivatives(time[piece], angles[piece], samples) for piece in pieces)))
         has_velocities = any((joint, VELOCITY) in columns for joint in robot.joint_names)
         qdd_from_qd = np.concatenate([smooth_derivatives(time[piece], arrays[VELOCITY][piece], samples)[0]
                                       for piece in pieces]) if has_velocities else None
