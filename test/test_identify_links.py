@@ -307,10 +307,18 @@ def test_a_bag_as_drivers_record_it_identifies_as_the_clean_one(tmp_path, setup)
     assert min(document["rmse_given"].values()) > 0.3                              # differentiated
 
 
+def with_nan(values, k):
+    values = np.array(values, float)
+    values[k] = np.nan
+    return values
+
+
 def test_a_bag_that_cannot_be_one_motion_is_refused_naming_the_message(tmp_path, setup):
     """Two different states at one stamp, a message without efforts among others with them, a message with some of
-    the arm's joints: one line naming the messages (main: 'time does not increase at sample 8 (np.float64(...)'; 'no
-    measured effort for every joint'; no remedy), exit code 2; loads, which needs no effort, reads the second."""
+    the arm's joints, a NaN position among a gripper driver's messages: one line naming the message by its number in
+    the bag (main: 'time does not increase at sample 8 (np.float64(...)'; 'no measured effort for every joint'; no
+    remedy; a value that is not finite by its number among the samples kept, not the bag's), exit code 2; loads,
+    which needs no effort, reads the second."""
     robot, true, _ = setup
     names = list(robot.joint_names)
     q, qd, qdd = motion(robot, 60)
@@ -323,13 +331,18 @@ def test_a_bag_that_cannot_be_one_motion_is_refused_naming_the_message(tmp_path,
                                + messages[31:])
     part = write_messages(tmp_path / "part", messages[:5] + [(t[5], names[:3], q[5, :3], qd[5, :3], tau[5, :3])]
                           + messages[6:])
+    nan = [m for k, arm in enumerate(messages) for m in (arm, (t[k] + 0.01, ["gripper_finger_joint"], [0.01], [0.0],
+                                                              [1.5]))]
+    nan[8] = (t[4], names, with_nan(q[4], 1), qd[4], tau[4])   # the 5th sample, the bag's 9th message
+    nan = write_messages(tmp_path / "nan", nan)
     for bag, reason in ((two_states, "messages 7 and 8 on '/joint_states' have the same stamp (1767225600.350000000 "
                                      "s) but different joint states"),
                         (no_effort, "message 30 on '/joint_states' has no effort for every joint, though 59 of 60 "
                                     "have"),
                         (part, "message 5 on '/joint_states' has no position for joint 'wrist_1_joint' (a joint "
                                "another driver publishes: each message must carry every joint; --lock JOINT=POSITION "
-                               "holds one out of the model)")):
+                               "holds one out of the model)"),
+                        (nan, "message 8 on '/joint_states': the position of joint 'shoulder_lift_joint' is nan")):
         code, _, err = run_cli("identify", UR5, bag, "--links", "--friction", "-o", tmp_path / "x")
         assert code == 2 and reason in err and len(err.strip().splitlines()) == 1, err
     assert not os.path.exists(tmp_path / "x")
@@ -354,7 +367,7 @@ def test_efforts_that_are_not_finite_stop_identify_not_loads(tmp_path, setup):
     code, _, err = run_cli("loads", UR5, clean, "-o", tmp_path / "clean")
     assert code == 0, err
     expected = (tmp_path / "clean" / "loads.csv").read_text()
-    for recording, reason in ((bag, "bag: the effort of joint 'elbow_joint' is not finite at sample 4"),
+    for recording, reason in ((bag, "bag: message 4 on '/joint_states': the effort of joint 'elbow_joint' is nan"),
                               (csv, "line 6, column 'elbow_joint.effort': 'nan' is not finite")):
         code, _, err = run_cli("loads", UR5, recording, "-o", tmp_path / f"loads_{recording.name}")
         assert code == 0, err

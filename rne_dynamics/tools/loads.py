@@ -249,6 +249,12 @@ def _read_bag(robot, path, topic, show_progress=True, need_effort=False):
                 positions.append(np.asarray(msg.position)[order])
                 velocities.append(np.asarray(msg.velocity)[order] if len(msg.velocity) == len(msg.name) else None)
                 efforts.append(np.asarray(msg.effort)[order] if len(msg.effort) == len(msg.name) else None)
+                for quantity, values in ((POSITION, positions), (VELOCITY, velocities), (EFFORT, efforts)):
+                    if values[-1] is not None and not np.isfinite(values[-1]).all() and (need_effort or
+                                                                                         quantity != EFFORT):
+                        j = int(np.flatnonzero(~np.isfinite(values[-1]))[0])  # by its number: the bag's order
+                        raise MotionError(f"{path}: message {k} on '{topic}': the {quantity} of joint "
+                                          f"'{robot.joint_names[j]}' is {values[-1][j]}")
                 if k % 1000 == 0:
                     progress.update(k)
             progress.update(total)
