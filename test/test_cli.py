@@ -289,6 +289,8 @@ def bad_motions(tmp_path, robot):
     back_in_time[5, 0] = 0.01
     make_example_bag.write_joint_states_bag(tmp_path / "other_topic_bag", rows[:, 0], names, rows[:, 1:],
                                             topic="/robot/joint_states")
+    make_example_bag.write_joint_states_bag(tmp_path / "broken_metadata", rows[:, 0], names, rows[:, 1:])
+    (tmp_path / "broken_metadata" / "metadata.yaml").write_text("rosbag2_bagfile_information: {version: 9\n")
     return {
         "missing file": (tmp_path / "nowhere.csv", "no such file"),
         "no time column": (write_csv(tmp_path / "h.csv", ["t"] + names, rows), "no 'time' column"),
@@ -301,11 +303,13 @@ def bad_motions(tmp_path, robot):
                                 "time does not increase at sample 5"),
         "too short": (write_csv(tmp_path / "s.csv", ["time"] + names, rows[:4]), "4 samples"),
         "bag without the topic": (tmp_path / "other_topic_bag", "no topic '/joint_states'"),
+        "bag with broken metadata": (tmp_path / "broken_metadata", "cannot read the rosbag2 (Could not load YAML "),
     }
 
 
 @pytest.mark.parametrize("case", ["missing file", "no time column", "unknown joint", "missing joint", "NaN",
-                                  "not a number", "time not increasing", "too short", "bag without the topic"])
+                                  "not a number", "time not increasing", "too short", "bag without the topic",
+                                  "bag with broken metadata"])  # main: the YAML error's 7 lines
 def test_bad_motion_is_a_one_line_error(case, tmp_path, robot):
     path, phrase = bad_motions(tmp_path, robot)[case]
     code, out, err = run_cli("loads", DEFAULT_ROBOT, path, "-o", tmp_path / "out")

@@ -259,7 +259,7 @@ def _read_bag(robot, path, topic, show_progress=True, need_effort=False):
                     progress.update(k)
             progress.update(total)
     except (AnyReaderError, ReaderError) as exc:
-        raise MotionError(f"{path}: cannot read the rosbag2 ({exc})") from None
+        raise MotionError(f"{path}: cannot read the rosbag2 ({' '.join(str(exc).split())})") from None  # one line
     if not stamps:
         raise MotionError(f"{path}: topic '{topic}' has no message with a joint of robot '{robot.name}'")
     stamps = np.array(stamps, dtype=np.int64)
