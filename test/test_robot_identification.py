@@ -101,6 +101,17 @@ def test_a_urdf_whose_limits_are_lower_equal_upper_is_identified_exactly():
     assert consistent(result.parameters)
 
 
+def test_a_part_of_one_sample_is_identified():
+    """A held-out part of one sample (300 samples, holdout 0.003), as the last block of a recording of 10,001: main
+    failed with numpy's AxisError (the written code took the batch of one for one state, its axis lost)."""
+    robot = arm("ur5")
+    true, _ = true_robot(robot)
+    q, qd, qdd = motion(robot, 300)
+    tau = rd.inverse_dynamics(true, q, qd, qdd).torques
+    result = rd.identify_robot(robot, (q, qd, qdd, tau), holdout=0.003, coulomb_velocity=COULOMB_VELOCITY)
+    assert result.holdout_samples == 1 and result.holdout_rmse.max() < 1e-9 * np.abs(tau).max()
+
+
 def test_noisy_estimates_within_three_standard_deviations_and_holdout_validates():
     robot = arm("ur5")
     true, friction = true_robot(robot, seed=2)
