@@ -200,6 +200,16 @@ def test_bad_samples_are_refused():
         rd.identify_robot(robot, [(q, qd, qdd, tau), (q, qd[:, :3], qdd, tau)])
     with pytest.raises(StateError, match="holdout is a fraction"):
         rd.identify_robot(robot, (q, qd, qdd, tau), holdout=1.0)
+    # main: numpy's broadcast ValueError, ZeroDivisionError twice, a fit pushed away from the data (RMSE 12.5 N m)
+    for options, message in (({"coulomb_velocity": [0.1] * 3},
+                              r"coulomb_velocity is one number or one per joint \(6\), got \[0.1, 0.1, 0.1\]"),
+                             ({"regularisation": 0.0}, "regularisation is a weight > 0, got 0.0"),
+                             ({"regularisation": -1.0}, "regularisation is a weight > 0, got -1.0"),
+                             ({"max_condition": 0.0}, "max_condition is a condition number > 1, got 0.0")):
+        with pytest.raises(StateError, match=f"^identify_robot: {message}$"):
+            rd.identify_robot(robot, (q, qd, qdd, tau), **options)
+    with pytest.raises(StateError, match="^identify_robot: recording 1 has no sample$"):  # main: numpy's ValueError
+        rd.identify_robot(robot, [(q, qd, qdd, tau), (q[:0], qd[:0], qdd[:0], tau[:0])])
 
 
 def test_model_errors_keep_friction_nonnegative_and_bodies_consistent():
