@@ -206,7 +206,11 @@ def test_bad_input_one_line_nothing_written(robot, excitation, tmp_path, capsys)
     t_back[10] = t_back[9]
     write_csv(backwards, robot, t_back, q, tau, qd, qdd)
     write_csv(good, robot, t, q, tau, qd, qdd)
+    still = tmp_path / "still.csv"  # the arm held in one pose: no velocity, so no friction column, no inertia seen
+    write_csv(still, robot, t, np.repeat(q[:1], len(t), axis=0), np.repeat(tau[:1], len(t), axis=0), 0 * qd, 0 * qdd)
     cases = [((no_effort, "--friction"), "no measured effort"),
+             ((still, "--friction"), "does not excite every unknown (condition number inf)"),  # main: LinAlgError
+             ((still, "--payload", LINK), "does not excite every unknown (condition number inf)"),  # and a warning
              ((backwards, "--friction"), "time does not increase at sample 10"),
              ((good, "--payload", "no_such_link"), "has no link 'no_such_link'"),
              ((good,), "nothing to identify")]

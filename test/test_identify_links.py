@@ -253,3 +253,125 @@ def test_excitation_keeps_within_every_limit_acceleration_included(tmp_path):
     assert max(np.abs(table[f"{joint}acceleration"]).max() for joint in robot.joint_names) <= 2.0
     code, _, err = run_cli("excite", rd.bundled_robot_path(), "--acceleration-limits", "1,2", "-o", tmp_path / "x")
     assert code == 2 and "acceleration limits: one positive value, or one per joint (6), got [1.0, 2.0]" in err
+
+
+def write_messages(path, messages, topic="/joint_states"):
+    """A rosbag2 (MCAP) of JointState ``messages`` in the order given: ``(stamp in s, names, positions, velocities,
+    efforts)``, an empty array for a field left out."""
+    from rosbags.rosbag2 import Writer
+    from rosbags.typesys import Stores, get_typestore
+    typestore = get_typestore(Stores.ROS2_KILTED)
+    JointState, Header, Time = (typestore.types[name] for name in (
+        "sensor_msgs/msg/JointState", "std_msgs/msg/Header", "builtin_interfaces/msg/Time"))
+    with Writer(path, version=9, storage_plugin=StoragePlugin.MCAP) as writer:
+        connection = writer.add_connection(topic, JointState.__msgtype__, typestore=typestore)
+        for t, names, *fields in messages:
+            stamp = make_example_bag.EPOCH_NS + round(t * 1e9)
+            message = JointState(header=Header(stamp=Time(sec=stamp // 10 ** 9, nanosec=stamp % 10 ** 9), frame_id=""),
+                                 name=list(names), **{key: np.asarray(value, float) for key, value in
+                                                      zip(("position", "velocity", "effort"), fields)})
+            writer.write(connection, stamp, typestore.serialize_cdr(message, JointState.__msgtype__))
+    return path
+
+
+def test_a_bag_as_drivers_record_it_identifies_as_the_clean_one(tmp_path, setup):
+    """A real /joint_states bag: a gripper driver's messages between the arm's (none of the arm's joints), every
+    tenth message recorded twice, two messages arriving late, the names in another order in every message. The
+    gripper's messages are skipped and a repeat is one sample, so identify --links writes the same numbers as for
+    the clean bag; on main the first gripper message was refused ("message 2 on '/joint_states' has no position for
+    joint 'shoulder_pan_joint'"), and so was a repeated message ("time does not increase at sample ...")."""
+    robot, true, _ = setup
+    names = list(robot.joint_names)
+    q, qd, qdd = motion(robot, 400)
+    t = np.linspace(0.0, 20.0, 400)
+    tau = rd.inverse_dynamics(true, q, qd, qdd).torques
+    clean = [(t[k], names, q[k], qd[k], tau[k]) for k in range(400)]
+    rng = np.random.default_rng(7)
+    damaged = []
+    for k, (stamp, _, *fields) in enumerate(clean):
+        order = rng.permutation(6)
+        arm = (stamp, [names[j] for j in order], *(field[order] for field in fields))
+        damaged += [arm] * (2 if k % 10 == 0 else 1) + [(stamp, ["gripper_finger_joint"], [0.01], [0.0], [1.5])]
+    damaged[50], damaged[53] = damaged[53], damaged[50]
+    outputs = []
+    for label, messages in (("clean", clean), ("damaged", damaged)):
+        bag = write_messages(tmp_path / label, messages)
+        code, out, err = run_cli("identify", UR5, bag, "--links", "--friction", "--coulomb-velocity",
+                                 COULOMB_VELOCITY, "-o", tmp_path / f"out_{label}")
+        assert code == 0, err
+        assert f"{label}: 400 samples" in out
+        outputs.append((tmp_path / f"out_{label}" / "identified.yaml").read_text())
+    assert outputs[0] == outputs[1]
+    document = yaml.safe_load(outputs[0])
+    assert max(document["rmse"].values()) < 0.02 * np.sqrt(np.mean(tau ** 2))   # velocities given, accelerations
+    assert min(document["rmse_given"].values()) > 0.3                              # differentiated
+
+
+def with_nan(values, k):
+    values = np.array(values, float)
+    values[k] = np.nan
+    return values
+
+
+def test_a_bag_that_cannot_be_one_motion_is_refused_naming_the_message(tmp_path, setup):
+    """Two different states at one stamp, a message without efforts among others with them, a message with some of
+    the arm's joints, a NaN position among a gripper driver's messages: one line naming the message by its number in
+    the bag (main: 'time does not increase at sample 8 (np.float64(...)'; 'no measured effort for every joint'; no
+    remedy; a value that is not finite by its number among the samples kept, not the bag's), exit code 2; loads,
+    which needs no effort, reads the second."""
+    robot, true, _ = setup
+    names = list(robot.joint_names)
+    q, qd, qdd = motion(robot, 60)
+    t = 0.05 * np.arange(60)
+    tau = rd.inverse_dynamics(true, q, qd, qdd).torques
+    messages = [(t[k], names, q[k], qd[k], tau[k]) for k in range(60)]
+    two_states = write_messages(tmp_path / "two_states", messages[:8] + [(t[7], names, q[8], qd[8], tau[8])]
+                                + messages[8:])
+    no_effort = write_messages(tmp_path / "no_effort", messages[:30] + [(t[30], names, q[30], qd[30], [])]
+                               + messages[31:])
+    part = write_messages(tmp_path / "part", messages[:5] + [(t[5], names[:3], q[5, :3], qd[5, :3], tau[5, :3])]
+                          + messages[6:])
+    nan = [m for k, arm in enumerate(messages) for m in (arm, (t[k] + 0.01, ["gripper_finger_joint"], [0.01], [0.0],
+                                                              [1.5]))]
+    nan[8] = (t[4], names, with_nan(q[4], 1), qd[4], tau[4])   # the 5th sample, the bag's 9th message
+    nan = write_messages(tmp_path / "nan", nan)
+    for bag, reason in ((two_states, "messages 7 and 8 on '/joint_states' have the same stamp (1767225600.350000000 "
+                                     "s) but different joint states"),
+                        (no_effort, "message 30 on '/joint_states' has no effort for every joint, though 59 of 60 "
+                                    "have"),
+                        (part, "message 5 on '/joint_states' has no position for joint 'wrist_1_joint' (a joint "
+                               "another driver publishes: each message must carry every joint; --lock JOINT=POSITION "
+                               "holds one out of the model)"),
+                        (nan, "message 8 on '/joint_states': the position of joint 'shoulder_lift_joint' is nan")):
+        code, _, err = run_cli("identify", UR5, bag, "--links", "--friction", "-o", tmp_path / "x")
+        assert code == 2 and reason in err and len(err.strip().splitlines()) == 1, err
+    assert not os.path.exists(tmp_path / "x")
+    code, out, err = run_cli("loads", UR5, no_effort, "-o", tmp_path / "loads")
+    assert code == 0 and "60 samples" in out, err
+
+
+def test_efforts_that_are_not_finite_stop_identify_not_loads(tmp_path, setup):
+    """A driver that publishes NaN for an effort it does not measure: loads, which computes the torques, reads the
+    bag and the CSV as if the efforts were not there (main refused both: "the effort of joint 'elbow_joint' is not
+    finite at sample 4", "line 6, column 'elbow_joint.effort': 'nan' is not finite"); identify refuses them naming
+    the sample."""
+    robot, true, _ = setup
+    names = list(robot.joint_names)
+    q, qd, qdd = motion(robot, 60)
+    t = 0.05 * np.arange(60)
+    tau = rd.inverse_dynamics(true, q, qd, qdd).torques
+    tau[4, 2] = np.nan
+    bag = write_messages(tmp_path / "bag", [(t[k], names, q[k], qd[k], tau[k]) for k in range(60)])
+    csv = write_csv(tmp_path / "nan_effort.csv", robot, t, q, tau, qd, qdd)
+    clean = write_csv(tmp_path / "clean.csv", robot, t, q, None, qd, qdd)
+    code, _, err = run_cli("loads", UR5, clean, "-o", tmp_path / "clean")
+    assert code == 0, err
+    expected = (tmp_path / "clean" / "loads.csv").read_text()
+    for recording, reason in ((bag, "bag: message 4 on '/joint_states': the effort of joint 'elbow_joint' is nan"),
+                              (csv, "line 6, column 'elbow_joint.effort': 'nan' is not finite")):
+        code, _, err = run_cli("loads", UR5, recording, "-o", tmp_path / f"loads_{recording.name}")
+        assert code == 0, err
+        if recording == csv:  # a bag's velocities are read, its accelerations differentiated: the CSV's are given
+            assert (tmp_path / f"loads_{recording.name}" / "loads.csv").read_text() == expected
+        code, _, err = run_cli("identify", UR5, recording, "--links", "-o", tmp_path / "x")
+        assert code == 2 and reason in err and len(err.strip().splitlines()) == 1, err

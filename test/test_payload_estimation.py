@@ -128,3 +128,12 @@ def test_bad_arguments_refused(robot):
     estimator = PayloadEstimator(robot, LINK)
     with pytest.raises(rd.StateError, match=r"tau must be finite \(N, 6\) like q"):
         estimator.update(np.zeros(6), np.zeros(6), np.zeros(6), np.full(6, np.nan))
+    # finite but overflowing (a corrupt sensor reading): refused, the sums as they were (main: inf, then NaN)
+    q, qd, qdd = exciting(robot, 0.1)
+    tau = rd.inverse_dynamics(robot, q, qd, qdd).torques
+    estimator.update(q, qd, qdd, tau)
+    before = estimator.estimate()
+    with pytest.raises(rd.StateError, match=r"the samples overflow the estimate \(\|tau\| up to 1e\+300\); not taken"):
+        estimator.update(q, qd, qdd, np.where(np.arange(6) == 5, 1e300, tau))
+    after = estimator.estimate()
+    assert after.samples == before.samples == len(q) and after.mass == before.mass and np.isfinite(after.mass)

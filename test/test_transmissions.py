@@ -13,7 +13,9 @@ import yaml
 
 import rne_dynamics as rd
 from rne_dynamics.algorithms import aba, crba, rnea
-from test_cli import read_loads, run_cli
+from test_cli import MOTION_CSV, read_loads, run_cli
+from test_identify_links import write_csv
+from test_robot_identification import motion
 from test_written import assert_equal_to_generic
 
 ARM = rd.bundled_robot_path()
@@ -312,3 +314,25 @@ def test_a_urdf_transmission_the_model_cannot_take_is_left_out_with_a_warning():
                                              "mechanical reduction 'fast' is not a finite non-zero number"):
         robot = rd.load_urdf(arm_with(bad))
     assert "lift" not in [t.name for t in robot.transmissions]
+    assert any("transmission 'lift' left out" in message for message in robot.warnings)
+
+
+def test_a_transmission_left_out_is_said_by_the_command_line(tmp_path):
+    """The commands show ``robot.warnings`` (they silence Python's): a transmission left out was only a Python
+    warning, so inspect said 'warnings (0)' and identify --links fitted without it, silently."""
+    path = tmp_path / "arm.urdf"
+    path.write_text(arm_with(TRANSMISSIONS.replace("<mechanical_reduction>-80.0</mechanical_reduction>",
+                                                   "<mechanical_reduction>0</mechanical_reduction>")))
+    code, out, err = run_cli("inspect", path)
+    assert code == 0 and "warnings (1)" in out and "transmission 'lift' left out: <joint name='shoulder_lift_joint'>: " \
+        "mechanical reduction '0' is not a finite non-zero number" in out, out
+    code, _, err = run_cli("loads", path, MOTION_CSV, "-o", tmp_path)
+    assert code == 0 and "loads: warning: transmission 'lift' left out" in err, err
+    with pytest.warns(rd.ModelWarning, match="transmission 'lift' left out"):
+        robot = rd.load_urdf(str(path))
+    q, qd, qdd = (np.tile(x, (2, 1)) for x in motion(robot, 300))
+    recording = tmp_path / "recording.csv"
+    write_csv(recording, robot, np.arange(600) * 0.02, q, rd.inverse_dynamics(robot, q, qd, qdd).torques, qd, qdd)
+    for options in (["--links"], ["--friction"]):
+        code, _, err = run_cli("identify", path, recording, *options, "-o", tmp_path / "identified")
+        assert code == 0 and "identify: warning: transmission 'lift' left out" in err, err

@@ -112,6 +112,24 @@ def assert_equal_to_generic(robot, algorithms, native, states=2):
                 assert oracle.relative_error(block[:expected.size], expected) < TOLERANCE, algorithm.name
 
 
+def test_a_batch_of_one_state_keeps_its_batch_axis_on_the_written_code():
+    """A batch of one state ``(1, nq)`` holds as many numbers as one state: the written C took it for one and the
+    result lost its batch axis once the robot's code was built (main: the bundled arm's torques ``(6,)`` and its
+    regressor ``(6, 60)`` for ``q`` ``(1, 6)``, after its first calls ``(1, 6)``; identify_robot then failed on a
+    recording of 10,001 samples, whose last block of 10,000 was one state). Now ``(1, ...)`` whatever ran."""
+    robot = rd.load_urdf(rd.bundled_robot_path())
+    q, qd, qdd = np.random.default_rng(3).uniform(-1, 1, (3, 1, robot.nv))
+    for algorithm in (rnea.INVERSE_DYNAMICS, crba.MASS_MATRIX, rd.algorithms.regressor.REGRESSOR):
+        assert written.written(algorithm, robot, wait=True).native, algorithm.name
+    for _ in range(2):  # the first calls run the generic kernel (WARM), the next the written code
+        expected = rd.inverse_dynamics(robot, q[0], qd[0], qdd[0])
+        result = rd.inverse_dynamics(robot, q, qd, qdd)
+        assert result.torques.shape == (1, 6) and result.joint_wrenches.shape == (1, 6, 6)
+        np.testing.assert_array_equal(result.torques[0], expected.torques)
+        assert rd.mass_matrix(robot, q).shape == (1, 6, 6)
+        assert rd.joint_torque_regressor(robot, q, qd, qdd).shape == (1, 6, 60)
+
+
 @pytest.fixture
 def not_built(monkeypatch, tmp_path):
     """Written code traced but never built (the generic kernel serves), and a cache folder of the test's own."""

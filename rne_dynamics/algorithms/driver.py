@@ -257,9 +257,9 @@ class Algorithm:
         calling an instance with keywords costs a tenth of a small robot's call.)
 
         Each engine takes what it can check itself: the written code any arguments (it returns ``BAD_SHAPE`` for
-        what is not a float64 array of one state's size); the generic entry only arrays of the types numba compiled
-        it for (:func:`~rne_dynamics.algorithms.inputs.one_state_arrays`); :meth:`checked` converts anything else
-        and explains every error."""
+        what is not a float64 vector of one state's size: a batch of one is a batch); the generic entry only arrays
+        of numba's types (:func:`~rne_dynamics.algorithms.inputs.one_state_arrays`); :meth:`checked` converts
+        anything else and explains every error."""
         tried = None  # the held call, made on this state already (not again below)
         if data is not None:
             if type(data) is not Data or data.robot is not robot:

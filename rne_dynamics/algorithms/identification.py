@@ -210,10 +210,11 @@ def identify(robot, q, qd, qdd, tau, *, payload=None, friction=False, gravity=No
     sigma = np.sqrt(np.mean((y - A @ x) ** 2, axis=0)) + 1e-12 * (np.abs(y).max() + 1.0)
     Aw, yw = (A / sigma[:, None]).reshape(-1, p), (y / sigma).ravel()
     singular = np.linalg.svd(Aw, compute_uv=False)
-    if singular[-1] < 1e-9 * singular[0]:
-        raise ModelError(f"identify: the motion does not excite every unknown (condition number "
-                         f"{singular[0] / max(singular[-1], 1e-300):.2g}); record a richer motion (rne-dynamics "
-                         "excite) or identify less")
+    if not singular[-1] > 1e-9 * singular[0]:  # not <: a robot standing still has friction columns of zeros only
+        with np.errstate(over="ignore"):
+            condition = singular[0] / singular[-1] if singular[-1] > 0 else np.inf
+        raise ModelError(f"identify: the motion does not excite every unknown (condition number {condition:.2g}); "
+                         "record a richer motion (rne-dynamics excite) or identify less")
     x = np.linalg.lstsq(Aw, yw, rcond=None)[0]
     covariance = np.linalg.inv(Aw.T @ Aw) * np.sum((yw - Aw @ x) ** 2) / (Aw.shape[0] - p)
     k = 10 if payload is not None else 0

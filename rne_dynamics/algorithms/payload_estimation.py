@@ -117,9 +117,15 @@ class PayloadEstimator:
         n = len(q)
         weights = self.forgetting ** np.arange(n - 1, -1, -1)            # the newest sample weighs 1
         decay = self.forgetting ** n
-        self.information = decay * self.information + np.einsum("n,nji,njk->ik", weights, Y, Y)
-        self.gradient = decay * self.gradient + np.einsum("n,nji,nj->i", weights, Y, y)
-        self.squares = decay * self.squares + weights @ np.sum(y ** 2, axis=1)
+        with np.errstate(over="ignore", invalid="ignore"):
+            terms = (np.einsum("n,nji,njk->ik", weights, Y, Y), np.einsum("n,nji,nj->i", weights, Y, y),
+                     weights @ np.sum(y ** 2, axis=1))
+        if not all(np.isfinite(term).all() for term in terms):  # a corrupt reading (1e300 N m): the sums stay clean
+            raise StateError(f"PayloadEstimator.update: the samples overflow the estimate (|tau| up to "
+                             f"{np.abs(tau).max():.3g}); not taken")
+        self.information = decay * self.information + terms[0]
+        self.gradient = decay * self.gradient + terms[1]
+        self.squares = decay * self.squares + terms[2]
         self.rows = decay * self.rows + weights.sum() * self.robot.nv
         self.samples += n
 

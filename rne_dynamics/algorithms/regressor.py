@@ -134,7 +134,9 @@ def base_parameters(robot, *, samples=None, seed=0, gravity=None, tolerance=None
     """The base parameters of ``robot`` (:class:`BaseParameters`), from ``Y`` stacked over random states.
 
     Gautier's method: QR with column pivoting of ``W = [Y(x_1); ...; Y(x_n)]`` (``samples`` states, default enough
-    for four times as many rows as parameters; positions within the joint limits, random unit quaternions), rank
+    for four times as many rows as parameters; positions within the joint limits, anywhere in ``±pi`` for a range of
+    no width (a URDF's default ``lower = upper = 0``: the generic rank, whatever the motion), random unit
+    quaternions), rank
     ``r`` where ``|R_kk|`` drops below ``tolerance`` (default ``max(W.shape) * eps * |R_00|``). With
     ``W P = Q [R1 R2]``, the first ``r`` pivoted columns are independent and the others are ``W_2 = W_1 R1^-1 R2``,
     so ``W pi = W_1 (pi_1 + R1^-1 R2 pi_2)``. Gravity matters: a different direction can make other combinations
@@ -150,6 +152,9 @@ def base_parameters(robot, *, samples=None, seed=0, gravity=None, tolerance=None
     rng = np.random.default_rng(seed)
     q = random_configuration(robot, rng, size=samples)
     qd, qdd = rng.normal(size=(2, samples, robot.nv))
+    lower, upper = robot.position_limits.T
+    stuck = np.flatnonzero(lower >= upper)  # <limit lower="0" upper="0">, the URDF's defaults: not the motion's range
+    q[:, stuck] = rng.uniform(-np.pi, np.pi, size=(samples, len(stuck)))
     W = joint_torque_regressor(robot, q, qd, qdd, gravity=gravity).reshape(-1, n_params)
     _, Rw, order = scipy.linalg.qr(W, mode="economic", pivoting=True)
     diagonal = np.abs(np.diag(Rw))

@@ -242,6 +242,8 @@ def _arrays(recording, k, nv):
         arrays = (recording.q, recording.qd, recording.qdd, recording.effort)
     arrays = [np.asarray(a, dtype=float) for a in arrays]
     n = len(arrays[0])
+    if n == 0:
+        raise StateError(f"identify_robot: recording {k} has no sample")
     for name, a in zip(("q", "qd", "qdd", "tau"), arrays):
         if a.shape != (n, nv):
             raise StateError(f"identify_robot: recording {k}: {name} must be ({n}, {nv}), got {a.shape}")
@@ -588,8 +590,16 @@ def identify_robot(robot, recordings, *, friction=True, holdout=0.0, coulomb_vel
         raise StateError("identify_robot: no recording given")
     if not 0.0 <= holdout < 1.0:
         raise StateError(f"identify_robot: holdout is a fraction in [0, 1), got {holdout}")
+    if not (regularisation > 0 and np.isfinite(regularisation)):
+        raise StateError(f"identify_robot: regularisation is a weight > 0, got {regularisation}")
+    if not max_condition > 1:
+        raise StateError(f"identify_robot: max_condition is a condition number > 1, got {max_condition}")
     nv = robot.nv
-    velocity = np.broadcast_to(np.asarray(coulomb_velocity, dtype=float), (nv,)).copy()
+    velocity = np.asarray(coulomb_velocity, dtype=float)
+    if velocity.shape not in ((), (nv,)):
+        raise StateError(f"identify_robot: coulomb_velocity is one number or one per joint ({nv}), got "
+                         f"{velocity.tolist()}")
+    velocity = np.broadcast_to(velocity, (nv,)).copy()
     model = robot.with_drive(coulomb_velocity=velocity) if friction else robot
     terms = (DRIVE_LABELS if friction else ()) + (("armature",) if armature else ())
     motors = coupled_motor_terms(robot, (("damping", "friction") if friction else ()) + (("rotor_inertia",) if armature

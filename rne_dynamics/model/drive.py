@@ -339,8 +339,9 @@ def read_transmissions(root, robot, where):
     :class:`JointTransmission` s without motor terms (a URDF has none: ``drive.yaml``'s ``transmissions`` gives
     them). Other plugins (a gripper's reducer) and transmissions of fixed or mimic joints are not read; one that
     names no joint of the robot or has a reduction that is not a number is left out with a :class:`ModelWarning`
-    naming it: a transmission never stops a URDF from loading."""
-    out = []
+    naming it (and among the returned notes): a transmission never stops a URDF from loading. Returns
+    ``(transmissions, notes)``."""
+    out, notes = [], []
     for element in root.iter("transmission"):
         name = element.get("name") or f"transmission{len(out) + 1}"
         plugin = (element.findtext("plugin") or element.findtext("type") or "").strip()
@@ -351,8 +352,9 @@ def read_transmissions(root, robot, where):
             transmission = _read_transmission(element, name, kind, robot)
             out += [transmission] if transmission else []
         except ValueError as why:
-            warnings.warn(f"{where}: transmission '{name}' left out: {why}", ModelWarning, stacklevel=4)
-    return tuple(out)
+            notes.append(f"transmission '{name}' left out: {why}")
+            warnings.warn(f"{where}: {notes[-1]}", ModelWarning, stacklevel=4)
+    return tuple(out), tuple(notes)
 
 
 def _read_transmission(element, name, kind, robot):

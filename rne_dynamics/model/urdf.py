@@ -291,6 +291,7 @@ class _Reader:
             origins[joint.name] = origin
         robot = build_robot(root.get("name") or "robot", list(links.values()), joints, origins, error=URDFError,
                             source=self.where, floating_base=floating_base, check_inertia=check_inertia)
-        transmissions = read_transmissions(root, robot, self.where)
+        transmissions, notes = read_transmissions(root, robot, self.where)
+        robot = replace(robot, warnings=robot.warnings + notes)  # the commands show robot.warnings, not Python's
         return robot.with_drive(transmissions=transmissions) if transmissions else robot
 

@@ -112,8 +112,11 @@ class PayloadEstimates:
             return None
         if self.time_constant > 0 and self.rate:
             self.estimator.forgetting = math.exp(-1.0 / (self.rate * self.time_constant))
-        self.estimator.update(*(np.array(x) for x in zip(*self.samples)))
-        self.samples = []
+        batch, self.samples = [np.array(x) for x in zip(*self.samples)], []
+        try:
+            self.estimator.update(*batch)
+        except StateError as exc:  # the estimate keeps the samples before
+            return f"payload estimation: {exc}"
         now = t
         if now - self.last_published < PUBLISH_PERIOD:
             return None

@@ -21,7 +21,7 @@ import yaml
 
 from ..algorithms.identification import condition_number, exciting_trajectory, identify, limit_usage
 from ..algorithms.rnea import inverse_dynamics
-from .inspect_robot import effort_unit, load_robot
+from .inspect_robot import effort_unit, load_robot, print_warnings
 from . import loads
 from .loads import DEFAULT_TOPIC, DEFAULT_WINDOW, DPI, MotionError, read_motion, window_samples
 
@@ -33,15 +33,13 @@ def run_identify(robot_path, motion_path, *, payload=None, friction=False, outpu
                  topic=DEFAULT_TOPIC, window=DEFAULT_WINDOW, print_=print, **source):
     """The ``identify`` command: read, identify, print, then write the three files."""
     robot = load_robot(robot_path, **source)
+    print_warnings("identify", robot)
     if payload is None and not friction:
         raise MotionError("nothing to identify: give --payload LINK and/or --friction")
     if payload is not None and payload not in robot.link_names:
         raise MotionError(f"--payload: robot '{robot.name}' has no link '{payload}' (its links: "
                           f"{', '.join(robot.link_names)})")
-    motion = read_motion(robot, motion_path, topic=topic, window=window)
-    if motion.effort is None:
-        raise MotionError(f"{motion_path}: no measured effort for every joint (CSV columns <joint>.effort or "
-                          "<joint>.torque; a bag's JointState.effort): nothing to identify from")
+    motion = read_motion(robot, motion_path, topic=topic, window=window, need_effort=True)
     result = identify(robot, motion.q, motion.qd, motion.qdd, motion.effort, payload=payload, friction=friction)
     figure = residual_figure(robot, motion, result,
                              edge=window_samples(motion.time, window) // 2 if motion.derived else 0)

@@ -30,8 +30,8 @@ from ..model.drive import REFLECTED, reflected_terms
 from ..model.urdf import expand_xacro
 from . import fleet
 from .identify import joint_figure, write_files
-from .inspect_robot import effort_unit, load_robot
-from .loads import DEFAULT_TOPIC, MotionError, rate_window, read_motion
+from .inspect_robot import effort_unit, load_robot, print_warnings
+from .loads import DEFAULT_TOPIC, rate_window, read_motion
 
 #: Share of the held-out samples with the robot still (``RobotIdentification.holdout_still``) above which the summary
 #: says so: its held-out RMSE is then mostly the Coulomb law's noise.
@@ -40,11 +40,7 @@ HELD_STILL = 0.2
 
 def read_recording(path, *, robot, topic=DEFAULT_TOPIC, window=None, show_progress=True):
     """The recording at ``path`` as a motion with efforts (one task of a fleet)."""
-    motion = read_motion(robot, path, topic=topic, window=window, show_progress=show_progress)
-    if motion.effort is None:
-        raise MotionError(f"{path}: no measured effort for every joint (CSV columns <joint>.effort or "
-                          "<joint>.torque; a bag's JointState.effort): nothing to identify from")
-    return motion
+    return read_motion(robot, path, topic=topic, window=window, show_progress=show_progress, need_effort=True)
 
 
 def describe(motion, path, *, window=None):
@@ -125,6 +121,7 @@ def run_identify_links(robot_path, motion_paths, *, friction=True, holdout=0.0, 
     ``scheduler``) go through Dask (:mod:`~rne_dynamics.tools.fleet`): each is read, and its share of the fit
     computed, by a task on the worker that holds it."""
     robot = load_robot(robot_path, **source)
+    print_warnings("identify", robot)
     options = {"friction": friction, "armature": friction, "holdout": holdout, "coulomb_velocity": coulomb_velocity,
                "regularisation": regularisation}
     if not fleet.use_cluster(motion_paths, scheduler):

@@ -2,6 +2,7 @@
 gravity torque each joint must hold at worst (sampled over its range) against its effort limit."""
 import math
 import shutil
+import sys
 import textwrap
 import warnings
 
@@ -19,10 +20,16 @@ ENVELOPE_SAMPLES = 20_000
 
 def load_robot(path, **source):
     """:func:`load_urdf` (a URDF or xacro, with its loop file; ``source``: its keywords) without printing the model
-    warnings: the commands report ``robot.warnings`` themselves."""
+    warnings: the commands report ``robot.warnings`` themselves (:func:`print_warnings`)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ModelWarning)
         return load_urdf(path, **source)
+
+
+def print_warnings(command, robot):
+    """``robot.warnings`` on stderr, a line each: ``rne-dynamics COMMAND: warning: ...``."""
+    for message in robot.warnings:
+        print(f"rne-dynamics {command}: warning: {message}", file=sys.stderr)
 
 
 def loop_lines(robot):

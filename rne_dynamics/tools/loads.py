@@ -8,12 +8,17 @@ CSV: a header row, then one row per sample. Columns: ``time`` (s); per joint of 
 order; every movable joint needs a position column, a column naming anything else is an error.
 
 rosbag2 (a bag directory, or a ``.mcap`` / ``.db3`` file): ``sensor_msgs/msg/JointState`` messages on ``--topic``
-(``/joint_states``), timed by their header stamp (the recording time when stamps are zero). Names that are not
-movable joints of the robot (another robot's joints, mimic joints) are ignored; every message must hold every joint.
-Velocities (and efforts) are used when every message has them.
+(``/joint_states``), timed by their header stamp (the recording time when stamps are zero), in stamp order. Names
+that are not movable joints of the robot (another robot's joints, mimic joints) are ignored, and so are messages
+with none of its joints (another driver's); every other message must hold every joint. A message recorded twice
+(same stamp, same values) is one sample; two different states at one stamp are refused. Velocities (and efforts)
+are used when every message has them. Efforts that are not all finite (a driver's NaN for one it does not sense)
+are left unread by ``loads``, which computes the torques, and refused by ``identify`` naming the sample.
 
 Missing velocities and accelerations are derivatives of local cubic fits over ``--window`` seconds (0.1 s by default;
-longer for noisy recordings), :func:`smooth_derivatives`; accelerations come from the velocities where those are given.
+longer for noisy recordings), :func:`smooth_derivatives`, on each side of a gap apart (:func:`between_gaps`), a
+continuous joint's angle unwrapped first (a driver may report it within ±pi); accelerations come from the velocities
+where those are given.
 Outputs in DIR: ``loads.csv`` (per sample: time, the positions, velocities and accelerations used, then per joint the
 torque, the gravity torque, the norms of the joint wrench's force and moment, and its 6 components ``force_x`` ...
 ``moment_z`` (on the child link by its parent, child-link frame, about the joint origin); SI units: rad or m, rad/s
@@ -37,7 +42,7 @@ import yaml
 
 from ..algorithms.gravity import gravity_torques
 from ..model.drive import load_drive
-from .inspect_robot import effort_unit, load_robot
+from .inspect_robot import effort_unit, load_robot, print_warnings
 from ..algorithms.rnea import inverse_dynamics
 
 DEFAULT_TOPIC = "/joint_states"
@@ -108,6 +113,18 @@ def rate_window(time, cutoff=10.0):
     return (samples - 1) / rate, cutoff, rate
 
 
+def between_gaps(t, samples):
+    """Slices of the sample times ``t`` between their gaps, each differentiated on its own: a step longer than a
+    fit of ``samples`` spans at the median step (a paused recording, a driver's dropout), which a fit across would
+    bridge with one cubic; a piece of fewer than ``samples`` stays with its neighbour."""
+    span = (samples - 1) * float(np.median(np.diff(t)))
+    cuts = [0]
+    for k in np.flatnonzero(np.diff(t) > span) + 1:
+        if k - cuts[-1] >= samples and len(t) - k >= samples:
+            cuts.append(int(k))
+    return [slice(a, b) for a, b in zip(cuts, cuts[1:] + [len(t)])]
+
+
 def smooth_derivatives(t, y, samples):
     """First and second time derivatives of ``y`` ``(N, m)`` sampled at increasing times ``t`` ``(N,)``.
 
@@ -128,23 +145,31 @@ def smooth_derivatives(t, y, samples):
             2 * np.einsum("nw,nwm->nm", fit[:, 1], windows) / half_span[:, None] ** 2)
 
 
-def read_motion(robot, path, *, topic=DEFAULT_TOPIC, window=DEFAULT_WINDOW, show_progress=True):
+def read_motion(robot, path, *, topic=DEFAULT_TOPIC, window=DEFAULT_WINDOW, show_progress=True, need_effort=False):
     """The motion in ``path`` (CSV or rosbag2) as a :class:`Motion` of ``robot``, derivatives filled in over
-    ``window`` seconds (None: :func:`rate_window`'s); ``show_progress``: a bar for a long bag (not on a worker)."""
+    ``window`` seconds (None: :func:`rate_window`'s); ``show_progress``: a bar for a long bag (not on a worker);
+    ``need_effort``: a measured effort of every joint in every sample, else a :class:`MotionError` (``identify``)."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise MotionError(f"{path}: no such file or directory")
     if os.path.isdir(path) and not os.path.isfile(os.path.join(path, "metadata.yaml")):
         raise MotionError(f"{path}: a directory but not a rosbag2 (it has no metadata.yaml)")
     if os.path.isdir(path) or path.endswith((".mcap", ".db3")):
-        time, columns = _read_bag(robot, path, topic, show_progress)
+        time, columns = _read_bag(robot, path, topic, show_progress, need_effort)
     else:
-        time, columns = _read_csv(robot, path)
-    return _complete(robot, path, time, columns, window)
+        time, columns = _read_csv(robot, path, need_effort)
+    efforts = [values for (_, quantity), values in columns.items() if quantity == EFFORT]
+    if not need_effort and not all(np.isfinite(values).all() for values in efforts):  # a driver's NaN for an effort
+        columns = {key: values for key, values in columns.items() if key[1] != EFFORT}  # it does not sense: unread
+    motion = _complete(robot, path, time, columns, window)
+    if need_effort and motion.effort is None:
+        raise MotionError(f"{path}: no measured effort for every joint (CSV columns <joint>.effort or "
+                          "<joint>.torque; a bag's JointState.effort): nothing to identify from")
+    return motion
 
 
-def _read_csv(robot, path):
-    """``time`` and ``{(joint, quantity): values}`` from a CSV, every value checked."""
+def _read_csv(robot, path, need_effort=True):
+    """``time`` and ``{(joint, quantity): values}`` from a CSV, every value checked (efforts only if needed)."""
     try:
         with open(path, newline="", encoding="utf-8-sig") as stream:  # -sig: spreadsheets write a byte-order mark
             rows = [row for row in csv.reader(stream) if row]
@@ -169,6 +194,7 @@ def _read_csv(robot, path):
         keys[name] = (joint, quantity)
     if len(set(header)) != len(header):
         raise MotionError(f"{path}: the header row repeats a column name")
+    unread = {name for name, (_, quantity) in keys.items() if quantity == EFFORT and not need_effort}
     values = np.empty((len(rows) - 1, len(header)))
     for r, row in enumerate(rows[1:]):
         if len(row) != len(header):
@@ -178,14 +204,15 @@ def _read_csv(robot, path):
                 values[r, c] = float(text)
             except ValueError:
                 raise MotionError(f"{path}: line {r + 2}, column '{header[c]}': {text!r} is not a number") from None
-            if not math.isfinite(values[r, c]):
+            if not math.isfinite(values[r, c]) and header[c] not in unread:
                 raise MotionError(f"{path}: line {r + 2}, column '{header[c]}': {text!r} is not finite")
     columns = {key: values[:, header.index(name)] for name, key in keys.items()}
     return values[:, header.index("time")], columns
 
 
-def _read_bag(robot, path, topic, show_progress=True):
-    """``time`` (s from the first message) and ``{(joint, quantity): values}`` from the JointState messages."""
+def _read_bag(robot, path, topic, show_progress=True, need_effort=False):
+    """``time`` (s from the first message) and ``{(joint, quantity): values}`` from the JointState messages; with
+    ``need_effort``, a message without efforts among others with them is refused by its number."""
     from rosbags.highlevel import AnyReader, AnyReaderError
     from rosbags.rosbag2 import ReaderError
     from rosbags.typesys import Stores, get_typestore
@@ -203,35 +230,58 @@ def _read_bag(robot, path, topic, show_progress=True):
                                   "sensor_msgs/msg/JointState")
             total = sum(c.msgcount for c in connections)
             progress = Progress(f"reading {topic}", total if show_progress else 0)
-            stamps, positions, velocities, efforts = [], [], [], []
+            stamps, positions, velocities, efforts, numbers = [], [], [], [], []
             for k, (connection, recorded, raw) in enumerate(reader.messages(connections=connections)):
                 msg = reader.deserialize(raw, connection.msgtype)
                 index = {name: i for i, name in enumerate(msg.name)}
                 missing = [name for name in robot.joint_names if name not in index]
+                if len(missing) == robot.dof:
+                    continue  # another driver's joints only (a gripper's, another robot's): no state of this robot
                 if missing or len(msg.position) != len(msg.name):
-                    what = f"no position for joint '{missing[0]}'" if missing else "fewer positions than names"
+                    what = (f"no position for joint '{missing[0]}' (a joint another driver publishes: each "
+                            "message must carry every joint; --lock JOINT=POSITION holds one out of the model)"
+                            if missing else "fewer positions than names")
                     raise MotionError(f"{path}: message {k} on '{topic}' has {what}")
                 order = [index[name] for name in robot.joint_names]
                 stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
                 stamps.append((stamp, recorded))
+                numbers.append(k)
                 positions.append(np.asarray(msg.position)[order])
                 velocities.append(np.asarray(msg.velocity)[order] if len(msg.velocity) == len(msg.name) else None)
                 efforts.append(np.asarray(msg.effort)[order] if len(msg.effort) == len(msg.name) else None)
+                for quantity, values in ((POSITION, positions), (VELOCITY, velocities), (EFFORT, efforts)):
+                    if values[-1] is not None and not np.isfinite(values[-1]).all() and (need_effort or
+                                                                                         quantity != EFFORT):
+                        j = int(np.flatnonzero(~np.isfinite(values[-1]))[0])  # by its number: the bag's order
+                        raise MotionError(f"{path}: message {k} on '{topic}': the {quantity} of joint "
+                                          f"'{robot.joint_names[j]}' is {values[-1][j]}")
                 if k % 1000 == 0:
                     progress.update(k)
             progress.update(total)
     except (AnyReaderError, ReaderError) as exc:
-        raise MotionError(f"{path}: cannot read the rosbag2 ({exc})") from None
+        raise MotionError(f"{path}: cannot read the rosbag2 ({' '.join(str(exc).split())})") from None  # one line
     if not stamps:
-        raise MotionError(f"{path}: topic '{topic}' has no messages")
+        raise MotionError(f"{path}: topic '{topic}' has no message with a joint of robot '{robot.name}'")
     stamps = np.array(stamps, dtype=np.int64)
     ns = stamps[:, 0] if np.all(stamps[:, 0] > 0) else stamps[:, 1]
     order = np.argsort(ns, kind="stable")  # a bag keeps arrival order; the stamps say when each state was measured
+    samples = [(positions[i], velocities[i], efforts[i]) for i in order]
+    repeated = np.flatnonzero(np.diff(ns[order]) == 0) + 1
+    for later in repeated:  # a message recorded twice is one sample; two states at one stamp are refused
+        if not all(np.array_equal(a, b) for a, b in zip(samples[later - 1], samples[later])):
+            first, second, stamp = numbers[order[later - 1]], numbers[order[later]], int(ns[order[later]])
+            raise MotionError(f"{path}: messages {first} and {second} on '{topic}' have the same stamp "
+                              f"({stamp // 10 ** 9}.{stamp % 10 ** 9:09d} s) but different joint states")
+    order = np.delete(order, repeated)
     columns = {(joint, POSITION): column for joint, column in zip(robot.joint_names, np.array(positions)[order].T)}
     for quantity, values in ((VELOCITY, velocities), (EFFORT, efforts)):
         if all(v is not None for v in values):
             columns.update({(joint, quantity): column
                             for joint, column in zip(robot.joint_names, np.array(values)[order].T)})
+        elif quantity == EFFORT and need_effort and any(v is not None for v in values):
+            first = next(numbers[i] for i, v in enumerate(values) if v is None)
+            raise MotionError(f"{path}: message {first} on '{topic}' has no effort for "
+                              f"every joint, though {sum(v is not None for v in values)} of {len(values)} have")
     return (ns[order] - ns[order[0]]) * 1e-9, columns
 
 
@@ -251,7 +301,8 @@ def _complete(robot, path, time, columns, window):
     steps = np.diff(time)
     if np.any(steps <= 0):
         k = int(np.flatnonzero(steps <= 0)[0])
-        raise MotionError(f"{path}: time does not increase at sample {k + 1} ({time[k]!r} then {time[k + 1]!r})")
+        raise MotionError(f"{path}: time does not increase at sample {k + 1} ({float(time[k])!r} then "
+                          f"{float(time[k + 1])!r})")
     derived = []
     arrays = {}
     for quantity in (POSITION, VELOCITY, ACCELERATION):
@@ -266,9 +317,15 @@ def _complete(robot, path, time, columns, window):
     if derived:
         window = rate_window(time)[0] if window is None else window
         samples = min(window_samples(time, window), len(time) - 1 + len(time) % 2)
-        qd, qdd_from_q = smooth_derivatives(time, arrays[POSITION], samples)
+        pieces = between_gaps(time, samples)
+        angles = arrays[POSITION].copy()
+        turning = [j for j, joint in enumerate(robot.joint_names) if robot.joints[joint].type == "continuous"]
+        angles[:, turning] = np.unwrap(angles[:, turning], axis=0)  # a driver's angle wrapped to ±pi: no 2 pi jump
+        qd, qdd_from_q = (np.concatenate(parts) for parts in zip(*(
+            smooth_derivatives(time[piece], angles[piece], samples) for piece in pieces)))
         has_velocities = any((joint, VELOCITY) in columns for joint in robot.joint_names)
-        qdd_from_qd = smooth_derivatives(time, arrays[VELOCITY], samples)[0] if has_velocities else None
+        qdd_from_qd = np.concatenate([smooth_derivatives(time[piece], arrays[VELOCITY][piece], samples)[0]
+                                      for piece in pieces]) if has_velocities else None
         for j, joint in enumerate(robot.joint_names):
             has_qd = (joint, VELOCITY) in columns
             if not has_qd:
@@ -586,8 +643,7 @@ def run(robot_path, motions, output="rne_loads", topic=DEFAULT_TOPIC, window=DEF
         robot = load_drive(robot, drive)
     if robot.dof == 0:
         raise MotionError(f"{robot_path}: robot '{robot.name}' has no movable joint, so no joint loads")
-    for message in robot.warnings:
-        print(f"rne-dynamics loads: warning: {message}", file=sys.stderr)
+    print_warnings("loads", robot)
     names = recording_names(paths)
     results = [None] * len(paths)
     for done, (k, result) in enumerate(recording_results(paths, scheduler, workers, robot=robot, topic=topic,
