@@ -222,6 +222,21 @@ def test_a_step_that_diverges_names_the_fastest_coordinate(recwarn):
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
 
 
+@pytest.mark.parametrize("dt", [2e-3, 2e-2])
+def test_a_motion_the_stops_would_hide_diverges_with_its_cause(dt):
+    """example-robot-data's iCub at its zero pose: its neck's links are point masses without rotational inertia, and
+    there the mass matrix is singular to rounding (condition 1e17); gravity accelerates neck_yaw at 1.9e9 rad/s^2.
+    The step cannot resolve that, but the stops hid it: the velocity bounds capped each joint at its range per step,
+    and the arm bounced from stop to stop, its energy 1.3e6 J after 5 s from -33 J (at 2 ms; 1.3e4 J at 20 ms), with
+    nothing to tell (the node's runaway speed, 100 times iCub's 100 rad/s limits, was never reached). The first step
+    now raises, naming the joint and the near-singular mass matrix."""
+    robot = oracle.load_quietly(oracle.robot_path("icub_description/robots/icub.urdf"))
+    q0 = np.clip(np.zeros(robot.nq), *robot.position_limits.T)
+    with pytest.raises(rd.StateError, match=r"does not resolve the motion .* 'neck_yaw' accelerates at -1.88e\+09; "
+                                            "the mass matrix there is nearly singular"):
+        rd.simulate(robot, q0, np.zeros(robot.nv), np.zeros(robot.nv), 0.1, dt)
+
+
 @pytest.mark.parametrize("method", ["rk4", "semi_implicit"])
 def test_tanh_coulomb_friction_creeps_at_its_closed_form_speed(method):
     """The smooth Coulomb law ``F tanh(qd / coulomb_velocity)`` (taken exactly in the implicit step, Newton within
