@@ -174,6 +174,8 @@ def test_an_absurd_effort_command_runs_away_and_stops_with_one_message(harnesses
     assert_stopped_then_reset(h, states, diagnostics, ["joint 'hinge' reached a velocity of",
                                                        "beyond 1000 rad/s", "likely cause: the effort command: joint "
                                                        "'hinge' 1e+06 N m, beyond its effort limit 50"])
+    # in a few digits: a command of 1e300 N m was warned of in its 301 digits
+    assert h.wait_for_warning("~/effort_command: effort limits exceeded: hinge 1e+06 > 50 N m")
 
 
 def test_a_non_finite_step_and_a_failing_step_stop_the_simulation(harnesses, monkeypatch):
