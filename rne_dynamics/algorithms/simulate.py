@@ -47,6 +47,7 @@ no stops.
 """
 import contextlib
 import math
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -56,7 +57,7 @@ from ..model.memory import memory
 from .aba import ACCELERATIONS, cholesky_solve, forward, forward_workspace
 from .crba import composite_rigid_body, crba_workspace, mass_matrix
 from .driver import Algorithm
-from ..errors import SingularMassMatrixError, StateError
+from ..errors import ModelError, ModelWarning, SingularMassMatrixError, StateError
 from .inputs import gravity_vector, states
 from ..model.configuration import integrate_configuration
 from .integrator import STAGES, rkmk4_stage, stages_workspace
@@ -432,7 +433,10 @@ STEP = Algorithm(integrate, step_memory, ("q", "qd", "tau"), "the next state", l
 def stop_limits(robot):
     """``(2, nq)``: the lower and upper positions of each coordinate's stops, ``robot.position_limits`` narrowed by
     the limits of the mimic joints that follow it (``q_mimic = multiplier q + offset`` within the mimic joint's
-    limits), computed once per robot."""
+    limits), computed once per robot. Limits that leave a joint no position are a
+    :class:`~rne_dynamics.errors.ModelError`; a single position, a :class:`~rne_dynamics.errors.ModelWarning` (the
+    stops hold the joint there: example-robot-data's PR2 grippers, a mimic joint of multiplier -1 and limits 0 to
+    0.548 on a source of the same limits)."""
     return robot.engines.derived(_stop_limits, robot)
 
 
@@ -440,9 +444,18 @@ def _stop_limits(robot):
     lower, upper = robot.position_limits.T.copy()
     for b in robot.bodies:
         if b.mimic and b.nq == 1 and b.q_mult != 0.0:
-            joint = robot.joints[b.joint]
+            joint, k = robot.joints[b.joint], b.idx_q
             ends = sorted(((joint.lower - b.q_offset) / b.q_mult, (joint.upper - b.q_offset) / b.q_mult))
-            lower[b.idx_q], upper[b.idx_q] = max(lower[b.idx_q], ends[0]), min(upper[b.idx_q], ends[1])
+            lower[k], upper[k] = max(lower[k], ends[0]), min(upper[k], ends[1])
+            if lower[k] >= upper[k]:
+                source = robot.q_names[k]
+                what = (f"robot '{robot.name}': the limits of joint '{source}' {robot.position_limits[k].tolist()} "
+                        f"and of its mimic joint '{b.joint}' [{joint.lower:g}, {joint.upper:g}] (at {b.q_mult:g} "
+                        f"x '{source}' + {b.q_offset:g})")
+                if lower[k] > upper[k]:
+                    raise ModelError(f"{what} admit no position of '{source}': the stops cannot hold both")
+                warnings.warn(f"{what} leave '{source}' one position, {lower[k]:g}: the simulator's stops hold it "
+                              "there", ModelWarning, stacklevel=2)
     return np.ascontiguousarray([lower, upper])
 
 
