@@ -107,7 +107,7 @@ static int checked_state(PyObject *const *args, Py_ssize_t nargs, double *out)
     if (nargs != INPUTS + 1) return STATUS_BAD_SHAPE;
     for (int k = 0; k < INPUTS; k++) {
         x[k] = array_of(args[k + 1], sizes[k], 1, &count, 0);
-        if (!x[k] || count != 1) return STATUS_BAD_SHAPE;
+        if (!x[k] || count != 1 || PyArray_NDIM((PyArrayObject *)args[k + 1]) != 1) return STATUS_BAD_SHAPE;
     }
     double *T = malloc(TEMPORARIES * sizeof(double));
     if (!T) return STATUS_OVERFLOW;

@@ -81,6 +81,31 @@ def run_program(program, outputs, arguments):
     return np.array([values[k] if type(k) is int else k for k in outputs])
 
 
+def test_a_batch_of_one_state_keeps_its_batch_dimension(monkeypatch, tmp_path):
+    """``q`` ``(1, nq)`` is a batch of one: its results are ``(1, …)`` whichever engine runs. The written C took any
+    array of one state's size for one state and answered ``(nv,)`` once built (the generic kernel, ``(1, nv)``,
+    before): the inverse node's ``~/trajectory`` of one point then failed in its callback (IndexError) and the node
+    died."""
+    monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
+    robot = rd.load_urdf(rd.bundled_robot_path())
+    zero, one = np.zeros(robot.dof), np.zeros((1, robot.dof))
+    calls = {rnea.INVERSE_DYNAMICS: lambda x, **data: rd.inverse_dynamics(robot, x, x, x, **data).torques,
+             aba.ACCELERATIONS: lambda x, **data: rd.forward_dynamics(robot, x, x, x, **data),
+             crba.MASS_MATRIX: lambda x, **data: rd.mass_matrix(robot, x, **data)}
+    start_builds(robot, calls)
+    for algorithm, call in calls.items():
+        code = written.written(algorithm, robot, wait=True)
+        assert code.native
+        block, arguments = np.empty(64), (one,) * len(algorithm.arguments) + algorithm.defaults
+        assert code.single(block, *arguments) == BAD_SHAPE
+        expected = call(zero)  # one state: the written code's
+        assert rd.engine_report()[algorithm.name]["states"].get("written machine code", 0) > 0
+        for data in ({}, {"data": robot.data()}):
+            result = call(one, **data)
+            assert result.shape == (1,) + expected.shape, (algorithm.name, data, result.shape)
+            np.testing.assert_array_equal(result[0], expected)
+
+
 def start_builds(robot, algorithms):
     """Trace ``robot``'s written code of each of ``algorithms``: each build starts when its program is traced, so
     they run side by side."""
