@@ -152,3 +152,17 @@ def test_a_trajectory_of_one_point_is_answered(harness_factory):
     effort = arrays(wait_for_count(h, answers, 1))[3]
     np.testing.assert_allclose(effort, [rd.gravity_torques(robot, q)], **EXACT)
 
+
+@pytest.mark.parametrize("topic, points, reason", [
+    ("plan", [[0.1] * 6] * 3, "a path needs at least two waypoints, each different from the one before"),
+    ("retime", [], "a path needs at least two different waypoints, all finite")])
+def test_a_request_whose_points_make_no_path_is_refused_with_the_paths_reason(harness_factory, topic, points, reason):
+    """A plan whose points do not move was never answered (the path's ValueError was not among the errors the
+    planning worker reported: it ended the worker's task silently); a retime of no points was refused as 'cannot
+    reshape array of size 0'."""
+    h = harness_factory(robot_description=rd.bundled_robot_path())
+    statuses = h.collect(DiagnosticStatus, "/inverse_dynamics/request_status")
+    names = rd.load_urdf(rd.bundled_robot_path()).joint_names
+    h.publish(JointTrajectory, f"/inverse_dynamics/{topic}", request(names, points, sec=51))
+    assert h.spin_until(lambda: status_of(statuses, 51), timeout=60), "not answered"
+    assert status_of(statuses, 51).message == f"refused: {reason}"
