@@ -41,9 +41,8 @@ on to the joints that can still move, never adds energy and never moves ``q``. A
 a stop (of order ``dt^3``) is clamped to the limit without a velocity (:func:`clamp_to_stops`); a rigid motion that
 ends past a stop by more than the joint's range (:func:`beyond_stops`) is one the step did not resolve, and fails
 as a non-finite one does (the stops would otherwise hide it: the velocity bounds cap such a joint at its range per
-step while the energy grows without bound). A joint rests on its
-stop to within ``1e-9`` (measured: ``3e-11`` rad at 1 kHz). Continuous joints and joints of several coordinates have
-no stops.
+step while the energy grows without bound). A joint rests on its stop to within ``1e-9`` (measured: ``3e-11`` rad
+at 1 kHz). Continuous joints and joints of several coordinates have no stops.
 """
 import contextlib
 import math
