@@ -135,3 +135,34 @@ def test_every_refused_request_is_answered_with_its_reason(harness_factory, topi
         assert status.level == DiagnosticStatus.ERROR and status.name == f"/inverse_dynamics/{topic}"
         assert status.message.startswith("refused: ") and reason in status.message, status.message
         assert "\n" not in status.message
+
+
+def test_a_trajectory_of_one_point_is_answered(harness_factory):
+    """A one-point ``~/trajectory`` (a 'go to' request) is answered with its point's efforts: the inverse dynamics of a
+    batch of one came back as one state's once the robot's written code was in (the node's warm-up makes it), and
+    the callback's IndexError ended the node's spin."""
+    h = harness_factory(robot_description=rd.bundled_robot_path())
+    robot = rd.load_urdf(rd.bundled_robot_path())
+    statuses = h.collect(DiagnosticStatus, "/inverse_dynamics/request_status")
+    answers = h.collect(JointTrajectory, "/inverse_dynamics/trajectory_with_efforts")
+    q = np.array([0.1, -1.0, 0.8, -1.2, -1.5, 0.3])
+    h.publish(JointTrajectory, "/inverse_dynamics/trajectory", request(robot.joint_names, [q], sec=41))
+    assert h.spin_until(lambda: status_of(statuses, 41))
+    assert status_of(statuses, 41).level == DiagnosticStatus.OK, status_of(statuses, 41).message
+    effort = arrays(wait_for_count(h, answers, 1))[3]
+    np.testing.assert_allclose(effort, [rd.gravity_torques(robot, q)], **EXACT)
+
+
+@pytest.mark.parametrize("topic, points, reason", [
+    ("plan", [[0.1] * 6] * 3, "a path needs at least two waypoints, each different from the one before"),
+    ("retime", [], "a path needs at least two different waypoints, all finite")])
+def test_a_request_whose_points_make_no_path_is_refused_with_the_paths_reason(harness_factory, topic, points, reason):
+    """A plan whose points do not move was never answered (the path's ValueError was not among the errors the
+    planning worker reported: it ended the worker's task silently); a retime of no points was refused as 'cannot
+    reshape array of size 0'."""
+    h = harness_factory(robot_description=rd.bundled_robot_path())
+    statuses = h.collect(DiagnosticStatus, "/inverse_dynamics/request_status")
+    names = rd.load_urdf(rd.bundled_robot_path()).joint_names
+    h.publish(JointTrajectory, f"/inverse_dynamics/{topic}", request(names, points, sec=51))
+    assert h.spin_until(lambda: status_of(statuses, 51), timeout=60), "not answered"
+    assert status_of(statuses, 51).message == f"refused: {reason}"

@@ -174,6 +174,8 @@ def test_an_absurd_effort_command_runs_away_and_stops_with_one_message(harnesses
     assert_stopped_then_reset(h, states, diagnostics, ["joint 'hinge' reached a velocity of",
                                                        "beyond 1000 rad/s", "likely cause: the effort command: joint "
                                                        "'hinge' 1e+06 N m, beyond its effort limit 50"])
+    # in a few digits: a command of 1e300 N m was warned of in its 301 digits
+    assert h.wait_for_warning("~/effort_command: effort limits exceeded: hinge 1e+06 > 50 N m")
 
 
 def test_a_non_finite_step_and_a_failing_step_stop_the_simulation(harnesses, monkeypatch):
@@ -232,6 +234,35 @@ def test_live_exits_1_when_the_simulation_runs_away(monkeypatch, capsys):
     assert main(["live", "--duration", "20", "--period", "1"]) == 1
     err = capsys.readouterr().err
     assert "rne-dynamics live: error: the simulation ran away at step" in err and "reached a velocity of" in err
+
+
+def test_live_exits_1_at_once_when_the_simulator_refuses_the_robot(monkeypatch, capsys):
+    """A robot whose step from the start pose does not resolve (example-robot-data's iCub: its point-mass neck) is
+    refused by the simulating forward node; live says so and exits 1 at once (it waited out its duration and blamed
+    the inverse node: "no torques arrived")."""
+    import time
+
+    from rne_dynamics.errors import StateError
+    from rne_dynamics.tools.cli import main
+
+    def diverging(self, q, v, tau, dt, motors=None):
+        raise StateError("the simulation diverged: a step of 0.01 s from this state does not resolve the motion")
+    monkeypatch.setattr(node_model.DynamicsModel, "step", diverging)
+    start = time.monotonic()
+    assert main(["live", "--duration", "60", "--period", "1"]) == 1
+    assert time.monotonic() - start < 30.0
+    err = capsys.readouterr().err
+    assert ("rne-dynamics live: error: the forward_dynamics node refused the robot description from parameter "
+            "robot_description: the simulation diverged: a step of 0.01 s") in err, err
+
+
+def test_a_forward_node_that_does_not_simulate_serves_a_robot_whose_step_diverges(harnesses, monkeypatch):
+    """The step is the simulation's: a forward node computing accelerations only takes the model."""
+    def diverging(self, q, v, tau, dt, motors=None):
+        raise AssertionError("a node that does not simulate stepped")
+    monkeypatch.setattr(node_model.DynamicsModel, "step", diverging)
+    harnesses.append(h := Harness(ForwardDynamicsNode, robot_description=FREE_PENDULUM))
+    assert h.node.model is not None and not h.node.refusal
 
 
 class FakeTime:

@@ -222,6 +222,60 @@ def test_a_step_that_diverges_names_the_fastest_coordinate(recwarn):
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
 
 
+@pytest.mark.parametrize("dt", [2e-3, 2e-2])
+def test_a_motion_the_stops_would_hide_diverges_with_its_cause(dt):
+    """example-robot-data's iCub at its zero pose: its neck's links are point masses without rotational inertia, and
+    there the mass matrix is singular to rounding (condition 1e17); gravity accelerates neck_yaw at 1.9e9 rad/s^2.
+    The step cannot resolve that, but the stops hid it: the velocity bounds capped each joint at its range per step,
+    and the arm bounced from stop to stop, its energy 1.3e6 J after 5 s from -33 J (at 2 ms; 1.3e4 J at 20 ms), with
+    nothing to tell (the node's runaway speed, 100 times iCub's 100 rad/s limits, was never reached). The first step
+    now raises, naming the joint and the near-singular mass matrix."""
+    robot = oracle.load_quietly(oracle.robot_path("icub_description/robots/icub.urdf"))
+    q0 = np.clip(np.zeros(robot.nq), *robot.position_limits.T)
+    with pytest.raises(rd.StateError, match=r"does not resolve the motion .* 'neck_yaw' accelerates at -1.88e\+09; "
+                                            "the mass matrix there is nearly singular"):
+        rd.simulate(robot, q0, np.zeros(robot.nv), np.zeros(robot.nv), 0.1, dt)
+
+
+def mimic_pair(lower, upper, multiplier):
+    """Two 1 kg pendulums: 'source' within [0.1, 0.5] rad and 'follower', its mimic, within ``[lower, upper]``."""
+    link = ('<link name="{}"><inertial><origin xyz="0 0 -0.3"/><mass value="1.0"/><inertia ixx="0.01" ixy="0" '
+            'ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>')
+    return f"""<robot name="pair"><link name="base"/>{link.format("a")}{link.format("b")}
+  <joint name="source" type="revolute"><parent link="base"/><child link="a"/><axis xyz="0 1 0"/>
+    <limit lower="0.1" upper="0.5" effort="10" velocity="5"/></joint>
+  <joint name="follower" type="revolute"><parent link="base"/><child link="b"/><origin xyz="0.2 0 0"/>
+    <axis xyz="0 1 0"/><limit lower="{lower}" upper="{upper}" effort="10" velocity="5"/>
+    <mimic joint="source" multiplier="{multiplier}" offset="0"/></joint></robot>"""
+
+
+def test_mimic_limits_that_leave_a_joint_no_position_are_a_model_error():
+    """The follower at -1 x source within [0.1, 0.5] needs the source within [-0.5, -0.1], outside its own limits:
+    no position satisfies both. The step put the source at -0.1 rad, 0.2 rad past its lower limit, and rd.simulate
+    refused every start as 'outside its limits [0.1, -0.1]'; now both name the two joints."""
+    robot = rd.load_urdf(mimic_pair(0.1, 0.5, -1))
+    message = (r"the limits of joint 'source' \[0.1, 0.5\] and of its mimic joint 'follower' \[0.1, 0.5\] \(at -1 x "
+               r"'source' \+ 0\) admit no position of 'source'")
+    with pytest.raises(rd.ModelError, match=message):
+        rd.step(robot, np.array([0.3]), np.zeros(1), np.zeros(1), 1e-2)
+    with pytest.raises(rd.ModelError, match=message):
+        rd.simulate(robot, np.array([0.3]), np.zeros(1), np.zeros(1), 0.1, 1e-2)
+
+
+def test_mimic_limits_that_leave_a_joint_one_position_are_warned_of():
+    """example-robot-data's PR2: each gripper's r_parallel_root_joint follows the finger joint at -1 within [0,
+    0.548], as the finger joint itself: the stops hold the gripper closed at 0. It is said once, per gripper."""
+    robot = oracle.load_quietly(oracle.robot_path("pr2_description/urdf/pr2.urdf"))
+    q = np.clip(np.zeros(robot.nq), *robot.position_limits.T)
+    with pytest.warns(rd.ModelWarning) as warned:
+        rd.step(robot, q, np.zeros(robot.nv), np.zeros(robot.nv), 1e-2)
+    said = sorted(str(w.message) for w in warned if issubclass(w.category, rd.ModelWarning))
+    assert len(said) == 2 and all("leave '" in text and "' one position, 0: the simulator's stops hold it there" in
+                                  text for text in said), said
+    assert "joint 'l_gripper_l_finger_joint' [0.0, 0.548] and of its mimic joint 'l_gripper_r_parallel_root_joint'" \
+        in said[0]
+
+
 @pytest.mark.parametrize("method", ["rk4", "semi_implicit"])
 def test_tanh_coulomb_friction_creeps_at_its_closed_form_speed(method):
     """The smooth Coulomb law ``F tanh(qd / coulomb_velocity)`` (taken exactly in the implicit step, Newton within

@@ -19,7 +19,7 @@ import pytest
 import oracle
 import rne_dynamics as rd
 from rne_dynamics import _compile, _compile_child, _native, _trace
-from rne_dynamics.algorithms import aba, crba, driver, gravity, rnea, written
+from rne_dynamics.algorithms import aba, crba, driver, gravity, regressor, rnea, written
 from rne_dynamics.algorithms.driver import ALGORITHMS, BAD_SHAPE, NOT_FINITE, NOT_UNIT, OK, OVERFLOW
 from rne_dynamics.algorithms.inputs import gravity_vector
 from multi_dof import tree_urdf
@@ -81,6 +81,32 @@ def run_program(program, outputs, arguments):
     return np.array([values[k] if type(k) is int else k for k in outputs])
 
 
+def test_a_batch_of_one_state_keeps_its_batch_dimension(monkeypatch, tmp_path):
+    """``q`` ``(1, nq)`` is a batch of one: its results are ``(1, …)`` whichever engine runs. The written C took any
+    array of one state's size for one state and answered ``(nv,)`` once built (the generic kernel, ``(1, nv)``,
+    before): the inverse node's ``~/trajectory`` of one point then failed in its callback (IndexError) and the node
+    died; identify_robot, which computes in blocks of 10,000 samples, failed on a recording of 10,001)."""
+    monkeypatch.setenv("RNE_DYNAMICS_CACHE", str(tmp_path))
+    robot = rd.load_urdf(rd.bundled_robot_path())
+    zero, one = np.zeros(robot.dof), np.zeros((1, robot.dof))
+    calls = {rnea.INVERSE_DYNAMICS: lambda x, **data: rd.inverse_dynamics(robot, x, x, x, **data).torques,
+             aba.ACCELERATIONS: lambda x, **data: rd.forward_dynamics(robot, x, x, x, **data),
+             crba.MASS_MATRIX: lambda x, **data: rd.mass_matrix(robot, x, **data),
+             regressor.REGRESSOR: lambda x, **data: rd.joint_torque_regressor(robot, x, x, x, **data)}
+    start_builds(robot, calls)
+    for algorithm, call in calls.items():
+        code = written.written(algorithm, robot, wait=True)
+        assert code.native
+        block, arguments = np.empty(64), (one,) * len(algorithm.arguments) + algorithm.defaults
+        assert code.single(block, *arguments) == BAD_SHAPE
+        expected = call(zero)  # one state: the written code's
+        assert rd.engine_report()[algorithm.name]["states"].get("written machine code", 0) > 0
+        for data in ({}, {"data": robot.data()}):
+            result = call(one, **data)
+            assert result.shape == (1,) + expected.shape, (algorithm.name, data, result.shape)
+            np.testing.assert_array_equal(result[0], expected)
+
+
 def start_builds(robot, algorithms):
     """Trace ``robot``'s written code of each of ``algorithms``: each build starts when its program is traced, so
     they run side by side."""
@@ -110,24 +136,6 @@ def assert_equal_to_generic(robot, algorithms, native, states=2):
                 else:
                     block = run_program(program, outputs, arguments)
                 assert oracle.relative_error(block[:expected.size], expected) < TOLERANCE, algorithm.name
-
-
-def test_a_batch_of_one_state_keeps_its_batch_axis_on_the_written_code():
-    """A batch of one state ``(1, nq)`` holds as many numbers as one state: the written C took it for one and the
-    result lost its batch axis once the robot's code was built (main: the bundled arm's torques ``(6,)`` and its
-    regressor ``(6, 60)`` for ``q`` ``(1, 6)``, after its first calls ``(1, 6)``; identify_robot then failed on a
-    recording of 10,001 samples, whose last block of 10,000 was one state). Now ``(1, ...)`` whatever ran."""
-    robot = rd.load_urdf(rd.bundled_robot_path())
-    q, qd, qdd = np.random.default_rng(3).uniform(-1, 1, (3, 1, robot.nv))
-    for algorithm in (rnea.INVERSE_DYNAMICS, crba.MASS_MATRIX, rd.algorithms.regressor.REGRESSOR):
-        assert written.written(algorithm, robot, wait=True).native, algorithm.name
-    for _ in range(2):  # the first calls run the generic kernel (WARM), the next the written code
-        expected = rd.inverse_dynamics(robot, q[0], qd[0], qdd[0])
-        result = rd.inverse_dynamics(robot, q, qd, qdd)
-        assert result.torques.shape == (1, 6) and result.joint_wrenches.shape == (1, 6, 6)
-        np.testing.assert_array_equal(result.torques[0], expected.torques)
-        assert rd.mass_matrix(robot, q).shape == (1, 6, 6)
-        assert rd.joint_torque_regressor(robot, q, qd, qdd).shape == (1, 6, 60)
 
 
 @pytest.fixture

@@ -38,22 +38,25 @@ its source's coordinate through its multiplier and offset, :func:`stop_limits`) 
 ``D``: the displacement over the coming step, ``dt u``, may not cross a limit. All the active bounds are solved
 together in the ``M`` metric: an inelastic impact that removes the velocity into the stop and passes the momentum
 on to the joints that can still move, never adds energy and never moves ``q``. A residual of the rigid motion past
-a stop (of order ``dt^3``) is clamped to the limit without a velocity (:func:`clamp_to_stops`). A joint rests on its
-stop to within ``1e-9`` (measured: ``3e-11`` rad at 1 kHz). Continuous joints and joints of several coordinates have
-no stops.
+a stop (of order ``dt^3``) is clamped to the limit without a velocity (:func:`clamp_to_stops`); a rigid motion that
+ends past a stop by more than the joint's range (:func:`beyond_stops`) is one the step did not resolve, and fails
+as a non-finite one does (the stops would otherwise hide it: the velocity bounds cap such a joint at its range per
+step while the energy grows without bound). A joint rests on its stop to within ``1e-9`` (measured: ``3e-11`` rad
+at 1 kHz). Continuous joints and joints of several coordinates have no stops.
 """
 import contextlib
 import math
+import warnings
 from typing import NamedTuple
 
 import numpy as np
 
-from .._jit import OK, SINGULAR, arithmetic_kernel, helper
+from .._jit import OK, OVERFLOW, SINGULAR, arithmetic_kernel, helper
 from ..model.memory import memory
 from .aba import ACCELERATIONS, cholesky_solve, forward, forward_workspace
-from .crba import composite_rigid_body, crba_workspace
+from .crba import composite_rigid_body, crba_workspace, mass_matrix
 from .driver import Algorithm
-from ..errors import SingularMassMatrixError, StateError
+from ..errors import ModelError, ModelWarning, SingularMassMatrixError, StateError
 from .inputs import gravity_vector, states
 from ..model.configuration import integrate_configuration
 from .integrator import STAGES, rkmk4_stage, stages_workspace
@@ -140,6 +143,20 @@ def clamp_to_stops(m, limits, q):
         if has_stops(m.jtype[i]):
             k = m.idx_q[i]
             q[k] = min(max(q[k], limits[0, k]), limits[1, k])
+
+
+@helper
+def beyond_stops(m, limits, q):
+    """Whether the rigid motion left a one-coordinate joint past a stop by more than the joint's range (at least 1
+    rad or m): a residual of a resolved step is of order ``dt^3``; one that large is a motion the step does not
+    resolve (a near-singular mass matrix, a light link's fast dynamics), not a joint arriving at its stop."""
+    for i in range(m.nb):
+        if has_stops(m.jtype[i]):
+            k = m.idx_q[i]
+            reach = max(limits[1, k] - limits[0, k], 1.0)
+            if not limits[0, k] - reach <= q[k] <= limits[1, k] + reach:
+                return True
+    return False
 
 
 @helper
@@ -356,8 +373,9 @@ def dissipative_step(m, w, q, qd, shift, h, dt, limits, out):
 @arithmetic_kernel
 def integrate(m, w, q, qd, tau, f_ext, gravity, dt, rk4, limits):
     """One step from ``(q, qd)`` to ``(q_next, qd_next)`` (module notes); ``qdd``: the forward dynamics at ``(q,
-    qd)``, drive terms included; ``limits``: ``(2, nq)`` lower and upper positions. Returns ``OK``, or ``SINGULAR``
-    plus the coordinate of a joint that drives no mass (then the outputs are undefined).
+    qd)``, drive terms included; ``limits``: ``(2, nq)`` lower and upper positions. Returns ``OK``, ``SINGULAR``
+    plus the coordinate of a joint that drives no mass, or ``OVERFLOW`` for a rigid motion the step did not resolve
+    (:func:`beyond_stops`; then the outputs are undefined).
 
     RK4: ``D(dt/2) R(dt) D(dt/2)``, ``R`` the integrator's stages
     (:func:`~rne_dynamics.algorithms.integrator.rkmk4_stage`) on :func:`rigid_rate`, ``D`` :func:`drive_step` (the
@@ -397,6 +415,8 @@ def integrate(m, w, q, qd, tau, f_ext, gravity, dt, rk4, limits):
         if bad != OK:
             return bad
         rkmk4_stage(m, q, v, s, dt, w.qdd_stage, w.stages, q_next, x)
+    if beyond_stops(m, limits, q_next):
+        return OVERFLOW
     clamp_to_stops(m, limits, q_next)
     stop_bounds(m, limits, q_next, dt, w.lower, w.upper)
     return drive_step(m, w.drive, q_next, x, h, w.lower, w.upper, qd_next)
@@ -412,7 +432,10 @@ STEP = Algorithm(integrate, step_memory, ("q", "qd", "tau"), "the next state", l
 def stop_limits(robot):
     """``(2, nq)``: the lower and upper positions of each coordinate's stops, ``robot.position_limits`` narrowed by
     the limits of the mimic joints that follow it (``q_mimic = multiplier q + offset`` within the mimic joint's
-    limits), computed once per robot."""
+    limits), computed once per robot. Limits that leave a joint no position are a
+    :class:`~rne_dynamics.errors.ModelError`; a single position, a :class:`~rne_dynamics.errors.ModelWarning` (the
+    stops hold the joint there: example-robot-data's PR2 grippers, a mimic joint of multiplier -1 and limits 0 to
+    0.548 on a source of the same limits)."""
     return robot.engines.derived(_stop_limits, robot)
 
 
@@ -420,9 +443,18 @@ def _stop_limits(robot):
     lower, upper = robot.position_limits.T.copy()
     for b in robot.bodies:
         if b.mimic and b.nq == 1 and b.q_mult != 0.0:
-            joint = robot.joints[b.joint]
+            joint, k = robot.joints[b.joint], b.idx_q
             ends = sorted(((joint.lower - b.q_offset) / b.q_mult, (joint.upper - b.q_offset) / b.q_mult))
-            lower[b.idx_q], upper[b.idx_q] = max(lower[b.idx_q], ends[0]), min(upper[b.idx_q], ends[1])
+            lower[k], upper[k] = max(lower[k], ends[0]), min(upper[k], ends[1])
+            if lower[k] >= upper[k]:
+                source = robot.q_names[k]
+                what = (f"robot '{robot.name}': the limits of joint '{source}' {robot.position_limits[k].tolist()} "
+                        f"and of its mimic joint '{b.joint}' [{joint.lower:g}, {joint.upper:g}] (at {b.q_mult:g} "
+                        f"x '{source}' + {b.q_offset:g})")
+                if lower[k] > upper[k]:
+                    raise ModelError(f"{what} admit no position of '{source}': the stops cannot hold both")
+                warnings.warn(f"{what} leave '{source}' one position, {lower[k]:g}: the simulator's stops hold it "
+                              "there", ModelWarning, stacklevel=2)
     return np.ascontiguousarray([lower, upper])
 
 
@@ -438,18 +470,32 @@ def advance(robot, q, qd, tau, dt, method, gravity, external_wrenches):
             return STEP.run(robot, None, (q, qd, tau), gravity, external_wrenches, extras=extras)
     except (StateError, SingularMassMatrixError):
         with np.errstate(all="ignore"):
-            ACCELERATIONS.run(robot, None, (q, qd, tau), gravity_vector(gravity))  # the state's own error, if any
-    raise diverged(robot, qd, dt)
+            qdd = ACCELERATIONS.run(robot, None, (q, qd, tau), gravity_vector(gravity))  # the state's own error, if any
+    raise diverged(robot, q, qd, qdd, dt)
 
 
-def diverged(robot, qd, dt):
-    """The error for a step of ``dt`` from a finite state (velocities ``qd``, one state or a batch) whose result is
-    not finite, naming the fastest coordinate."""
-    at = np.unravel_index(np.argmax(np.abs(qd)), qd.shape)
-    state = f" (state {at[0]})" if qd.ndim == 2 else ""
-    return StateError(f"the simulation diverged: a step of {dt:g} s from this state{state} is not finite; its "
-                      f"fastest coordinate, '{robot.v_names[at[-1]]}', moves at {qd[at]:.3g}: the torques or "
-                      f"velocities are beyond what a step of {dt:g} s resolves")
+#: A mass matrix whose condition number passes this is named as a likely cause of a step that diverged.
+ILL_CONDITIONED = 1e10
+
+
+def diverged(robot, q, qd, qdd, dt):
+    """The error for a step of ``dt`` from a finite state (one state or a batch: ``q``, velocities ``qd``,
+    accelerations ``qdd``) that the step does not resolve (a result that is not finite, or a joint thrown past its
+    stop: :func:`beyond_stops`), naming the fastest and the most accelerated coordinates, and the mass matrix's
+    condition number where it is nearly singular there."""
+    def where(x):
+        at = np.unravel_index(np.argmax(np.abs(x)), x.shape)
+        return at, f"'{robot.v_names[at[-1]]}'" + (f" (state {at[0]})" if x.ndim == 2 else "")
+    (fast, fastest), (pushed, most) = where(qd), where(qdd)
+    eigenvalues = np.linalg.eigvalsh(mass_matrix(robot, q[pushed[:-1]]))
+    condition = eigenvalues[-1] / eigenvalues[0] if eigenvalues[0] > 0 else np.inf
+    singular = (f"; the mass matrix there is nearly singular (condition number {condition:.2g}: links without "
+                "rotational inertia?)" if condition > ILL_CONDITIONED else "")
+    return StateError(f"the simulation diverged: a step of {dt:g} s from this state does not resolve the motion (its "
+                      f"result is not finite, or a joint ends past its stop by more than its range); its fastest "
+                      f"coordinate, {fastest}, moves at {qd[fast]:.3g}, and {most} accelerates at {qdd[pushed]:.3g}"
+                      f"{singular}: the torques, velocities or accelerations are beyond what a step of {dt:g} s "
+                      "resolves")
 
 
 def step(robot, q, qd, tau, dt, *, method="rk4", gravity=None, external_wrenches=None):

@@ -195,7 +195,12 @@ class Robot:
         return {name: value for name, value in self.__dict__.items() if name not in cached and name != "engines"}
 
     def __setstate__(self, state):
+        """The arrays read-only again (a pickle drops numpy's flag: a node's model from another process had writable
+        ``fdata``, a type numba's cached step had not, and the simulator ran its Python until a compile ended)."""
         self.__dict__.update(state)
+        for value in state.values():
+            if isinstance(value, np.ndarray):
+                frozen(value)
         object.__setattr__(self, "engines", Engines())
 
     @cached_property

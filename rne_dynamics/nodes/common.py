@@ -494,7 +494,7 @@ class DynamicsNode(Node):
         self.stats.exceeded(joints)
         tau = np.atleast_2d(torques)
         point = "point {} " if np.ndim(torques) == 2 else ""
-        details = ", ".join(f"{point.format(n)}{model.joint_names[k]} {tau[n, k]:.1f} > "
+        details = ", ".join(f"{point.format(n)}{model.joint_names[k]} {tau[n, k]:.5g} > "
                             f"{model.effort_limits[k]:g} {model.joint_unit(k)}" for n, k in cells[:6])
         self.warn_throttled(f"{topic}: effort limits exceeded: {details}", key=f"limits {topic} {joints}")
         return int(over.any(axis=1).sum())

@@ -339,8 +339,9 @@ class ForwardDynamicsNode(DynamicsNode):
 
     @staticmethod
     def check_model(model, values):
-        """The start positions must fit, and the forward dynamics be defined (a massless joint makes it singular);
-        the call also compiles or loads the kernels before the first message."""
+        """The start positions must fit, the forward dynamics be defined (a massless joint makes it singular) and,
+        simulating, a step from them resolve the motion; the call also compiles or loads the kernels before the first
+        message."""
         q0, v0 = model.full_state(initial_positions(model.robot, values))
         elastic = model.robot.elastic_joints
         if elastic and model.robot.has_floating_base:
@@ -351,7 +352,8 @@ class ForwardDynamicsNode(DynamicsNode):
             model.forward_dynamics(q0, v0, tau)
             if elastic:  # the motor-link model needs the motors' inertia
                 model.forward_dynamics(q0, v0, tau, motors)
-            model.step(q0, v0, tau, dt, motors)
+            if values["simulate"]:  # (a node that does not simulate serves a model whose step diverges there)
+                model.step(q0, v0, tau, dt, motors)
 
     @staticmethod
     def check_names(robot, values):

@@ -16,7 +16,7 @@ import numpy as np
 
 import rne_dynamics as rd
 
-from ..errors import ModelError, StateError
+from ..errors import StateError
 from .trajectory_requests import RequestJoints, TrajectoryRequests
 
 
@@ -54,7 +54,7 @@ class PlanRequests(TrajectoryRequests):
                               start_velocity=ends[0], goal_velocity=ends[1], duration=duration,
                               objective="time" if duration is None else "effort", gravity=model.gravity,
                               position_limits=held or None)
-        except (rd.PlanningError, StateError, ModelError) as exc:
+        except ValueError as exc:  # PlanningError, StateError, ModelError; the path's own (points that do not move)
             return self.fail(header, exc)
         period = self.node.get_parameter("plan_sample_period").value
         times = planned.grid(period)

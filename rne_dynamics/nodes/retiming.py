@@ -46,7 +46,7 @@ class RetimeRequests(TrajectoryRequests):
                                  "coordinates alone)")
             joints = RequestJoints(self.node, model, msg.joint_names)
             q = np.array([joints.positions_of(p.positions, f"point {k} position")
-                          for k, p in enumerate(msg.points)]).reshape(len(msg.points), -1)
+                          for k, p in enumerate(msg.points)]).reshape(len(msg.points), len(model.input_names))
             path = SplinePath(q)
             acceleration = per_joint("retime_acceleration_limits",
                                      self.node.get_parameter("retime_acceleration_limits").value, model.robot)

@@ -70,7 +70,9 @@ class SplinePath:
         from scipy.interpolate import CubicSpline
 
         points = np.atleast_2d(np.asarray(waypoints, float))
-        points = points[np.concatenate([[True], (np.diff(points, axis=0) != 0).any(axis=1)])]
+        moved = np.ones(len(points), bool)  # the first waypoint (if any), then each that differs from the one before
+        moved[1:] = (np.diff(points, axis=0) != 0).any(axis=1)
+        points = points[moved]
         if len(points) < 2 or not np.isfinite(points).all():
             raise ValueError("a path needs at least two different waypoints, all finite")
         lengths = np.linalg.norm(np.diff(points, axis=0), axis=1)

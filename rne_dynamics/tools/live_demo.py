@@ -9,7 +9,8 @@ One process, one executor, four nodes on this machine's loopback:
 - ``demo_table`` prints the torques and each joint's load (|torque| / URDF effort limit) every ``--period`` seconds,
   and the simulation's real-time factor (with the reason when it is below 0.95).
 
-Exits 1 when no torques arrived or the simulation ran away (the forward node's message says where and why).
+Exits 1 when no torques arrived, the simulation ran away or the simulator refused the robot (the forward node's
+message says where and why).
 
     rne-dynamics live [ROBOT] [--duration 10]
 """
@@ -160,6 +161,11 @@ def real_time_line(forward, since):
                  + (f": {reason}" if reason else ""))
 
 
+def refused(forward):
+    """Why the simulator has no model (it refused the robot: e.g. a step from the start pose diverges), or ''."""
+    return forward.refusal if forward.model is None else ""
+
+
 def main(argv=None):
     return run(parse(sys.argv[1:] if argv is None else argv))
 
@@ -209,7 +215,7 @@ def run(args):
         start = time.monotonic()
         first = window = forward.clock.tally
         next_print = start + args.period
-        while (now := time.monotonic()) < start + args.duration and not forward.runaway:
+        while (now := time.monotonic()) < start + args.duration and not forward.runaway and not refused(forward):
             executor.spin_once(timeout_sec=min(0.05, max(0.0, next_print - now)))
             if time.monotonic() >= next_print:
                 table.print(time.monotonic() - start)
@@ -217,7 +223,7 @@ def run(args):
                 print(f"  {line}")
                 next_print += args.period
         _, overall = real_time_line(forward, first)
-        runaway = forward.runaway
+        runaway, refusal = forward.runaway, refused(forward)
         executor.shutdown()
     finally:
         for node in nodes:
@@ -225,6 +231,9 @@ def run(args):
         rclpy.try_shutdown(context=context)
     if runaway:
         print(f"rne-dynamics live: error: {runaway}", file=sys.stderr)
+        return 1
+    if refusal:
+        print(f"rne-dynamics live: error: the forward_dynamics node refused {refusal}", file=sys.stderr)
         return 1
     if not table.received:
         print("rne-dynamics live: error: no torques arrived from the inverse_dynamics node", file=sys.stderr)
