@@ -16,6 +16,7 @@ from rosbags.rosbag2 import StoragePlugin
 import oracle
 import rne_dynamics as rd
 from rne_dynamics.algorithms.identification import FourierTrajectory
+from rne_dynamics.tools import cli
 from test_cli import make_example_bag, run_cli
 from test_robot_identification import COULOMB_VELOCITY, motion, true_robot
 
@@ -251,8 +252,39 @@ def test_excitation_keeps_within_every_limit_acceleration_included(tmp_path):
     assert code == 0, err
     table = np.genfromtxt(tmp_path / "e" / "excitation.csv", delimiter=",", names=True)
     assert max(np.abs(table[f"{joint}acceleration"]).max() for joint in robot.joint_names) <= 2.0
-    code, _, err = run_cli("excite", rd.bundled_robot_path(), "--acceleration-limits", "1,2", "-o", tmp_path / "x")
-    assert code == 2 and "acceleration limits: one positive value, or one per joint (6), got [1.0, 2.0]" in err
+
+
+PUCK = ('<robot name="puck"><link name="world"/><link name="puck"><inertial><mass value="1"/><inertia ixx="1" '
+        'iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link><joint name="free" type="floating"><parent '
+        'link="world"/><child link="puck"/></joint></robot>')
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--acceleration-limits", "1,2"], "acceleration limits: one positive value, or one per joint (6), got [1.0, 2.0]"),
+    (["--period", "1", "--sample-period", "2"], "--sample-period 2 s is longer than --period 1 s"),  # main: traceback
+    (["--output", "{file}"], "is a file, not a directory"),  # main: after the search
+    (["--output", "{file}/e"], "is a file, not a directory"),
+    (["{puck}"], "takes a fixed-base robot whose joints have one coordinate each; robot 'puck' has nq=7, nv=6"),
+], ids=["acceleration limits", "sample period", "output a file", "output in a file", "floating robot"])
+def test_excite_checks_every_argument_before_it_starts(tmp_path, arguments, message):
+    """An argument excite cannot use is refused in one line, with nothing before it (main printed 'optimising...'
+    first, and refused an --output that is a file or a --sample-period longer than the period after minutes of
+    search: a traceback for the latter) and nothing written."""
+    (tmp_path / "file").write_text("")
+    (tmp_path / "puck.urdf").write_text(PUCK)
+    arguments = [a.format(file=tmp_path / "file", puck=tmp_path / "puck.urdf") for a in arguments]
+    robot = [] if arguments[0].endswith(".urdf") else [rd.bundled_robot_path()]
+    code, out, err = run_cli("excite", *robot, *arguments, "--iterations", 0, "--harmonics", 2,
+                             *[] if "--output" in arguments else ["-o", tmp_path / "never"])
+    assert (code, out) == (2, "") and err.count("\n") == 1 and err.startswith("rne-dynamics excite: error: "), err
+    assert message in err and not (tmp_path / "never").exists()
+
+
+def test_excite_refuses_a_negative_seed(capsys):
+    """numpy's generator takes none: on main its ValueError was a traceback once the search was set up."""
+    with pytest.raises(SystemExit) as exit_:
+        cli.build_parser().parse_args(["excite", "robot.urdf", "--seed", "-1"])
+    assert exit_.value.code == 2 and "argument --seed: -1 is below 0" in capsys.readouterr().err
 
 
 def write_messages(path, messages, topic="/joint_states"):
