@@ -11,7 +11,7 @@ import pytest
 import oracle
 import rne_dynamics as rd
 from rne_dynamics.tools import cli
-from test_cli import run_cli
+from test_cli import PENDULUM, run_cli
 
 ROMEO = oracle.robot_path("romeo_description/urdf/romeo_laas_small.urdf")
 MOMENT = "smallest principal moment -0.00272042 kg m^2"
@@ -74,6 +74,33 @@ def test_every_command_that_loads_a_robot_takes_the_model_options(command):
     assert cli.robot_source(args)["check_inertia"] == "warn"
     assert cli.robot_source(args)["locked_joints"] == {"a": 1.0, "b": [0.0, 0.0, 0.0, 1.0]}
 
+
+@pytest.mark.parametrize("command", ["demo", "inspect", "loads", "plan", "retime", "identify", "excite"])
+def test_every_command_refuses_a_lock_outside_the_limits_or_twice(command, tmp_path, monkeypatch):
+    """main held the bundled arm's elbow (limits +-3.1416 rad) at 4 rad, and a joint locked twice at the last
+    position given: each is refused in one line, naming the joint, the value(s) and the limits."""
+    monkeypatch.chdir(tmp_path)  # on main, the commands that run write their default output here
+    (tmp_path / "motion.csv").write_text("")
+    extra = {"inspect": ["--samples", 10], "loads": ["motion.csv"], "plan": ["--from", "0", "--to", "1"],
+             "retime": ["motion.csv"], "identify": ["motion.csv", "--friction"],
+             "excite": ["--iterations", 0, "--harmonics", 2]}
+    for locks, message in [(["elbow_joint=4"], "--lock elbow_joint=4.0: outside the joint's position limits "
+                                               "[-3.1416, 3.1416] rad"),
+                           (["elbow_joint=0.5", "elbow_joint=0.7"], "--lock names joint 'elbow_joint' twice "
+                                                                    "(0.5 and 0.7)")]:
+        code, out, err = run_cli(command, rd.bundled_robot_path(), *extra.get(command, []),
+                                 *[part for lock in locks for part in ("--lock", lock)])
+        assert (code, out, err) == (2, "", f"rne-dynamics {command}: error: {message}\n")
+
+
+def test_a_continuous_joint_is_locked_at_any_angle(tmp_path):
+    """A continuous joint has no limits: 'spin' locked at 10 rad; the revolute 'swing' ([-1, 1] rad) is not at 1.5."""
+    urdf = tmp_path / "pendulum.urdf"
+    urdf.write_text(PENDULUM.format(lower=-1.0, effort=5.0))
+    code, out, err = run_cli("inspect", urdf, "--samples", 10, "--lock", "spin=10")
+    assert code == 0 and "spin (continuous" in out and "locked at 10)" in out, err
+    code, out, err = run_cli("inspect", urdf, "--samples", 10, "--lock", "swing=1.5")
+    assert code == 2 and "--lock swing=1.5: outside the joint's position limits [-1.0, 1.0] rad" in err
 
 
 TIAGO = [oracle.robot_path(f"tiago_description/robots/{name}.urdf") for name in ("tiago", "tiago_dual",

@@ -16,6 +16,7 @@ from rosbags.rosbag2 import StoragePlugin
 import oracle
 import rne_dynamics as rd
 from rne_dynamics.algorithms.identification import FourierTrajectory
+from rne_dynamics.tools import cli
 from test_cli import make_example_bag, run_cli
 from test_robot_identification import COULOMB_VELOCITY, motion, true_robot
 
@@ -251,8 +252,39 @@ def test_excitation_keeps_within_every_limit_acceleration_included(tmp_path):
     assert code == 0, err
     table = np.genfromtxt(tmp_path / "e" / "excitation.csv", delimiter=",", names=True)
     assert max(np.abs(table[f"{joint}acceleration"]).max() for joint in robot.joint_names) <= 2.0
-    code, _, err = run_cli("excite", rd.bundled_robot_path(), "--acceleration-limits", "1,2", "-o", tmp_path / "x")
-    assert code == 2 and "acceleration limits: one positive value, or one per joint (6), got [1.0, 2.0]" in err
+
+
+PUCK = ('<robot name="puck"><link name="world"/><link name="puck"><inertial><mass value="1"/><inertia ixx="1" '
+        'iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link><joint name="free" type="floating"><parent '
+        'link="world"/><child link="puck"/></joint></robot>')
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--acceleration-limits", "1,2"], "acceleration limits: one positive value, or one per joint (6), got [1.0, 2.0]"),
+    (["--period", "1", "--sample-period", "2"], "--sample-period 2 s is longer than --period 1 s"),  # main: traceback
+    (["--output", "{file}"], "is a file, not a directory"),  # main: after the search
+    (["--output", "{file}/e"], "is a file, not a directory"),
+    (["{puck}"], "takes a fixed-base robot whose joints have one coordinate each; robot 'puck' has nq=7, nv=6"),
+], ids=["acceleration limits", "sample period", "output a file", "output in a file", "floating robot"])
+def test_excite_checks_every_argument_before_it_starts(tmp_path, arguments, message):
+    """An argument excite cannot use is refused in one line, with nothing before it (main printed 'optimising...'
+    first, and refused an --output that is a file or a --sample-period longer than the period after minutes of
+    search: a traceback for the latter) and nothing written."""
+    (tmp_path / "file").write_text("")
+    (tmp_path / "puck.urdf").write_text(PUCK)
+    arguments = [a.format(file=tmp_path / "file", puck=tmp_path / "puck.urdf") for a in arguments]
+    robot = [] if arguments[0].endswith(".urdf") else [rd.bundled_robot_path()]
+    code, out, err = run_cli("excite", *robot, *arguments, "--iterations", 0, "--harmonics", 2,
+                             *[] if "--output" in arguments else ["-o", tmp_path / "never"])
+    assert (code, out) == (2, "") and err.count("\n") == 1 and err.startswith("rne-dynamics excite: error: "), err
+    assert message in err and not (tmp_path / "never").exists()
+
+
+def test_excite_refuses_a_negative_seed(capsys):
+    """numpy's generator takes none: on main its ValueError was a traceback once the search was set up."""
+    with pytest.raises(SystemExit) as exit_:
+        cli.build_parser().parse_args(["excite", "robot.urdf", "--seed", "-1"])
+    assert exit_.value.code == 2 and "argument --seed: -1 is below 0" in capsys.readouterr().err
 
 
 def write_messages(path, messages, topic="/joint_states"):
@@ -375,3 +407,34 @@ def test_efforts_that_are_not_finite_stop_identify_not_loads(tmp_path, setup):
             assert (tmp_path / f"loads_{recording.name}" / "loads.csv").read_text() == expected
         code, _, err = run_cli("identify", UR5, recording, "--links", "-o", tmp_path / "x")
         assert code == 2 and reason in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_csv_reads_a_repeated_sample_as_one_as_a_bag_does(tmp_path, setup):
+    """A CSV whose logger wrote every tenth row twice (same time, same values; one of them with a driver's NaN
+    effort) is read as one sample per time, as a bag's repeated message is (one rule, NaN equal to NaN): loads
+    writes loads.csv byte for byte that of the CSV without the repeats (main refused the CSV: 'time does not increase
+    at sample 1 (0.0 then 0.0)', and the bag: its repeat with the NaN effort had 'different joint states').
+    Two different rows at one time are refused naming both lines and the time, for loads and identify."""
+    robot, true, _ = setup
+    q, qd, qdd = motion(robot, 60)
+    t = np.arange(60) / 20
+    tau = rd.inverse_dynamics(true, q, qd, qdd).torques
+    nan_effort = tau.copy()
+    nan_effort[20, 2] = np.nan  # loads leaves efforts that are not all finite unread
+    twice = np.repeat(np.arange(60), [2 if k % 10 == 0 else 1 for k in range(60)])
+    clean = write_csv(tmp_path / "clean.csv", robot, t, q, nan_effort, qd)
+    repeated = write_csv(tmp_path / "repeated.csv", robot, t[twice], q[twice], nan_effort[twice], qd[twice])
+    bag = write_messages(tmp_path / "bag", [(t[k], robot.joint_names, q[k], qd[k], nan_effort[k]) for k in twice])
+    for recording in (clean, repeated, bag):  # main refused the bag too: 'messages 20 and 21 ... different states'
+        code, out, err = run_cli("loads", UR5, recording, "-o", tmp_path / f"out_{recording.stem}")
+        assert code == 0 and "60 samples" in out, err
+    assert (tmp_path / "out_clean" / "loads.csv").read_bytes() == (tmp_path / "out_repeated" / "loads.csv").read_bytes()
+    clash = np.insert(np.arange(60), 8, 8)
+    t_clash = t[clash]
+    t_clash[8] = t[7]  # rows 7 and 8 (lines 9 and 10): the samples at 0.35 s and 0.4 s, both stamped 0.35 s
+    two_states = write_csv(tmp_path / "two_states.csv", robot, t_clash, q[clash], tau[clash], qd[clash])
+    reason = "two_states.csv: lines 9 and 10 have the same time (0.35 s) but different values"
+    for command in (["loads"], ["identify", "--links"]):
+        code, out, err = run_cli(*command, UR5, two_states, "-o", tmp_path / "x")
+        assert (code, out) == (2, "") and reason in err and err.count("\n") == 1, err
+    assert not os.path.exists(tmp_path / "x")

@@ -74,10 +74,11 @@ def test_spline_path_passes_every_waypoint():
 
 
 def test_retime_command(ur5, tmp_path):
-    """A CSV and the same path as a JointTrajectory YAML (``ros2 topic echo``'s form, joints in another order)
-    give the same trajectory.csv: the plan layout, equal to rd.retime, within the limits."""
+    """A CSV (its time column, ignored, all 0) and the same path as a JointTrajectory YAML (``ros2 topic echo``'s
+    form, joints in another order) give the same trajectory.csv: the plan layout, equal to rd.retime, within the
+    limits."""
     csv_path = tmp_path / "path.csv"
-    np.savetxt(csv_path, np.column_stack([np.arange(4), WAYPOINTS]), delimiter=",", comments="",
+    np.savetxt(csv_path, np.column_stack([np.zeros(4), WAYPOINTS]), delimiter=",", comments="",
                header=",".join(["time", *ur5.joint_names]))
     order = [5, 2, 0, 1, 4, 3]
     yaml_path = tmp_path / "path.yaml"

@@ -3,6 +3,7 @@
 import argparse
 import math
 
+from ..errors import ModelError
 from ..model.xacro_expand import argument_entry, package_entry
 from ..robots import DEFAULT_ROBOT
 
@@ -64,8 +65,8 @@ def robot_options(model=True):
     if not model:
         return options
     options.add_argument("--lock", metavar="JOINT=POSITION", type=locked_joint, action="append", default=[],
-                         dest="locked_joints", help="hold JOINT fixed at POSITION, out of the model (repeatable; "
-                         "comma-separated for a joint of several coordinates)")
+                         dest="locked_joints", help="hold JOINT fixed at POSITION (within its limits), out of the "
+                         "model (repeatable, each joint once; comma-separated for a joint of several coordinates)")
     options.add_argument("--check-inertia", choices=("error", "warn"), default="error",
                          help="a link inertia no rigid body has (indefinite): refuse it (default), or load it as "
                          "given with a warning")
@@ -90,9 +91,14 @@ def recording_options():
 
 
 def robot_source(args):
-    """``load_urdf``'s keyword arguments for the ROBOT options of ``args``."""
+    """``load_urdf``'s keyword arguments for the ROBOT options of ``args``; a joint locked twice is refused."""
+    locked = {}
+    for joint, position in args.locked_joints:
+        if joint in locked:
+            raise ModelError(f"--lock names joint '{joint}' twice ({locked[joint]!r} and {position!r})")
+        locked[joint] = position
     return {"xacro_args": dict(args.xacro_args) or None, "package_paths": dict(args.package_paths) or None,
-            "locked_joints": dict(args.locked_joints) or None, "check_inertia": args.check_inertia}
+            "locked_joints": locked or None, "check_inertia": args.check_inertia}
 
 
 def live_options():

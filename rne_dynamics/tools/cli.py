@@ -105,7 +105,7 @@ def build_parser():
     excite.add_argument("--harmonics", type=at_least(2), default=5, help="per joint (default: %(default)s)")
     excite.add_argument("--iterations", type=at_least(0), default=20,
                         help="optimiser iterations (default: %(default)s)")
-    excite.add_argument("--seed", type=int, default=0, help="of the random start (default: %(default)s)")
+    excite.add_argument("--seed", type=at_least(0), default=0, help="of the random start (default: %(default)s)")
     excite.add_argument("--sample-period", type=at_least(1e-6, float), default=1e-3,
                         help="seconds between the CSV's samples (default: %(default)s)")
     excite.add_argument("--output", "-o", metavar="DIR", default="rne_excitation",

@@ -3,7 +3,7 @@ import numpy as np
 
 from ..robots import DEFAULT_ROBOT
 from ..algorithms.rnea import inverse_dynamics
-from ..model.urdf import load_urdf
+from .inspect_robot import load_robot, print_warnings
 
 
 def sample_motion(robot, duration=2.0, samples=5):
@@ -16,7 +16,8 @@ def sample_motion(robot, duration=2.0, samples=5):
 
 def run(urdf=DEFAULT_ROBOT, print_=print, **source):
     """``source``: :func:`load_urdf`'s keywords (xacro arguments, package paths, locked joints, check_inertia)."""
-    robot = load_urdf(urdf, **source)
+    robot = load_robot(urdf, **source)
+    print_warnings("demo", robot)
     t, q, qd, qdd = sample_motion(robot)
     loads = inverse_dynamics(robot, q, qd, qdd)
     gravity = inverse_dynamics(robot, q, np.zeros_like(q), np.zeros_like(q)).torques

@@ -166,14 +166,18 @@ def joint_plot(robot, panel, title, xlabel):
 PROGRESS_PERIOD = 1.0
 
 
-def progress_printer(iterations, coefficients):
-    """``exciting_trajectory``'s ``progress``: a line on stderr once :data:`PROGRESS_PERIOD` has passed since the
-    last: the L-BFGS iterations done, the evaluations and the best condition number so far; then the steps of the
-    shrinking onto the effort limits."""
-    last = [monotonic()]
+def progress_printer(start, iterations, coefficients):
+    """``exciting_trajectory``'s ``progress``: the line ``start`` on stderr at its first report (the search's first
+    evaluation: every argument has been checked, none is refused after it), then a line once
+    :data:`PROGRESS_PERIOD` has passed since the last: the L-BFGS iterations done, the evaluations and the best
+    condition number so far; then the steps of the shrinking onto the effort limits."""
+    last = [None]
 
     def progress(state):
         now = monotonic()
+        if last[0] is None:
+            print(start, file=sys.stderr, flush=True)
+            last[0] = now
         if now - last[0] < PROGRESS_PERIOD:
             return
         last[0] = now
@@ -186,6 +190,15 @@ def progress_printer(iterations, coefficients):
     return progress
 
 
+def check_output_directory(output):
+    """Refuse an ``--output`` that cannot be made a directory: it, or its nearest existing ancestor, is a file."""
+    existing = os.path.abspath(output)
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise MotionError(f"--output {output}: {existing} is a file, not a directory")
+
+
 def run_excite(robot_path, *, payload=None, friction=True, period=10.0, harmonics=5, iterations=20, seed=0,
                sample_period=1e-3, acceleration_limits=None, output="rne_excitation", print_=print, **source):
     """The ``excite`` command: the trajectory, its samples, the two files."""
@@ -194,12 +207,14 @@ def run_excite(robot_path, *, payload=None, friction=True, period=10.0, harmonic
         raise MotionError(f"{robot_path}: robot '{robot.name}' has no movable joint to excite")
     if payload is not None and payload not in robot.link_names:
         raise MotionError(f"--payload: robot '{robot.name}' has no link '{payload}'")
-    print(f"rne-dynamics excite: optimising {harmonics} harmonics per joint over {iterations} iterations...",
-          file=sys.stderr, flush=True)
+    if sample_period > period:  # one sample of the period: nothing to write
+        raise MotionError(f"--sample-period {sample_period:g} s is longer than --period {period:g} s")
+    check_output_directory(output)  # before the search's minutes, not after
+    start = f"rne-dynamics excite: optimising {harmonics} harmonics per joint over {iterations} iterations..."
     trajectory = exciting_trajectory(robot, period=period, harmonics=harmonics, payload=payload,
                                      friction=friction, seed=seed, iterations=iterations,
                                      acceleration_limits=acceleration_limits,
-                                     progress=progress_printer(iterations, 2 * robot.dof * (harmonics - 1)))
+                                     progress=progress_printer(start, iterations, 2 * robot.dof * (harmonics - 1)))
     time = np.arange(int(round(period / sample_period)) + 1) * sample_period
     q, qd, qdd = trajectory.sample(time)
     tau = inverse_dynamics(robot, q, qd, qdd).torques

@@ -20,10 +20,17 @@ ENVELOPE_SAMPLES = 20_000
 
 def load_robot(path, **source):
     """:func:`load_urdf` (a URDF or xacro, with its loop file; ``source``: its keywords) without printing the model
-    warnings: the commands report ``robot.warnings`` themselves (:func:`print_warnings`)."""
+    warnings: the commands report ``robot.warnings`` themselves (:func:`print_warnings`). A joint of ``--lock``
+    (``source["locked_joints"]``) held outside its position limits is refused (a continuous joint has none)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ModelWarning)
-        return load_urdf(path, **source)
+        robot = load_urdf(path, **source)
+    for name, position in (source.get("locked_joints") or {}).items():
+        joint = robot.joints[name]
+        if np.ndim(position) == 0 and not joint.lower <= position <= joint.upper:
+            raise ModelError(f"--lock {name}={position!r}: outside the joint's position limits [{joint.lower!r}, "
+                             f"{joint.upper!r}] {position_unit(joint.type)}")
+    return robot
 
 
 def print_warnings(command, robot):

@@ -5,7 +5,8 @@ MOTION is a CSV or a rosbag2.
 CSV: a header row, then one row per sample. Columns: ``time`` (s); per joint of the robot, its position ``<joint>``
 (or ``<joint>.position``; rad or m), optionally ``<joint>.velocity``, ``<joint>.acceleration`` and the measured
 ``<joint>.effort`` (or ``<joint>.torque``: ``plan``'s layout; only ``identify`` uses efforts). Columns may come in any
-order; every movable joint needs a position column, a column naming anything else is an error.
+order; every movable joint needs a position column, a column naming anything else is an error. A row written twice
+(same time, same values) is one sample; two different rows at one time are refused naming both lines.
 
 rosbag2 (a bag directory, or a ``.mcap`` / ``.db3`` file): ``sensor_msgs/msg/JointState`` messages on ``--topic``
 (``/joint_states``), timed by their header stamp (the recording time when stamps are zero), in stamp order. Names
@@ -168,8 +169,24 @@ def read_motion(robot, path, *, topic=DEFAULT_TOPIC, window=DEFAULT_WINDOW, show
     return motion
 
 
-def _read_csv(robot, path, need_effort=True):
-    """``time`` and ``{(joint, quantity): values}`` from a CSV, every value checked (efforts only if needed)."""
+def repeated_samples(time, samples):
+    """``(repeated, clash)`` of samples at ``time`` in the order read: ``repeated``, the indices of those equal to
+    the one before at the same time (one sample recorded twice: dropped), and ``clash``, the first pair of indices
+    of two different samples at one time (refused), or None. ``samples[k]``: sample ``k``'s values, a sequence of
+    numbers or arrays (None for a field it lacks); a NaN equals a NaN (a driver's, recorded twice)."""
+    def same(a, b):
+        return a is b or (a is not None and b is not None and np.array_equal(a, b, equal_nan=True))
+    repeated = np.flatnonzero(np.diff(time) == 0) + 1
+    for k in repeated:
+        if not all(map(same, samples[k - 1], samples[k])):
+            return repeated, (int(k - 1), int(k))
+    return repeated, None
+
+
+def _read_csv(robot, path, need_effort=True, timed=True):
+    """``time`` and ``{(joint, quantity): values}`` from a CSV, every value checked (efforts only if needed); a row
+    repeated at one time is one sample, two different rows at one time are refused (:func:`repeated_samples`)
+    unless not ``timed`` (retime's waypoints: time ignored)."""
     try:
         with open(path, newline="", encoding="utf-8-sig") as stream:  # -sig: spreadsheets write a byte-order mark
             rows = [row for row in csv.reader(stream) if row]
@@ -206,6 +223,11 @@ def _read_csv(robot, path, need_effort=True):
                 raise MotionError(f"{path}: line {r + 2}, column '{header[c]}': {text!r} is not a number") from None
             if not math.isfinite(values[r, c]) and header[c] not in unread:
                 raise MotionError(f"{path}: line {r + 2}, column '{header[c]}': {text!r} is not finite")
+    repeated, clash = repeated_samples(values[:, header.index("time")], values) if timed else ([], None)
+    if clash:
+        raise MotionError(f"{path}: lines {clash[0] + 2} and {clash[1] + 2} have the same time "
+                          f"({float(values[clash[1], header.index('time')])!r} s) but different values")
+    values = np.delete(values, repeated, axis=0)
     columns = {key: values[:, header.index(name)] for name, key in keys.items()}
     return values[:, header.index("time")], columns
 
@@ -265,13 +287,11 @@ def _read_bag(robot, path, topic, show_progress=True, need_effort=False):
     stamps = np.array(stamps, dtype=np.int64)
     ns = stamps[:, 0] if np.all(stamps[:, 0] > 0) else stamps[:, 1]
     order = np.argsort(ns, kind="stable")  # a bag keeps arrival order; the stamps say when each state was measured
-    samples = [(positions[i], velocities[i], efforts[i]) for i in order]
-    repeated = np.flatnonzero(np.diff(ns[order]) == 0) + 1
-    for later in repeated:  # a message recorded twice is one sample; two states at one stamp are refused
-        if not all(np.array_equal(a, b) for a, b in zip(samples[later - 1], samples[later])):
-            first, second, stamp = numbers[order[later - 1]], numbers[order[later]], int(ns[order[later]])
-            raise MotionError(f"{path}: messages {first} and {second} on '{topic}' have the same stamp "
-                              f"({stamp // 10 ** 9}.{stamp % 10 ** 9:09d} s) but different joint states")
+    repeated, clash = repeated_samples(ns[order], [(positions[i], velocities[i], efforts[i]) for i in order])
+    if clash:
+        first, second, stamp = numbers[order[clash[0]]], numbers[order[clash[1]]], int(ns[order[clash[1]]])
+        raise MotionError(f"{path}: messages {first} and {second} on '{topic}' have the same stamp "
+                          f"({stamp // 10 ** 9}.{stamp % 10 ** 9:09d} s) but different joint states")
     order = np.delete(order, repeated)
     columns = {(joint, POSITION): column for joint, column in zip(robot.joint_names, np.array(positions)[order].T)}
     for quantity, values in ((VELOCITY, velocities), (EFFORT, efforts)):

@@ -31,7 +31,7 @@ def read_path(robot, path):
         raise MotionError(f"{path}: no such file")
     if path.endswith((".yaml", ".yml")):
         return _read_yaml(robot, path)
-    columns = _read_csv(robot, path)[1]
+    columns = _read_csv(robot, path, timed=False)[1]
     missing = [joint for joint in robot.joint_names if (joint, POSITION) not in columns]
     if missing:
         raise MotionError(f"{path}: no position column for joint(s) {', '.join(missing)}")
