@@ -17,7 +17,7 @@ import numpy as np
 import rne_dynamics as rd
 from rne_dynamics.planning import SplinePath
 
-from ..errors import ModelError, StateError
+from ..errors import StateError
 from .parameters import DOUBLES, Spec, per_joint
 from .trajectory_requests import RequestJoints, TrajectoryRequests
 
@@ -50,7 +50,7 @@ class RetimeRequests(TrajectoryRequests):
             path = SplinePath(q)
             acceleration = per_joint("retime_acceleration_limits",
                                      self.node.get_parameter("retime_acceleration_limits").value, model.robot)
-        except (StateError, ModelError, ValueError) as exc:
+        except ValueError as exc:  # StateError, ModelError; the path's own (points that do not move)
             return self.fail(msg.header, exc)
         self.worker.submit(self.solve, model, msg.header, path, acceleration, joints)
 
